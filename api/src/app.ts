@@ -1,0 +1,132 @@
+import Koa, { type Middleware } from 'koa';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import { publicBaseUrl, type Config } from './config.ts';
+import { openOrm } from './db/orm.ts';
+import { createRedis } from './redis.ts';
+import { ObjectStorage } from './storage/storage.ts';
+import { startEmbeddedS3, type EmbeddedS3 } from './storage/embedded-s3.ts';
+import { ApiRouter, type Guards } from './http/router.ts';
+import { bodyParser, entityManagerPerRequest, errorsAndAccessLog, locale, requestId } from './http/middleware.ts';
+import { Forbidden, Unauthorized } from './http/errors.ts';
+import { registerApiDocs } from './http/openapi.ts';
+import { registerOpsRoutes } from './ops/routes.ts';
+import { createMetricsRegistry, HttpMetrics, JobMetrics } from './ops/metrics.ts';
+import type { AppState } from './http/state.ts';
+import { systemClock, type Clock } from './shared/clock.ts';
+
+export const API_VERSION = '0.1.0';
+
+/** Everything the features depend on, built once from config and handed down explicitly. */
+export interface Services {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  orm: MikroORM;
+  redis: Redis;
+  storage: ObjectStorage;
+  metrics: Registry;
+  jobMetrics: JobMetrics;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  logDestination?: DestinationStream;
+  clock?: Clock;
+}
+
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-api' } }, overrides.logDestination);
+  let embedded: EmbeddedS3 | undefined;
+  let s3Endpoint = config.S3_ENDPOINT;
+  if (config.EMBEDDED_S3) {
+    embedded = await startEmbeddedS3({ directory: config.EMBEDDED_S3_DIR, bucket: config.S3_BUCKET, port: config.EMBEDDED_S3_PORT, host: config.HOST });
+    s3Endpoint = embedded.endpoint;
+    logger.info({ endpoint: embedded.endpoint, bucket: config.S3_BUCKET }, 'embedded S3 started');
+  }
+  const orm = await openOrm(config);
+  const redis = createRedis(config);
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+  const storage = new ObjectStorage(
+    {
+      endpoint: s3Endpoint,
+      region: config.S3_REGION,
+      bucket: config.S3_BUCKET,
+      accessKeyId: config.S3_ACCESS_KEY_ID,
+      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+      forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    },
+    config.S3_PUBLIC_ENDPOINT,
+  );
+  const metrics = createMetricsRegistry();
+  return {
+    config,
+    logger,
+    clock: overrides.clock ?? systemClock,
+    orm,
+    redis,
+    storage,
+    metrics,
+    jobMetrics: new JobMetrics(metrics),
+    baseUrl: publicBaseUrl(config),
+    close: async () => {
+      storage.close();
+      redis.disconnect();
+      await orm.close();
+      await embedded?.close();
+    },
+  };
+}
+
+/** The composition root: middleware, then each feature's routes with its dependencies. */
+export interface AppOptions {
+  /** Extra routes (tests use it to exercise the error model on purpose-built routes). */
+  extend?: (router: ApiRouter) => void;
+}
+
+export interface BuiltApp {
+  koa: Koa<AppState>;
+  router: ApiRouter;
+}
+
+export function buildApp(services: Services, options: AppOptions = {}): BuiltApp {
+  const { config } = services;
+  const app = new Koa<AppState>({ proxy: config.TRUST_PROXY });
+  app.silent = true; // errors are logged by the access-log middleware, with their support id
+
+  const guards: Guards = {
+    session: denyAll(Unauthorized()),
+    superuser: denyAll(Forbidden()),
+  };
+  const router = new ApiRouter(guards);
+
+  registerOpsRoutes(router, {
+    metrics: services.metrics,
+    checks: {
+      postgresql: () => services.orm.em.getConnection().execute('select 1'),
+      redis: () => services.redis.ping(),
+      s3: () => services.storage.ping(),
+    },
+  });
+  registerApiDocs(router, API_VERSION);
+  options.extend?.(router);
+
+  app.use(requestId());
+  app.use(locale(config.SUPPORTED_LOCALES));
+  app.use(errorsAndAccessLog(services.logger, new HttpMetrics(services.metrics)));
+  app.use(bodyParser(config.MAX_JSON_BODY_BYTES));
+  app.use(entityManagerPerRequest(services.orm));
+  app.use(router.koa.routes());
+  app.use(router.koa.allowedMethods({ throw: true }));
+  return { koa: app, router };
+}
+
+/** Until the accounts feature provides real guards, a guarded route is refused. */
+function denyAll(error: Error): Middleware<AppState> {
+  return async () => {
+    throw error;
+  };
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+const int = (min = 0) => z.coerce.number().int().min(min);
+const url = z.url();
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+/**
+ * Every knob of the service, by its environment name, with its default.
+ * `describe()` texts feed the README's configuration table (a test keeps them in step).
+ */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development').describe('Runtime environment.'),
+  HOST: z.string().default('127.0.0.1').describe('Address the api listens on.'),
+  PORT: int().max(65535).default(8000).describe('Port the api listens on (0 picks a free one).'),
+  PUBLIC_BASE_URL: optional(url).describe('Public address of the api, used in e-mailed links and playback URLs; defaults to http://HOST:PORT.'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('JSON log level.'),
+  SECRET_KEY: z.string().min(16).default('dev-secret-change-me-in-production').describe('Key that signs e-mail tokens and playback tokens (set a long random value in production).'),
+  TRUST_PROXY: bool.default(false).describe('Trust X-Forwarded-For (behind an ingress).'),
+  MAX_JSON_BODY_BYTES: int(1).default(1 * MiB).describe('Largest accepted JSON or form body; larger gets 413.'),
+
+  DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/cutroom').describe('PostgreSQL connection URL.'),
+  DATABASE_POOL_MAX: int(1).default(10).describe('PostgreSQL pool size per process.'),
+  REDIS_URL: url.default('redis://127.0.0.1:6379/0').describe('Redis connection URL.'),
+  REDIS_KEY_PREFIX: z.string().default('cutroom:').describe('Prefix of every Redis key and channel.'),
+
+  S3_ENDPOINT: optional(url).describe('S3-compatible endpoint; unset means AWS S3.'),
+  S3_PUBLIC_ENDPOINT: optional(url).describe('Endpoint used in presigned URLs handed to clients, if it differs from S3_ENDPOINT.'),
+  S3_REGION: z.string().default('us-east-1').describe('S3 region.'),
+  S3_BUCKET: z.string().min(3).default('cutroom-media').describe('Bucket holding media objects.'),
+  S3_ACCESS_KEY_ID: z.string().default('S3RVER').describe('S3 access key id.'),
+  S3_SECRET_ACCESS_KEY: z.string().default('S3RVER').describe('S3 secret access key.'),
+  S3_FORCE_PATH_STYLE: bool.default(true).describe('Path-style bucket addressing (needed by most S3-compatible stores).'),
+  EMBEDDED_S3: bool.default(false).describe('Start an embedded S3-compatible server in-process (local default of hack/up.sh).'),
+  EMBEDDED_S3_DIR: z.string().default('.data/s3').describe('Directory of the embedded S3 server.'),
+  EMBEDDED_S3_PORT: int().max(65535).default(0).describe('Port of the embedded S3 server (0 picks a free one).'),
+
+  JOB_BACKEND: z.enum(['local', 'kubernetes']).default('local').describe('Who runs jobs: child processes of the api, or custom resources for the operator.'),
+  JOB_LOCAL_CONCURRENCY: int(1).default(2).describe('Local backend: jobs run at once per kind.'),
+  JOB_LOCAL_QUEUE_LIMIT: int(1).default(100).describe('Local backend: jobs waiting per kind before new ones are refused.'),
+  JOB_TIMEOUT_SECONDS: int(1).default(3600).describe('Longest a job may run.'),
+  KUBE_NAMESPACE: z.string().default('cutroom').describe('Namespace of job custom resources (kubernetes backend).'),
+  WHISPER_BASE_URL: url.default('http://127.0.0.1:8100/v1').describe('OpenAI-compatible transcription server.'),
+  WHISPER_MODEL: z.string().default('whisper-1').describe('Model name sent to the transcription server.'),
+
+  SMTP_URL: optional(url).describe('SMTP server (smtp://user:pass@host:port); unset means e-mails are written to the log.'),
+  MAIL_FROM: z.string().default('Cutroom <no-reply@cutroom.local>').describe('Sender of e-mails.'),
+  SUPPORT_EMAIL: z.string().default('support@cutroom.local').describe('Team address for support requests.'),
+  BCRYPT_COST: int(4).max(15).default(12).describe('bcrypt cost factor.'),
+
+  OIDC_ISSUER: optional(url).describe('OpenID Connect issuer; unset disables identity-provider sign-in.'),
+  OIDC_CLIENT_ID: optional(z.string()).describe('OpenID Connect client id.'),
+  OIDC_CLIENT_SECRET: optional(z.string()).describe('OpenID Connect client secret.'),
+
+  STRIPE_SECRET_KEY: optional(z.string()).describe('Stripe secret key.'),
+  STRIPE_WEBHOOK_SECRET: optional(z.string()).describe('Stripe webhook signing secret.'),
+  STRIPE_API_BASE: optional(url).describe('Stripe API address (a local double in tests).'),
+  MUX_TOKEN_ID: optional(z.string()).describe('Mux access token id (external video import).'),
+  MUX_TOKEN_SECRET: optional(z.string()).describe('Mux access token secret.'),
+  MUX_API_BASE: optional(url).describe('Mux API address (a local double in tests).'),
+
+  SESSION_COOKIE_MAX_AGE: int(1).default(86400).describe('Session cookie max age, seconds (24 h).'),
+  SESSION_TIMEOUT_MINUTES: int(1).default(30).describe('CSRF token storage lifetime, minutes.'),
+  SESSION_REMEMBER_ME_DAYS: int(1).default(30).describe('Session and CSRF lifetime with remember-me, days.'),
+  LOGIN_MAX_ATTEMPTS: int(1).default(5).describe('Failed logins allowed within the window before a lockout.'),
+  LOGIN_ATTEMPT_WINDOW_SECONDS: int(1).default(900).describe('Window in which failed logins are counted.'),
+  LOGIN_LOCKOUT_BASE_SECONDS: int(1).default(60).describe('First lockout; doubles each round.'),
+  LOGIN_LOCKOUT_MAX_SECONDS: int(1).default(3600).describe('Longest lockout.'),
+
+  STORAGE_MAX_UPLOAD_SIZE_MB: int(1).default(2048).describe('Per-file upload maximum, MB.'),
+  MULTIPART_CUTOFF_BYTES: int(1).default(25 * MiB).describe('Declared size from which uploads use multipart.'),
+  MULTIPART_PART_SIZE_BYTES: int(5 * MiB).default(16 * MiB).describe('Multipart part size.'),
+  MULTIPART_MAX_PARTS: int(1).max(10000).default(10000).describe('Most parts of one multipart upload.'),
+  MULTIPART_STALE_HOURS: int(1).default(24).describe('Multipart uploads older than this are swept.'),
+  MEDIA_TOKEN_TTL_SECONDS: int(1).default(300).describe('Lifetime of playback tokens.'),
+  MAX_EXTERNAL_VIDEO_DURATION_SECONDS: int(1).default(3600).describe('Longest external video accepted for import.'),
+  MAX_VIDEO_DURATION_MS: int(1).default(7_200_000).describe('Longest insert edit (2 hours).'),
+  SSE_MAX_CONNECTIONS_PER_USER: int(1).default(5).describe('Open event streams per user.'),
+  SSE_KEEPALIVE_SECONDS: int(1).default(15).describe('Interval of SSE keepalive comments.'),
+
+  SUPPORTED_LOCALES: z
+    .string()
+    .default('en,pt,es')
+    .transform((value) => value.split(',').map((locale) => locale.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['en', 'pt', 'es'])).min(1))
+    .describe('Locales users may choose (comma-separated; catalogs exist for en, pt, es).'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; a bad value stops start-up naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.fromEntries(Object.keys(configSchema.shape).map((name) => [name, env[name]]));
+  const parsed = configSchema.safeParse(known);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export function publicBaseUrl(config: Config): string {
+  return config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+}

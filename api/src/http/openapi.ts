@@ -1,0 +1,95 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import type { ApiRouter } from './router.ts';
+
+const require = createRequire(import.meta.url);
+const swaggerDir = dirname(require.resolve('swagger-ui-dist/package.json'));
+const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png']);
+
+/** The OpenAPI 3.1 document, generated from the zod schemas the routes validate with. */
+export function buildOpenApiDocument(router: ApiRouter, version: string) {
+  router.registry.registerComponent('securitySchemes', 'session', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'session',
+    description: 'Session cookie set by login; mutating requests also send the X-CSRF-Token header.',
+  });
+  return new OpenApiGeneratorV31(router.registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Cutroom API',
+      version,
+      description: 'Automated video-editing backend. Errors are `{ detail }`; 5xx also carry `support_id`.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ session: [] }],
+  });
+}
+
+/** `/api/v1/openapi.json` and a readable reference page at `/api/v1/docs` (Swagger UI, served locally). */
+export function registerApiDocs(router: ApiRouter, version: string): void {
+  let document: unknown;
+  router.add({
+    method: 'get',
+    path: '/api/v1/openapi.json',
+    summary: 'This API described as OpenAPI 3.1.',
+    tags: ['documentation'],
+    access: 'public',
+    responses: { 200: { description: 'OpenAPI 3.1 document', schema: z.record(z.string(), z.unknown()) } },
+    handler: (ctx) => {
+      // Built on first use, when every feature has registered its routes.
+      document ??= buildOpenApiDocument(router, version);
+      ctx.body = document;
+    },
+  });
+  router.add({
+    method: 'get',
+    path: '/api/v1/docs',
+    summary: 'API reference page.',
+    tags: ['documentation'],
+    access: 'public',
+    responses: { 200: { description: 'HTML page', schema: z.string(), contentType: 'text/html' } },
+    handler: (ctx) => {
+      ctx.type = 'text/html';
+      ctx.body = DOCS_PAGE;
+    },
+  });
+  router.add({
+    method: 'get',
+    path: '/api/v1/docs/assets/{file}',
+    summary: 'Static assets of the reference page.',
+    tags: ['documentation'],
+    access: 'public',
+    params: z.object({ file: z.string() }),
+    responses: { 200: { description: 'Asset' } },
+    handler: async (ctx, { params }) => {
+      if (!ASSETS.has(params.file)) return; // falls through to 404
+      ctx.type = params.file.split('.').pop()!;
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.body = await readFile(join(swaggerDir, params.file));
+    },
+  });
+}
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Cutroom API reference</title>
+<link rel="icon" href="/api/v1/docs/assets/favicon-32x32.png">
+<link rel="stylesheet" href="/api/v1/docs/assets/swagger-ui.css">
+</head>
+<body>
+<div id="reference"></div>
+<script src="/api/v1/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/api/v1/docs/assets/swagger-ui-standalone-preset.js"></script>
+<script>
+window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#reference', deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });
+</script>
+</body>
+</html>
+`;

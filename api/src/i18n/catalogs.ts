@@ -1,0 +1,17 @@
+import { httpMessages } from '../http/messages.ts';
+
+/**
+ * The catalogs: each feature's messages merged, one line per feature.
+ * Keys are namespaced by feature (`http.`, `request.`, `auth.`, `media.` …).
+ */
+const features = [httpMessages] as const;
+
+type FeatureKeys<F> = F extends { en: infer E } ? keyof E : never;
+export type MessageKey = FeatureKeys<(typeof features)[number]> & string;
+export type Catalog = Record<MessageKey, string>;
+
+function merge(locale: 'en' | 'pt' | 'es'): Catalog {
+  return Object.assign({}, ...features.map((feature) => feature[locale])) as Catalog;
+}
+
+export const catalogs = { en: merge('en'), pt: merge('pt'), es: merge('es') } as const;

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { catalogs, type MessageKey } from './catalogs.ts';
+
+export type Locale = keyof typeof catalogs;
+export const LOCALES = Object.keys(catalogs) as Locale[];
+export const DEFAULT_LOCALE: Locale = 'en';
+export type { MessageKey };
+
+export type MessageParams = Record<string, string | number>;
+
+function isLocale(value: string): value is Locale {
+  return Object.hasOwn(catalogs, value);
+}
+
+/** Fills `{name}` placeholders; unknown placeholders stay visible rather than vanish. */
+export function translate(locale: Locale, key: MessageKey, params: MessageParams = {}): string {
+  const template = catalogs[locale][key] ?? catalogs[DEFAULT_LOCALE][key];
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    Object.hasOwn(params, name) ? String(params[name]) : whole,
+  );
+}
+
+/**
+ * Picks the best catalog for an Accept-Language header (RFC 9110 §12.5.4):
+ * highest q first, `pt-BR` matches `pt`, `*` and unknown tags fall back to en.
+ */
+export function negotiateLocale(header: string | undefined, supported: readonly Locale[] = LOCALES): Locale {
+  if (!header) return DEFAULT_LOCALE;
+  const ranges = header
+    .split(',')
+    .map((part, index) => {
+      const [tag = '', ...params] = part.trim().split(';');
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      const weight = q ? Number(q.slice(2)) : 1;
+      return { tag: tag.trim().toLowerCase(), weight: Number.isFinite(weight) ? weight : 0, index };
+    })
+    .filter((range) => range.tag && range.weight > 0)
+    .sort((a, b) => b.weight - a.weight || a.index - b.index);
+  for (const { tag } of ranges) {
+    const primary = tag.split('-')[0] ?? '';
+    if (isLocale(primary) && supported.includes(primary)) return primary;
+  }
+  return DEFAULT_LOCALE;
+}
+
+/** zod's own issue messages, in the caller's language. */
+const zodLocales = { en: z.locales.en(), pt: z.locales.pt(), es: z.locales.es() } satisfies Record<Locale, unknown>;
+
+export function zodErrorMap(locale: Locale) {
+  return zodLocales[locale].localeError;
+}

@@ -1,0 +1,69 @@
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createS3Client, type S3Settings } from './s3-client.ts';
+
+/**
+ * The object store as the api uses it. Bytes never cross the api: clients PUT and GET
+ * through presigned URLs signed against the public endpoint.
+ */
+export class ObjectStorage {
+  readonly client: S3Client;
+  readonly bucket: string;
+  /** Signs URLs for clients, who may reach the store at another address. */
+  readonly #signer: S3Client;
+
+  constructor(settings: S3Settings, publicEndpoint?: string) {
+    this.client = createS3Client(settings);
+    this.bucket = settings.bucket;
+    this.#signer = publicEndpoint ? createS3Client({ ...settings, endpoint: publicEndpoint }) : this.client;
+  }
+
+  presignPut(key: string, contentType: string, expiresIn: number): Promise<string> {
+    return getSignedUrl(this.#signer, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }), { expiresIn });
+  }
+
+  presignGet(key: string, expiresIn: number, options: { filename?: string; cacheControl?: string } = {}): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ...(options.filename ? { ResponseContentDisposition: `attachment; filename="${options.filename.replace(/["\\\r\n]/g, '_')}"` } : {}),
+      ...(options.cacheControl ? { ResponseCacheControl: options.cacheControl } : {}),
+    });
+    return getSignedUrl(this.#signer, command, { expiresIn });
+  }
+
+  /** The stored object's real size, or null when there is no such object. */
+  async sizeOf(key: string): Promise<number | null> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength ?? 0;
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async readJson<T>(key: string): Promise<T> {
+    const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return JSON.parse(await object.Body!.transformToString()) as T;
+  }
+
+  /** Readiness: the bucket answers. */
+  async ping(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(2000) });
+  }
+
+  close(): void {
+    this.client.destroy();
+    if (this.#signer !== this.client) this.#signer.destroy();
+  }
+}
+
+export function isNotFound(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+}

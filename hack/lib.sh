@@ -1,0 +1,100 @@
+# Shared preparation for hack/up.sh and hack/test.sh: find, start or install what
+# Cutroom needs on this machine. Sourced, not run.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$ROOT/node_modules/.bin:$PATH"
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+APT_UPDATED=0
+apt_install() {
+  is_root && command -v apt-get >/dev/null || return 1
+  if [ "$APT_UPDATED" = 0 ]; then
+    say "apt-get update"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+    APT_UPDATED=1
+  fi
+  say "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# node_modules (with Node 24 from the `node` package) installed from the lockfile.
+ensure_node_modules() {
+  if [ -x node_modules/.bin/node ] && [ node_modules/.package-lock.json -nt package-lock.json ] \
+     && node_modules/.bin/node -e 'process.exit(process.versions.node.split(".")[0] === "24" ? 0 : 1)' 2>/dev/null; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null; then
+    apt_install nodejs npm || die "npm is missing: install Node.js with npm (any version; Node 24 comes from the lockfile)"
+  fi
+  say "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error >&2 || die "npm ci failed"
+  node_modules/.bin/node --version >/dev/null || die "node_modules/.bin/node does not run"
+}
+
+# OS programs, by command and the Debian package that brings it.
+ensure_commands() {
+  local missing=() pair command package
+  for pair in "$@"; do
+    command="${pair%%:*}"; package="${pair##*:}"
+    command -v "$command" >/dev/null || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  apt_install "${missing[@]}" || die "missing programs: install the packages ${missing[*]}"
+}
+
+url_host() { node -e 'const u=new URL(process.argv[1]);console.log(u.hostname||"127.0.0.1")' "$1"; }
+url_port() { node -e 'const u=new URL(process.argv[1]);console.log(u.port||process.argv[2])' "$1" "$2"; }
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+wait_port() {
+  local i
+  for i in $(seq 1 60); do port_open "$1" "$2" && return 0; sleep 0.5; done
+  return 1
+}
+
+# PostgreSQL at DATABASE_URL: reachable, or an installed cluster started, or installed.
+STARTED_POSTGRES=""
+ensure_postgres() {
+  local host port
+  host=$(url_host "$DATABASE_URL"); port=$(url_port "$DATABASE_URL" 5432)
+  port_open "$host" "$port" && return 0
+  case "$host" in 127.0.0.1|localhost|::1) ;; *) die "PostgreSQL at $host:$port is not reachable (DATABASE_URL)";; esac
+  if ! command -v pg_lsclusters >/dev/null; then
+    apt_install postgresql || die "PostgreSQL is not running at $host:$port and not installed: install the postgresql package, or set DATABASE_URL"
+    # A cluster we just installed: let the local postgres user in over loopback without a password.
+    local hba
+    hba=$(ls /etc/postgresql/*/main/pg_hba.conf | head -1)
+    sed -i '1i host all postgres 127.0.0.1/32 trust\nhost all postgres ::1/128 trust' "$hba"
+  fi
+  local version
+  version=$(pg_lsclusters -h | awk 'NR==1{print $1}')
+  [ -n "$version" ] || die "no PostgreSQL cluster found: create one (pg_createcluster) or set DATABASE_URL"
+  say "starting PostgreSQL $version"
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start 2>/dev/null || pg_ctlcluster "$version" main start || true
+  wait_port "$host" "$port" || die "PostgreSQL did not come up at $host:$port"
+  STARTED_POSTGRES="$version"
+}
+
+# Redis at REDIS_URL: reachable, or an installed server started, or installed.
+STARTED_REDIS=""
+ensure_redis() {
+  local host port
+  host=$(url_host "$REDIS_URL"); port=$(url_port "$REDIS_URL" 6379)
+  port_open "$host" "$port" && return 0
+  case "$host" in 127.0.0.1|localhost|::1) ;; *) die "Redis at $host:$port is not reachable (REDIS_URL)";; esac
+  command -v redis-server >/dev/null || apt_install redis-server || die "Redis is not running at $host:$port and not installed: install redis-server, or set REDIS_URL"
+  say "starting Redis on $port"
+  mkdir -p "$ROOT/.data/redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+    --dir "$ROOT/.data/redis" --logfile "$ROOT/.data/redis/redis.log" --pidfile "$ROOT/.data/redis/redis.pid" >/dev/null
+  wait_port "$host" "$port" || die "Redis did not come up at $host:$port"
+  STARTED_REDIS="$ROOT/.data/redis/redis.pid"
+}
+
+stop_started_services() {
+  if [ -n "$STARTED_REDIS" ] && [ -f "$STARTED_REDIS" ]; then kill "$(cat "$STARTED_REDIS")" 2>/dev/null || true; fi
+  if [ -n "$STARTED_POSTGRES" ]; then pg_ctlcluster --skip-systemctl-redirect "$STARTED_POSTGRES" main stop 2>/dev/null || true; fi
+}

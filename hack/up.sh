@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Starts the whole service on its embedded default: local job backend, embedded S3.
+# Installs what is missing first. Ctrl-C stops everything it started.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/cutroom}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+export JOB_BACKEND="${JOB_BACKEND:-local}"
+export EMBEDDED_S3="${EMBEDDED_S3:-true}"
+export EMBEDDED_S3_DIR="${EMBEDDED_S3_DIR:-$ROOT/.data/s3}"
+export HOST="${HOST:-127.0.0.1}"
+export PORT="${PORT:-8000}"
+
+ensure_node_modules
+ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg
+ensure_postgres
+ensure_redis
+trap 'stop_started_services' EXIT
+node hack/db.ts
+node api/src/db/migrate.ts >&2
+
+say "Cutroom api at http://$HOST:$PORT  (API reference: http://$HOST:$PORT/api/v1/docs)"
+node api/src/main.ts &
+API_PID=$!
+trap 'kill "$API_PID" 2>/dev/null; wait "$API_PID" 2>/dev/null; stop_started_services' EXIT
+trap 'exit 130' INT TERM
+wait "$API_PID"
