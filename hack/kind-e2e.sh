@@ -56,6 +56,7 @@ cleanup() {
     kind delete cluster --name "$cluster" >/dev/null 2>&1 || true
   fi
   if [ $status -eq 0 ]; then echo "PASS"; else echo "FAIL"; fi
+  exit $status
 }
 trap cleanup EXIT
 
@@ -172,7 +173,9 @@ spec:
           args:
             - mc alias set e2e http://minio:9000 cutroom cutroom-e2e-secret && mc mb --ignore-existing e2e/cutroom-media
 YAML
-kubectl -n "$namespace" rollout status deploy/postgres deploy/redis deploy/minio --timeout=300s
+for service in postgres redis minio; do
+  kubectl -n "$namespace" rollout status "deploy/$service" --timeout=300s
+done
 kubectl -n "$namespace" wait --for=condition=complete job/minio-bucket --timeout=300s
 
 # --- the chart -------------------------------------------------------------------
@@ -214,6 +217,8 @@ password="E2e-password-$suffix!"
 log "sign up $email"
 call POST /api/v1/users/ "$(jq -nc --arg e "$email" --arg u "$username" --arg p "$password" '{name:"E2E", username:$u, email:$e, password:$p}')" >/dev/null
 
+# Without SMTP_URL the api writes each mail to its log; this expects the recipient and
+# the link's signed token (a JWT) on the same log line.
 log "verification token from the api log (no SMTP: mails are logged)"
 token=""
 for _ in $(seq 1 30); do

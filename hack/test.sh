@@ -14,4 +14,6 @@ ensure_postgres
 ensure_redis
 trap 'stop_started_services' EXIT
 
+# No arguments: every test. Arguments: those files or globs only (and mocha options).
+[ $# -gt 0 ] || set -- "test/**/*.test.ts"
 mocha "$@"

@@ -16,6 +16,14 @@ import { registerOpsRoutes } from './ops/routes.ts';
 import { createMetricsRegistry, HttpMetrics, JobMetrics } from './ops/metrics.ts';
 import type { AppState } from './http/state.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { EventBus } from './events/bus.ts';
+import { createJobCompletion } from './jobs/handlers.ts';
+import type { JobCompletion } from './jobs/completion.ts';
+import { LocalJobRunner } from './jobs/local-runner.ts';
+import { KubernetesJobDispatcher } from './jobs/kubernetes-dispatcher.ts';
+import type { JobDispatcher } from './jobs/programs.ts';
+import { JobService } from './jobs/service.ts';
 
 export const API_VERSION = '0.1.0';
 
@@ -29,6 +37,10 @@ export interface Services {
   storage: ObjectStorage;
   metrics: Registry;
   jobMetrics: JobMetrics;
+  bus: EventBus;
+  completion: JobCompletion;
+  dispatcher: JobDispatcher;
+  jobs: JobService;
   baseUrl: string;
   close(): Promise<void>;
 }
@@ -36,6 +48,8 @@ export interface Services {
 export interface ServiceOverrides {
   logDestination?: DestinationStream;
   clock?: Clock;
+  /** The cluster the kubernetes job backend talks to (tests: the API simulator). */
+  kubeConfig?: KubeConfig;
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -62,6 +76,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     config.S3_PUBLIC_ENDPOINT,
   );
   const metrics = createMetricsRegistry();
+  const jobMetrics = new JobMetrics(metrics);
+  const bus = new EventBus(redis, config.REDIS_KEY_PREFIX);
+  const completion = createJobCompletion({ orm, logger, bus, storage });
+  const dispatcher = createDispatcher(config, overrides, { storage, completion, logger, jobMetrics });
   return {
     config,
     logger,
@@ -70,15 +88,45 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     redis,
     storage,
     metrics,
-    jobMetrics: new JobMetrics(metrics),
+    jobMetrics,
+    bus,
+    completion,
+    dispatcher,
+    jobs: new JobService(dispatcher, completion, logger),
     baseUrl: publicBaseUrl(config),
     close: async () => {
+      await dispatcher.close();
       storage.close();
       redis.disconnect();
       await orm.close();
       await embedded?.close();
     },
   };
+}
+
+function createDispatcher(
+  config: Config,
+  overrides: ServiceOverrides,
+  deps: { storage: ObjectStorage; completion: JobCompletion; logger: Logger; jobMetrics: JobMetrics },
+): JobDispatcher {
+  if (config.JOB_BACKEND === 'kubernetes') {
+    let kubeConfig = overrides.kubeConfig;
+    if (!kubeConfig) {
+      kubeConfig = new KubeConfig();
+      kubeConfig.loadFromDefault();
+    }
+    return new KubernetesJobDispatcher(kubeConfig, config.KUBE_NAMESPACE, deps.jobMetrics);
+  }
+  return new LocalJobRunner({
+    concurrency: config.JOB_LOCAL_CONCURRENCY,
+    queueLimit: config.JOB_LOCAL_QUEUE_LIMIT,
+    timeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+    s3: deps.storage.settings,
+    completion: deps.completion,
+    logger: deps.logger,
+    metrics: deps.jobMetrics,
+    env: { WHISPER_BASE_URL: config.WHISPER_BASE_URL, WHISPER_MODEL: config.WHISPER_MODEL },
+  });
 }
 
 /** The composition root: middleware, then each feature's routes with its dependencies. */

@@ -1,4 +1,17 @@
 import type { EntitySchema } from '@mikro-orm/core';
+import { DeletedAccount, User, UserIdentity } from '../accounts/entities.ts';
+import { CreditEntry, Subscription } from '../billing/entities.ts';
+import { Job } from '../jobs/entities.ts';
+import { MediaFile, MediaItem } from '../media/entities.ts';
 
 /** Every entity of the service, one line per feature. */
-export const entities: EntitySchema<any, any>[] = [];
+export const entities: EntitySchema<any, any>[] = [
+  User,
+  UserIdentity,
+  DeletedAccount,
+  Subscription,
+  CreditEntry,
+  Job,
+  MediaFile,
+  MediaItem,
+];

@@ -21,6 +21,7 @@ export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
       allOrNothing: true,
       // Each feature commits its own migration; a test proves the migrated schema equals the entities.
       snapshot: false,
+      silent: true,
     },
     preferTs: true,
     forceUtcTimezone: true,

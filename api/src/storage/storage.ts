@@ -9,12 +9,15 @@ import { createS3Client, type S3Settings } from './s3-client.ts';
 export class ObjectStorage {
   readonly client: S3Client;
   readonly bucket: string;
+  /** How job programs reach the same store. */
+  readonly settings: S3Settings;
   /** Signs URLs for clients, who may reach the store at another address. */
   readonly #signer: S3Client;
 
   constructor(settings: S3Settings, publicEndpoint?: string) {
     this.client = createS3Client(settings);
     this.bucket = settings.bucket;
+    this.settings = settings;
     this.#signer = publicEndpoint ? createS3Client({ ...settings, endpoint: publicEndpoint }) : this.client;
   }
 

@@ -1,0 +1,56 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { User } from '../accounts/entities.ts';
+import { tierNames } from './tiers.ts';
+
+export const subscriptionStatuses = ['none', 'trialing', 'active', 'past_due', 'canceled'] as const;
+export type SubscriptionStatus = (typeof subscriptionStatuses)[number];
+
+export const creditKinds = ['grant', 'reserve', 'deduct', 'release'] as const;
+export type CreditKind = (typeof creditKinds)[number];
+
+/**
+ * A user's plan as stored: what they pay for (or trial), never the effective tier,
+ * which depends on the time it is read (see effectivePlan in billing-service.ts).
+ */
+export const Subscription = defineEntity({
+  name: 'Subscription',
+  tableName: 'subscriptions',
+  properties: {
+    user: () => p.oneToOne(User).primary().owner().deleteRule('cascade').fieldName('user_id'),
+    tier: p.enum([...tierNames]).default('Free'),
+    status: p.enum([...subscriptionStatuses]).default('none'),
+    billingInterval: p.string().length(16).default('month'),
+    trialUsed: p.boolean().default(false),
+    trialEndsAt: p.datetime().nullable(),
+    discountUsed: p.boolean().default(false),
+    currentPeriodEnd: p.datetime().nullable(),
+    isBeta: p.boolean().default(false),
+    betaCreditsUsed: p.decimal('number').precision(10).scale(1).nullable(),
+    betaCreditsTotal: p.decimal('number').precision(10).scale(1).nullable(),
+    betaRenewalDate: p.datetime().nullable(),
+    updatedAt: p.datetime(),
+  },
+});
+
+export type SubscriptionRow = InstanceType<typeof Subscription.class>;
+
+/**
+ * One change of a user's AI minutes. Balance and reserved are sums over these rows,
+ * never stored; (user, kind, reference) is unique so settling a job twice is a no-op.
+ */
+export const CreditEntry = defineEntity({
+  name: 'CreditEntry',
+  tableName: 'credit_entries',
+  properties: {
+    id: p.uuid().primary(),
+    user: () => p.manyToOne(User).deleteRule('cascade').fieldName('user_id').index(),
+    kind: p.enum([...creditKinds]),
+    minutes: p.decimal('number').precision(10).scale(1),
+    /** The job, analysis run or grant this row belongs to, e.g. `trial` or `analysis:<run id>`. */
+    reference: p.string().length(255),
+    createdAt: p.datetime(),
+  },
+  uniques: [{ name: 'credit_entries_user_kind_reference_unique', properties: ['user', 'kind', 'reference'] }],
+});
+
+export type CreditEntryRow = InstanceType<typeof CreditEntry.class>;

@@ -1,0 +1,69 @@
+import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
+import type { JobMetrics } from '../ops/metrics.ts';
+import type { DispatchedJob, JobDispatcher } from './programs.ts';
+
+/** The CR name of a job: deterministic, so a repeated dispatch finds the first one. */
+export function jobResourceName(job: DispatchedJob): string {
+  return `${job.spec.program}-${job.spec.jobId}`;
+}
+
+export function jobResourceLabels(job: DispatchedJob): Record<string, string> {
+  const { spec } = job;
+  return {
+    'app.kubernetes.io/part-of': 'cutroom',
+    'cutroom.dev/job-id': spec.jobId,
+    'cutroom.dev/program': spec.program,
+    'cutroom.dev/user': spec.userId,
+    ...(spec.projectId ? { 'cutroom.dev/project': spec.projectId } : {}),
+    ...(spec.mediaFileId ? { 'cutroom.dev/media': spec.mediaFileId } : {}),
+  };
+}
+
+/**
+ * The `kubernetes` backend: the api only creates the custom resource; the operator
+ * turns it into a batch Job and calls the completion handlers.
+ */
+export class KubernetesJobDispatcher implements JobDispatcher {
+  readonly #api: CustomObjectsApi;
+  readonly #namespace: string;
+  readonly #metrics: JobMetrics;
+  readonly #names = new Map<string, { plural: string; name: string }>();
+
+  constructor(kubeConfig: KubeConfig, namespace: string, metrics: JobMetrics) {
+    this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#namespace = namespace;
+    this.#metrics = metrics;
+  }
+
+  async dispatch(job: DispatchedJob): Promise<void> {
+    const { plural } = jobKinds[job.kind];
+    const name = jobResourceName(job);
+    const body = {
+      apiVersion: cutroomApiVersion,
+      kind: job.kind,
+      metadata: { name, namespace: this.#namespace, labels: jobResourceLabels(job) },
+      spec: job.spec,
+    };
+    try {
+      await this.#api.createNamespacedCustomObject({ group: cutroomGroup, version: cutroomVersion, namespace: this.#namespace, plural, body });
+      this.#metrics.created.inc({ kind: job.kind });
+    } catch (error) {
+      // Idempotent: the resource of an earlier attempt is the job.
+      if (!(error instanceof ApiException && error.code === 409)) throw error;
+    }
+    this.#names.set(job.spec.jobId, { plural, name });
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    const target = this.#names.get(jobId);
+    if (!target) return;
+    try {
+      await this.#api.deleteNamespacedCustomObject({ group: cutroomGroup, version: cutroomVersion, namespace: this.#namespace, ...target });
+    } catch (error) {
+      if (!(error instanceof ApiException && error.code === 404)) throw error;
+    }
+  }
+
+  async close(): Promise<void> {}
+}

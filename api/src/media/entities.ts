@@ -1,0 +1,70 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const mediaFileStatuses = ['PENDING', 'MULTIPART_INITIATED', 'PROCESSING', 'UPLOADED', 'FAILED'] as const;
+export type MediaFileStatus = (typeof mediaFileStatuses)[number];
+export const proxyStatuses = ['not_applicable', 'pending', 'ready', 'unknown'] as const;
+export type ProxyStatus = (typeof proxyStatuses)[number];
+export const mediaScopes = ['library', 'project'] as const;
+export type MediaScope = (typeof mediaScopes)[number];
+
+/** A stored file, content-addressed by sha256 once the artifact job has read it. */
+export const MediaFile = defineEntity({
+  name: 'MediaFile',
+  tableName: 'media_files',
+  properties: {
+    id: p.uuid().primary(),
+    uploaderId: p.uuid().index(),
+    status: p.enum([...mediaFileStatuses]).default('PENDING'),
+    storageKey: p.string().length(1024),
+    contentType: p.string().length(255),
+    originalFilename: p.string().length(255),
+    declaredSizeBytes: p.bigint('number'),
+    /** The stored object's real size, authoritative for quota (set at confirm or complete). */
+    sizeBytes: p.bigint('number').nullable(),
+    sha256Hash: p.string().length(64).nullable().index().fieldName('sha256_hash'),
+    externalVideoId: p.string().length(255).nullable().index(),
+    kind: p.string().length(16).nullable(),
+    durationMs: p.integer().nullable(),
+    hasAudio: p.boolean().default(false),
+    width: p.integer().nullable(),
+    height: p.integer().nullable(),
+    videoCodec: p.string().length(64).nullable(),
+    audioCodec: p.string().length(64).nullable(),
+    container: p.string().length(128).nullable(),
+    waveformJson: p.json<number[]>().nullable(),
+    thumbnailKey: p.string().length(1024).nullable(),
+    audioKey: p.string().length(1024).nullable(),
+    proxyKey: p.string().length(1024).nullable(),
+    spriteKey: p.string().length(1024).nullable(),
+    sprite: p.json<Record<string, number>>().nullable(),
+    proxyStatus: p.enum([...proxyStatuses]).default('unknown'),
+    uploadId: p.string().length(1024).nullable(),
+    partsCount: p.integer().nullable(),
+    partSizeBytes: p.integer().nullable(),
+    error: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+
+export type MediaFileRow = InstanceType<typeof MediaFile.class>;
+
+/** A user's reference to a stored file, in their library or in one of their projects. */
+export const MediaItem = defineEntity({
+  name: 'MediaItem',
+  tableName: 'media_items',
+  properties: {
+    id: p.uuid().primary(),
+    userId: p.uuid().index(),
+    file: () => p.manyToOne(MediaFile).fieldName('media_file_id').index(),
+    scope: p.enum([...mediaScopes]),
+    scopeProjectId: p.uuid().nullable().index(),
+    displayName: p.string().length(255).nullable(),
+    tags: p.array().default([]),
+    behaviorDefaults: p.json<Record<string, unknown>>().onCreate(() => ({})),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+
+export type MediaItemRow = InstanceType<typeof MediaItem.class>;

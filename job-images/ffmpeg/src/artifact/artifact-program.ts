@@ -1,0 +1,231 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { JobFailure } from '../../../lib/job-failure.ts';
+import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
+import type { JobSpec } from '../../../lib/job-spec.ts';
+import { progressSlice } from '../../../lib/progress.ts';
+import { artifactPassArgs, ffprobeArgs, measureDurationArgs, planArtifacts } from '../ffmpeg-args.ts';
+import type { ArtifactFiles, ArtifactPlan, SpriteLayout } from '../ffmpeg-args.ts';
+import { describeMedia, parseFfprobeOutput } from '../media-probe.ts';
+import type { MediaDescription, MediaKind } from '../media-probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg, runFfprobe } from '../media-tools.ts';
+import type { MediaTools } from '../media-tools.ts';
+import { WaveformPeaks } from '../waveform.ts';
+
+export const artifactInputSchema = z.object({
+  sourceKey: z.string().min(1),
+  contentType: z.string().min(1),
+});
+
+export type ArtifactInput = z.infer<typeof artifactInputSchema>;
+
+export type ProxyStatus = 'ready' | 'not_applicable';
+
+/** `result.json` of the artifact program; nulls where an artifact or property does not apply. */
+export interface ArtifactResult {
+  sha256: string;
+  size_bytes: number;
+  kind: MediaKind;
+  /** Null for images. */
+  duration_ms: number | null;
+  width: number | null;
+  height: number | null;
+  has_audio: boolean;
+  video_codec: string | null;
+  audio_codec: string | null;
+  container: string;
+  /** Null for audio and images. */
+  web_compatible: boolean | null;
+  proxy_status: ProxyStatus;
+  artifacts: {
+    waveform_key: string | null;
+    thumbnail_key: string | null;
+    audio_key: string | null;
+    proxy_key: string | null;
+    sprite_key: string | null;
+  };
+  sprite: SpriteLayout | null;
+  waveform_peaks_count: number | null;
+}
+
+/** Output file names under the job's prefix; fixed so that a retry overwrites. */
+export const ARTIFACT_FILES = {
+  waveform: { name: 'waveform.json', contentType: 'application/json' },
+  thumbnail: { name: 'thumbnail.jpg', contentType: 'image/jpeg' },
+  audio: { name: 'audio.wav', contentType: 'audio/wav' },
+  proxy: { name: 'proxy.mp4', contentType: 'video/mp4' },
+  sprite: { name: 'sprite.jpg', contentType: 'image/jpeg' },
+} as const;
+
+/** Generic types browsers and phones send for media files they cannot name. */
+const GENERIC_MEDIA_TYPES = ['application/octet-stream', 'application/mp4', 'application/ogg', 'application/x-matroska'];
+
+/** Decoding that stops this far short of the declared duration means the file was cut. */
+const TRUNCATION_TOLERANCE = { fraction: 0.9, seconds: 0.5 };
+
+/** Progress slices of the job's percentage, by step. */
+const PROGRESS = { download: [0, 20], probe: [20, 25], process: [25, 90], upload: [90, 100] } as const;
+
+export function assertSupportedContentType(contentType: string): void {
+  const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (/^(video|audio|image)\/[\w.+-]+$/.test(mediaType) || GENERIC_MEDIA_TYPES.includes(mediaType)) return;
+  throw new JobFailure(`Unsupported content type "${contentType}": upload a video, audio or image file`);
+}
+
+async function probeSource(tools: MediaTools, source: string, key: string, signal: AbortSignal): Promise<MediaDescription> {
+  let output: unknown;
+  try {
+    output = await runFfprobe(tools, ffprobeArgs(source), signal);
+  } catch (error) {
+    if (!(error instanceof MediaToolError)) throw error;
+    const stderr = error.stderrTail.join('\n');
+    if (stderr.includes('moov atom not found')) {
+      throw new JobFailure(
+        `The media file "${key}" is truncated: its MP4 index (moov atom) is missing, so the upload was probably cut short; upload it again`,
+      );
+    }
+    const reason = (error.stderrTail.at(-1) ?? 'unknown format').replace(`${source}: `, '');
+    throw new JobFailure(`The file "${key}" is corrupt or not a media file ffmpeg can read (${reason})`);
+  }
+  return describeMedia(parseFfprobeOutput(output));
+}
+
+/** Browser recordings (MediaRecorder WebM) carry no duration; a demux-only pass measures it. */
+async function withDuration(tools: MediaTools, media: MediaDescription, source: string, key: string, signal: AbortSignal) {
+  if (media.kind === 'image' || media.durationSeconds !== null) return media;
+  try {
+    const { outSeconds } = await runFfmpeg(tools, measureDurationArgs(media, source), { signal });
+    if (outSeconds && outSeconds > 0) return { ...media, durationSeconds: outSeconds };
+  } catch (error) {
+    if (!(error instanceof MediaToolError)) throw error;
+  }
+  throw new JobFailure(`The media file "${key}" is unreadable: it has no measurable duration`);
+}
+
+/** One ffmpeg pass that writes every local artifact and folds the audio into waveform peaks. */
+async function makeArtifacts(
+  tools: MediaTools,
+  media: MediaDescription,
+  plan: ArtifactPlan,
+  files: ArtifactFiles,
+  key: string,
+  ctx: JobContext,
+): Promise<WaveformPeaks | null> {
+  const waveform = plan.audio ? new WaveformPeaks() : null;
+  const reportProcess = progressSlice(ctx.progress, 'process', ...PROGRESS.process);
+  let partialFile = false;
+  let outSeconds: number | null;
+  try {
+    ({ outSeconds } = await runFfmpeg(tools, artifactPassArgs(media, plan, files), {
+      signal: ctx.signal,
+      ...(waveform ? { onStdout: (chunk: Buffer) => waveform.push(chunk) } : {}),
+      onProgress: (seconds) => media.durationSeconds && reportProcess(seconds / media.durationSeconds),
+      // The MP4 demuxer's word for "the sample table points past the end of the file".
+      onStderrLine: (line) => (partialFile ||= line.includes('partial file')),
+    }));
+  } catch (error) {
+    if (!(error instanceof MediaToolError)) throw error;
+    const reason = (error.stderrTail.at(-1) ?? 'no message').replace(`${files.source}: `, '');
+    throw new JobFailure(`The media file "${key}" could not be decoded (${reason})`, { cause: error });
+  }
+  const expected = media.durationSeconds;
+  const cut = expected !== null && outSeconds !== null && outSeconds < expected * TRUNCATION_TOLERANCE.fraction - TRUNCATION_TOLERANCE.seconds;
+  if (partialFile || cut) {
+    const where = outSeconds !== null && expected !== null ? `: its data ends at ${outSeconds.toFixed(1)} s of ${expected.toFixed(1)} s` : '';
+    throw new JobFailure(`The media file "${key}" is truncated${where}; the upload was probably cut short, upload it again`);
+  }
+  const expectedFiles = [plan.thumbnail && files.thumbnail, plan.audio && files.audio, plan.proxy && files.proxy, plan.sprite && files.sprite];
+  for (const file of expectedFiles) {
+    if (!file) continue;
+    await access(file).catch(() => {
+      throw new JobFailure(`The media file "${key}" could not be decoded: ffmpeg produced no ${file.split('/').at(-1)}`);
+    });
+  }
+  return waveform;
+}
+
+async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<ArtifactResult> {
+  const { sourceKey: key, contentType } = spec.input;
+  assertSupportedContentType(contentType);
+  const tools = mediaToolsFromEnv(ctx.env);
+  const files: ArtifactFiles = {
+    source: join(ctx.workDir, 'source'),
+    thumbnail: join(ctx.workDir, ARTIFACT_FILES.thumbnail.name),
+    audio: join(ctx.workDir, ARTIFACT_FILES.audio.name),
+    proxy: join(ctx.workDir, ARTIFACT_FILES.proxy.name),
+    sprite: join(ctx.workDir, ARTIFACT_FILES.sprite.name),
+  };
+
+  ctx.progress.report('download', PROGRESS.download[0]);
+  const stored = await ctx.storage.download(key, files.source, {
+    signal: ctx.signal,
+    onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download),
+  });
+  if (stored.sizeBytes === 0) throw new JobFailure(`The uploaded object "${key}" is empty (0 bytes)`);
+
+  ctx.progress.report('probe', PROGRESS.probe[0]);
+  const probed = await probeSource(tools, files.source, key, ctx.signal);
+  const media = await withDuration(tools, probed, files.source, key, ctx.signal);
+  const plan = planArtifacts(media);
+  ctx.log.info('media probed', { kind: media.kind, web_compatible: media.webCompatible, duration_s: media.durationSeconds });
+
+  ctx.progress.report('process', PROGRESS.process[0]);
+  const waveform = await makeArtifacts(tools, media, plan, files, key, ctx);
+
+  const waveformDocument = waveform?.finish() ?? null;
+  const produced = {
+    waveform: waveformDocument !== null,
+    thumbnail: plan.thumbnail !== null,
+    audio: plan.audio,
+    proxy: plan.proxy !== null,
+    sprite: plan.sprite !== null,
+  };
+  const keyOf = (artifact: keyof typeof ARTIFACT_FILES): string | null =>
+    produced[artifact] ? ctx.outputKey(ARTIFACT_FILES[artifact].name) : null;
+  const fileArtifacts = (['thumbnail', 'audio', 'proxy', 'sprite'] as const).filter((artifact) => produced[artifact]);
+  const reportUpload = progressSlice(ctx.progress, 'upload', ...PROGRESS.upload);
+  const total = fileArtifacts.length + (waveformDocument ? 1 : 0);
+  let uploaded = 0;
+  const countUpload = (): void => reportUpload(++uploaded / total);
+  ctx.progress.report('upload', PROGRESS.upload[0]);
+  await Promise.all([
+    ...fileArtifacts.map((artifact) =>
+      ctx.storage
+        .uploadFile(ctx.outputKey(ARTIFACT_FILES[artifact].name), files[artifact], ARTIFACT_FILES[artifact].contentType, ctx.signal)
+        .then(countUpload),
+    ),
+    ...(waveformDocument ? [ctx.storage.putJson(ctx.outputKey(ARTIFACT_FILES.waveform.name), waveformDocument, ctx.signal).then(countUpload)] : []),
+  ]);
+
+  return {
+    sha256: stored.sha256,
+    size_bytes: stored.sizeBytes,
+    kind: media.kind,
+    duration_ms: media.durationSeconds === null ? null : Math.round(media.durationSeconds * 1000),
+    width: media.width,
+    height: media.height,
+    has_audio: media.hasAudio,
+    video_codec: media.videoCodec,
+    audio_codec: media.audioCodec,
+    container: media.container,
+    web_compatible: media.webCompatible,
+    proxy_status: plan.proxy ? 'ready' : 'not_applicable',
+    artifacts: {
+      waveform_key: keyOf('waveform'),
+      thumbnail_key: keyOf('thumbnail'),
+      audio_key: keyOf('audio'),
+      proxy_key: keyOf('proxy'),
+      sprite_key: keyOf('sprite'),
+    },
+    sprite: plan.sprite,
+    waveform_peaks_count: waveformDocument?.peaks.length ?? null,
+  };
+}
+
+/** `program: "artifact"`: checksum, probe, thumbnail, waveform, 16 kHz audio and, when needed, proxy and sprite. */
+export const artifactProgram: JobProgram<ArtifactInput, ArtifactResult> = {
+  name: 'artifact',
+  inputSchema: artifactInputSchema,
+  run,
+};

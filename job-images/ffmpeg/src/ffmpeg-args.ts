@@ -1,0 +1,178 @@
+import type { MediaDescription } from './media-probe.ts';
+
+/**
+ * All of the ffmpeg image's media knowledge: which artifacts a source gets, at what
+ * size, and the exact ffprobe/ffmpeg argument lists. Pure functions, tested as data.
+ */
+
+/** Thumbnails fit inside this square, never upscaled. */
+export const THUMBNAIL_BOX_PX = 640;
+/** The thumbnail is the frame at this fraction of the duration (past intros and fades). */
+export const THUMBNAIL_AT_FRACTION = 0.1;
+export const PROXY_MAX_HEIGHT_PX = 480;
+/** A keyframe every 2 s keeps proxy scrubbing responsive. */
+export const PROXY_KEYFRAME_SECONDS = 2;
+/** What the speech recognizer wants: 16 kHz mono 16-bit PCM. */
+export const AUDIO_SAMPLE_RATE_HZ = 16_000;
+export const SPRITE_TILE_WIDTH_PX = 160;
+export const SPRITE_MAX_TILES = 100;
+export const SPRITE_MAX_TILES_PER_ROW = 10;
+
+/** ffmpeg writes `-progress` key=value blocks to this file descriptor. */
+export const PROGRESS_FD = 3;
+
+export interface SpriteLayout {
+  tile_width_px: number;
+  tile_height_px: number;
+  tiles_per_row: number;
+  total_tiles: number;
+  seconds_per_tile: number;
+}
+
+export interface ArtifactPlan {
+  /** `atSeconds` is null for images (their only frame). */
+  thumbnail: { width: number; height: number; atSeconds: number | null } | null;
+  /** 16 kHz mono WAV plus the same samples on stdout for the waveform peaks. */
+  audio: boolean;
+  proxy: { width: number; height: number } | null;
+  sprite: SpriteLayout | null;
+}
+
+export interface ArtifactFiles {
+  source: string;
+  thumbnail: string;
+  audio: string;
+  proxy: string;
+  sprite: string;
+}
+
+const even = (value: number): number => Math.max(2, Math.round(value / 2) * 2);
+
+/** Seconds with millisecond precision, the way ffmpeg options and expressions read them. */
+const secondsArg = (value: number): string => String(Math.round(value * 1000) / 1000);
+
+export function thumbnailSize(width: number, height: number): { width: number; height: number } {
+  const scale = Math.min(1, THUMBNAIL_BOX_PX / Math.max(width, height));
+  return { width: even(width * scale), height: even(height * scale) };
+}
+
+export function proxySize(width: number, height: number): { width: number; height: number } {
+  const proxyHeight = even(Math.min(PROXY_MAX_HEIGHT_PX, height));
+  return { width: even((width * proxyHeight) / height), height: proxyHeight };
+}
+
+/**
+ * Tile i is the frame at i × seconds_per_tile: one per second for short clips, wider
+ * spans so that long ones stay within SPRITE_MAX_TILES. A last span shorter than half
+ * a tile gets no tile, as the fps filter (nearest rounding) makes no frame for it.
+ */
+export function spriteLayout(width: number, height: number, durationSeconds: number): SpriteLayout {
+  const secondsPerTile = Math.max(1, Math.ceil(durationSeconds / SPRITE_MAX_TILES));
+  const totalTiles = Math.max(1, Math.ceil(durationSeconds / secondsPerTile - 0.5));
+  return {
+    tile_width_px: SPRITE_TILE_WIDTH_PX,
+    tile_height_px: even((SPRITE_TILE_WIDTH_PX * height) / width),
+    tiles_per_row: Math.min(SPRITE_MAX_TILES_PER_ROW, totalTiles),
+    total_tiles: totalTiles,
+    seconds_per_tile: secondsPerTile,
+  };
+}
+
+/** Which artifacts a source gets. Video needs a known duration (measure it first when the container omits it). */
+export function planArtifacts(media: MediaDescription): ArtifactPlan {
+  const hasPicture = media.kind !== 'audio' && media.width !== null && media.height !== null;
+  if (media.kind === 'video' && media.durationSeconds === null) throw new Error('planArtifacts needs the video duration');
+  const duration = media.durationSeconds ?? 0;
+  const needsProxy = media.kind === 'video' && media.webCompatible === false;
+  const width = media.width ?? 0;
+  const height = media.height ?? 0;
+  return {
+    thumbnail: hasPicture
+      ? { ...thumbnailSize(width, height), atSeconds: media.kind === 'video' ? duration * THUMBNAIL_AT_FRACTION : null }
+      : null,
+    audio: media.hasAudio,
+    proxy: needsProxy ? proxySize(width, height) : null,
+    sprite: needsProxy ? spriteLayout(width, height, duration) : null,
+  };
+}
+
+export function ffprobeArgs(source: string): string[] {
+  return ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', source];
+}
+
+const commonArgs = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'error', '-progress', `pipe:${PROGRESS_FD}`, '-y'];
+
+/** A demux-only pass (no decoding) whose progress tells the duration a container left out. */
+export function measureDurationArgs(media: MediaDescription, source: string): string[] {
+  const maps = [media.videoStreamIndex, media.audioStreamIndex].flatMap((index) => (index === null ? [] : ['-map', `0:${index}`]));
+  return [...commonArgs, '-i', source, ...maps, '-c', 'copy', '-f', 'null', '-'];
+}
+
+const audioChain = `aresample=${AUDIO_SAMPLE_RATE_HZ},aformat=sample_fmts=s16:sample_rates=${AUDIO_SAMPLE_RATE_HZ}:channel_layouts=mono,asplit=2[audio][peaks]`;
+
+const thumbnailChain = (size: { width: number; height: number }): string => `scale=${size.width}:${size.height},setsar=1[thumb]`;
+
+/**
+ * The single ffmpeg invocation that makes every artifact of a source, each stream
+ * decoded once. Web-compatible video reads the file twice but decodes its picture
+ * only around the thumbnail (input seeking), while a stream copy to the null muxer
+ * still walks every packet, so a truncated file reports "partial file". Video that
+ * needs a proxy is decoded once and split into proxy, sprite and thumbnail.
+ * Audio samples go to the WAV and, raw, to stdout for the waveform.
+ */
+export function artifactPassArgs(media: MediaDescription, plan: ArtifactPlan, files: ArtifactFiles): string[] {
+  const chains: string[] = [];
+  const outputs: string[] = [];
+  // Without a proxy to encode, the picture is only needed around the thumbnail: seek to it.
+  const seekThumbnail = media.kind === 'video' && plan.proxy === null && plan.thumbnail !== null;
+  const inputs = seekThumbnail
+    ? ['-ss', secondsArg(plan.thumbnail?.atSeconds ?? 0), '-i', files.source, '-i', files.source]
+    : ['-i', files.source];
+  const main = seekThumbnail ? 1 : 0;
+  const video = `${main}:${media.videoStreamIndex}`;
+  const audio = `${main}:${media.audioStreamIndex}`;
+
+  if (plan.proxy && plan.sprite && plan.thumbnail) {
+    const { sprite, proxy, thumbnail } = plan;
+    const rows = Math.ceil(sprite.total_tiles / sprite.tiles_per_row);
+    chains.push(
+      `[${video}]split=3[thumb_src][sprite_src][proxy_src]`,
+      `[thumb_src]select='gte(t,${secondsArg(thumbnail.atSeconds ?? 0)})',${thumbnailChain(thumbnail)}`,
+      `[sprite_src]fps=1/${sprite.seconds_per_tile},trim=end_frame=${sprite.total_tiles},` +
+        `scale=${sprite.tile_width_px}:${sprite.tile_height_px},setsar=1,tile=${sprite.tiles_per_row}x${rows}[sprite]`,
+      `[proxy_src]scale=${proxy.width}:${proxy.height},setsar=1,format=yuv420p[proxy]`,
+    );
+  } else if (plan.thumbnail) {
+    chains.push(`[${seekThumbnail ? `0:${media.videoStreamIndex}` : video}]${thumbnailChain(plan.thumbnail)}`);
+  }
+  if (plan.audio && plan.proxy) {
+    chains.push(`[${audio}]asplit=2[proxy_audio][audio_src]`, `[audio_src]${audioChain}`);
+  } else if (plan.audio) {
+    chains.push(`[${audio}]${audioChain}`);
+  }
+
+  if (plan.thumbnail) {
+    outputs.push('-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', files.thumbnail);
+  }
+  if (plan.sprite) {
+    outputs.push('-map', '[sprite]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '4', files.sprite);
+  }
+  if (plan.proxy) {
+    outputs.push(
+      '-map', '[proxy]',
+      ...(plan.audio ? ['-map', '[proxy_audio]'] : []),
+      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-profile:v', 'main',
+      '-force_key_frames', `expr:gte(t,n_forced*${PROXY_KEYFRAME_SECONDS})`,
+      ...(plan.audio ? ['-c:a', 'aac', '-b:a', '128k', ...((media.audioChannels ?? 2) > 2 ? ['-ac', '2'] : [])] : []),
+      '-movflags', '+faststart', files.proxy,
+    );
+  }
+  if (plan.audio) {
+    outputs.push('-map', '[audio]', '-c:a', 'pcm_s16le', '-f', 'wav', files.audio);
+    outputs.push('-map', '[peaks]', '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1');
+  }
+  if (seekThumbnail) {
+    outputs.push('-map', `${video}`, '-c', 'copy', '-f', 'null', '-');
+  }
+  return [...commonArgs, ...inputs, '-filter_complex', chains.join(';'), ...outputs];
+}

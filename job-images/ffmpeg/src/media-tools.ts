@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { PROGRESS_FD } from './ffmpeg-args.ts';
+
+/** The binaries this image runs, from `FFMPEG_PATH`/`FFPROBE_PATH`. */
+export interface MediaTools {
+  ffmpeg: string;
+  ffprobe: string;
+}
+
+export function mediaToolsFromEnv(env: NodeJS.ProcessEnv): MediaTools {
+  return { ffmpeg: env.FFMPEG_PATH || 'ffmpeg', ffprobe: env.FFPROBE_PATH || 'ffprobe' };
+}
+
+/** How much of stderr a failure message may quote. */
+const STDERR_TAIL_LINES = 20;
+
+export class MediaToolError extends Error {
+  readonly exitCode: number | null;
+  readonly stderrTail: readonly string[];
+
+  constructor(tool: string, exitCode: number | null, stderrTail: readonly string[]) {
+    super(`${tool} exited with code ${exitCode}: ${stderrTail.slice(-3).join(' | ') || 'no message'}`);
+    this.name = 'MediaToolError';
+    this.exitCode = exitCode;
+    this.stderrTail = stderrTail;
+  }
+}
+
+export interface FfmpegRunOptions {
+  signal?: AbortSignal;
+  /** Seconds of output written so far (ffmpeg's `out_time`, the furthest of all outputs). */
+  onProgress?: (outSeconds: number) => void;
+  /** Raw bytes ffmpeg writes to `pipe:1`. */
+  onStdout?: (chunk: Buffer) => void;
+  onStderrLine?: (line: string) => void;
+}
+
+export interface FfmpegRun {
+  /** The last `out_time` ffmpeg reported, null if it never did. */
+  outSeconds: number | null;
+  stderrTail: string[];
+}
+
+/** Splits a stream into lines without holding more than the current partial line. */
+function eachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (text: string) => {
+    const lines = (partial + text).split(/\r?\n/);
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (line) onLine(line);
+  });
+  stream.on('end', () => {
+    if (partial) onLine(partial);
+  });
+}
+
+/** Runs ffmpeg with `-progress pipe:3`; rejects with MediaToolError on a non-zero exit. */
+export function runFfmpeg(tools: MediaTools, args: readonly string[], options: FfmpegRunOptions = {}): Promise<FfmpegRun> {
+  return new Promise((resolve, reject) => {
+    const stdio: ('ignore' | 'pipe')[] = ['ignore', 'pipe', 'pipe'];
+    stdio[PROGRESS_FD] = 'pipe';
+    const child = spawn(tools.ffmpeg, args, { stdio, ...(options.signal ? { signal: options.signal } : {}) });
+    const stderrTail: string[] = [];
+    let outSeconds: number | null = null;
+
+    const stdout = child.stdout;
+    if (options.onStdout) stdout?.on('data', options.onStdout);
+    else stdout?.resume();
+    if (child.stderr) {
+      eachLine(child.stderr, (line) => {
+        stderrTail.push(line);
+        if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+        options.onStderrLine?.(line);
+      });
+    }
+    const progress = child.stdio[PROGRESS_FD] as NodeJS.ReadableStream | null | undefined;
+    if (progress) {
+      eachLine(progress, (line) => {
+        const match = /^out_time_us=(\d+)$/.exec(line);
+        if (!match) return;
+        outSeconds = Number(match[1]) / 1e6;
+        options.onProgress?.(outSeconds);
+      });
+    }
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code === 0) resolve({ outSeconds, stderrTail });
+      else reject(new MediaToolError('ffmpeg', code, stderrTail));
+    });
+  });
+}
+
+/** Runs ffprobe and returns its (small) JSON answer; rejects with MediaToolError on failure. */
+export function runFfprobe(tools: MediaTools, args: readonly string[], signal?: AbortSignal): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(tools.ffprobe, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
+    const stdout: Buffer[] = [];
+    const stderrTail: string[] = [];
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    eachLine(child.stderr, (line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+    });
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code !== 0) return reject(new MediaToolError('ffprobe', code, stderrTail));
+      try {
+        resolve(JSON.parse(Buffer.concat(stdout).toString('utf8')));
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}

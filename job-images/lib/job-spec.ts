@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { JobFailure } from './job-failure.ts';
+
+/** What the dispatcher hands every job program in `CUTROOM_JOB_SPEC`. */
+export const jobSpecSchema = z.object({
+  jobId: z.string().min(1),
+  program: z.string().min(1),
+  userId: z.string().min(1),
+  projectId: z.string().min(1).optional(),
+  mediaFileId: z.string().min(1).optional(),
+  input: z.unknown(),
+  outputPrefix: z.string().min(1),
+  timeoutSeconds: z.number().int().positive().optional(),
+});
+
+export type JobSpec<Input = unknown> = Omit<z.infer<typeof jobSpecSchema>, 'input'> & { input: Input };
+
+export function parseJobSpec(raw: string | undefined): JobSpec {
+  if (!raw) throw new JobFailure('CUTROOM_JOB_SPEC is not set: the job has no spec');
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new JobFailure('CUTROOM_JOB_SPEC is not valid JSON');
+  }
+  const parsed = jobSpecSchema.safeParse(json);
+  if (!parsed.success) throw new JobFailure(`Invalid job spec: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Parses a program's own `input` against its schema, naming the program in the message. */
+export function parseJobInput<Input>(program: string, schema: z.ZodType<Input>, input: unknown): Input {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw new JobFailure(`Invalid input for program "${program}": ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Output keys live under the spec's prefix with fixed names, so a retry overwrites rather than duplicates. */
+export function outputKey(outputPrefix: string, fileName: string): string {
+  return `${outputPrefix.replace(/^\/+|\/+$/g, '')}/${fileName}`;
+}

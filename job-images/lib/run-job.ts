@@ -1,0 +1,109 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createS3Client, s3SettingsFromEnv } from '../../api/src/storage/s3-client.ts';
+import { formatJobEvent } from './job-events.ts';
+import type { JobEvent } from './job-events.ts';
+import { failureMessage, JobFailure } from './job-failure.ts';
+import { createJobLog } from './job-log.ts';
+import type { JobLog } from './job-log.ts';
+import type { AnyJobProgram, JobContext } from './job-program.ts';
+import { outputKey, parseJobInput, parseJobSpec } from './job-spec.ts';
+import type { JobSpec } from './job-spec.ts';
+import { JobStorage } from './job-storage.ts';
+import { progressReporterFromEnv } from './progress.ts';
+import type { ProgressReporter } from './progress.ts';
+import { DEFAULT_TERMINATION_LOG_PATH, writeTerminationMessage } from './termination-log.ts';
+
+export const RESULT_FILE_NAME = 'result.json';
+
+export interface RunJobOptions {
+  /** The programs this image hosts; the spec's `program` picks one by name. */
+  programs: readonly AnyJobProgram[];
+  env?: NodeJS.ProcessEnv;
+  /** Where job events go (stdout in a real run). */
+  writeEvent?: (line: string) => void;
+  log?: JobLog;
+}
+
+/**
+ * The whole life of a job program: spec → program → result.json and a `result`
+ * event (exit code 0), or an `error` event plus termination message (exit code 1).
+ * Temp files, timers, signal handlers and the S3 client are released either way.
+ */
+export async function runJob(options: RunJobOptions): Promise<number> {
+  const env = options.env ?? process.env;
+  const writeEvent = options.writeEvent ?? ((line: string) => process.stdout.write(line));
+  const emit = (event: JobEvent): void => writeEvent(formatJobEvent(event));
+  let log = options.log ?? createJobLog({});
+
+  const controller = new AbortController();
+  const onSigterm = (): void => controller.abort(new JobFailure('The job was stopped (SIGTERM) before it finished'));
+  process.once('SIGTERM', onSigterm);
+  let deadline: NodeJS.Timeout | undefined;
+  let workDir: string | undefined;
+  let storage: JobStorage | undefined;
+  let progress: ProgressReporter | undefined;
+
+  try {
+    const spec = parseJobSpec(env.CUTROOM_JOB_SPEC);
+    log = options.log ?? createJobLog({ jobId: spec.jobId, program: spec.program });
+    const program = options.programs.find((candidate) => candidate.name === spec.program);
+    if (!program) {
+      const hosted = options.programs.map((candidate) => candidate.name).join(', ');
+      throw new JobFailure(`Unknown program "${spec.program}": this image runs ${hosted}`);
+    }
+    const input = parseJobInput(program.name, program.inputSchema, spec.input);
+    if (spec.timeoutSeconds) {
+      const seconds = spec.timeoutSeconds;
+      deadline = setTimeout(
+        () => controller.abort(new JobFailure(`The job did not finish within its time limit of ${seconds} s`)),
+        seconds * 1000,
+      );
+      deadline.unref();
+    }
+
+    let settings;
+    try {
+      settings = s3SettingsFromEnv(env);
+    } catch (error) {
+      throw new JobFailure(`Job configuration: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    storage = new JobStorage(createS3Client(settings), settings.bucket);
+    progress = await progressReporterFromEnv(env, log, writeEvent);
+    workDir = await mkdtemp(join(tmpdir(), `cutroom-${spec.program}-`));
+
+    const ctx: JobContext = {
+      workDir,
+      storage,
+      progress,
+      signal: controller.signal,
+      log,
+      env,
+      outputKey: (fileName) => outputKey(spec.outputPrefix, fileName),
+    };
+    const typedSpec: JobSpec = { ...spec, input };
+    log.info('job started');
+    const result = await program.run(typedSpec, ctx);
+    controller.signal.throwIfAborted();
+    await storage.putJson(ctx.outputKey(RESULT_FILE_NAME), result, controller.signal);
+    await progress.flush();
+    emit({ event: 'result', result: { ...result } });
+    log.info('job succeeded');
+    return 0;
+  } catch (error) {
+    // A child killed by our own abort fails with a vaguer error than the abort's reason.
+    const cause: unknown = controller.signal.aborted ? controller.signal.reason : error;
+    const message = failureMessage(cause);
+    log.error('job failed', { error: message, ...(cause instanceof JobFailure ? {} : { stack: (cause as Error)?.stack }) });
+    await progress?.flush();
+    emit({ event: 'error', message });
+    await writeTerminationMessage(env.CUTROOM_TERMINATION_LOG || DEFAULT_TERMINATION_LOG_PATH, message);
+    return 1;
+  } finally {
+    process.removeListener('SIGTERM', onSigterm);
+    if (deadline) clearTimeout(deadline);
+    storage?.client.destroy();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,426 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import type { ArtifactResult } from '../../job-images/ffmpeg/src/artifact/artifact-program.ts';
+import type { WaveformDocument } from '../../job-images/ffmpeg/src/waveform.ts';
+import {
+  makeAudio,
+  makeCorruptFile,
+  makeEmptyFile,
+  makeImage,
+  makeSpeechWav,
+  makeTruncatedCopy,
+  makeVideo,
+  probeFile,
+  sha256OfFile,
+} from '../support/media.ts';
+import { runJobProcess, startJobBucket } from './job-process.ts';
+import type { JobBucket, JobProcessOutcome } from './job-process.ts';
+
+interface ArtifactRun extends JobProcessOutcome {
+  result: ArtifactResult;
+  prefix: string;
+  /** Argument lists of every ffmpeg the program started. */
+  ffmpegRuns: string[];
+  terminationMessage: string;
+}
+
+/** Top-level MP4 box types in file order, read box header by box header. */
+async function topLevelBoxes(path: string): Promise<string[]> {
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    const types: string[] = [];
+    const header = Buffer.alloc(16);
+    for (let offset = 0; offset + 8 <= size; ) {
+      await file.read(header, 0, 16, offset);
+      const boxSize = header.readUInt32BE(0);
+      types.push(header.toString('latin1', 4, 8));
+      const length = boxSize === 1 ? Number(header.readBigUInt64BE(8)) : boxSize === 0 ? size - offset : boxSize;
+      if (length < 8) break;
+      offset += length;
+    }
+    return types;
+  } finally {
+    await file.close();
+  }
+}
+
+/** Average luma (0..255) of a region of an image: a blank sprite tile is 0. */
+async function meanLuma(path: string, region: { x: number; y: number; width: number; height: number }): Promise<number> {
+  const { stdout } = await promisify(execFile)('ffmpeg', [
+    '-v', 'error', '-i', path,
+    '-vf', `crop=${region.width}:${region.height}:${region.x}:${region.y},signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-`,
+    '-f', 'null', '-',
+  ]);
+  return Number(/YAVG=([\d.]+)/.exec(stdout)?.[1] ?? Number.NaN);
+}
+
+describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', function () {
+  this.timeout(60_000);
+  let bucket: JobBucket;
+  let dir: string;
+  let ffmpegWrapper: string;
+
+  before(async () => {
+    bucket = await startJobBucket();
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-artifact-test-'));
+    // Counts the program's ffmpeg invocations: the efficiency rule is "one pass".
+    ffmpegWrapper = join(dir, 'ffmpeg-recording');
+    await writeFile(ffmpegWrapper, '#!/bin/sh\nprintf "%s\\n" "$*" >> "$CUTROOM_TEST_FFMPEG_LOG"\nexec ffmpeg "$@"\n');
+    await chmod(ffmpegWrapper, 0o755);
+  });
+
+  after(async () => {
+    await bucket?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Uploads `source` (unless null) as `uploads/<name>` and runs the artifact program on it. */
+  async function runArtifact(name: string, source: string | null, contentType: string): Promise<ArtifactRun> {
+    const sourceKey = `uploads/${name}`;
+    if (source) await bucket.putFile(sourceKey, source, contentType);
+    const jobId = `artifact-${name}`;
+    const prefix = `media/${name}/artifacts/${jobId}`;
+    const ffmpegLog = join(dir, `${name}.ffmpeg.log`);
+    const terminationLog = join(dir, `${name}.termination-log`);
+    await writeFile(ffmpegLog, '');
+    await writeFile(terminationLog, '');
+    const outcome = await runJobProcess(
+      { jobId, program: 'artifact', userId: 'user-1', mediaFileId: name, input: { sourceKey, contentType }, outputPrefix: prefix },
+      {
+        ...bucket.env,
+        FFMPEG_PATH: ffmpegWrapper,
+        CUTROOM_TEST_FFMPEG_LOG: ffmpegLog,
+        CUTROOM_TERMINATION_LOG: terminationLog,
+      },
+    );
+    const last = outcome.events.at(-1);
+    return {
+      ...outcome,
+      result: (last?.event === 'result' ? last.result : {}) as unknown as ArtifactResult,
+      prefix,
+      ffmpegRuns: (await readFile(ffmpegLog, 'utf8')).split('\n').filter(Boolean),
+      terminationMessage: await readFile(terminationLog, 'utf8'),
+    };
+  }
+
+  async function download(key: string | null, name: string): Promise<string> {
+    expect(key, `${name} key`).to.be.a('string');
+    const path = join(dir, name);
+    await bucket.getFile(key as string, path);
+    return path;
+  }
+
+  async function expectJpeg(key: string | null, name: string, width: number, height: number): Promise<void> {
+    const probe = await probeFile(await download(key, name));
+    expect(probe.streams[0]).to.include({ codec_name: 'mjpeg', width, height });
+  }
+
+  async function expect16kMonoWav(key: string | null, name: string, seconds: number): Promise<void> {
+    const probe = await probeFile(await download(key, name));
+    expect(probe.format.format_name).to.equal('wav');
+    expect(probe.streams[0]).to.include({ codec_name: 'pcm_s16le', sample_rate: '16000', channels: 1 });
+    expect(Number(probe.format.duration)).to.be.closeTo(seconds, 0.1);
+  }
+
+  async function expectWaveform(run: ArtifactRun, seconds: number): Promise<WaveformDocument> {
+    const waveform = (await bucket.getJson(`${run.prefix}/waveform.json`)) as WaveformDocument;
+    expect(waveform).to.include({ version: 1, sample_rate_hz: 16000, peaks_per_second: 20, samples_per_peak: 800 });
+    expect(waveform.peaks).to.have.length(run.result.waveform_peaks_count ?? -1);
+    expect(waveform.peaks.length).to.be.closeTo(seconds * 20, 2);
+    for (const peak of waveform.peaks) expect(peak).to.be.within(0, 1);
+    return waveform;
+  }
+
+  async function expectStoredResult(run: ArtifactRun): Promise<void> {
+    expect(await bucket.getJson(`${run.prefix}/result.json`)).to.deep.equal(run.result);
+  }
+
+  function expectFailure(run: ArtifactRun, message: string | RegExp): void {
+    expect(run.exitCode, run.stderr).to.equal(1);
+    const last = run.events.at(-1);
+    expect(last?.event).to.equal('error');
+    const reported = last?.event === 'error' ? last.message : '';
+    if (typeof message === 'string') expect(reported).to.equal(message);
+    else expect(reported).to.match(message);
+    expect(run.terminationMessage).to.equal(reported);
+  }
+
+  describe('web-compatible video (H.264/AAC MP4, speech with a pause)', () => {
+    let source: string;
+    let run: ArtifactRun;
+    let seconds: number;
+    before(async () => {
+      const speech = await makeSpeechWav(dir, 'speech.wav', [
+        { say: 'Cutroom cuts the pauses' },
+        { silenceSeconds: 1 },
+        { say: 'out of your videos' },
+      ]);
+      source = await makeVideo(dir, 'web.mp4', { seconds: 8, audio: { wav: speech } });
+      seconds = Number((await probeFile(source)).format.duration);
+      run = await runArtifact('web', source, 'video/mp4');
+    });
+
+    it('exits 0 with the probe facts and web_compatible true, no proxy', async () => {
+      expect(run.exitCode, run.stderr).to.equal(0);
+      expect(run.result).to.deep.include({
+        kind: 'video',
+        duration_ms: Math.round(seconds * 1000),
+        width: 640,
+        height: 360,
+        has_audio: true,
+        video_codec: 'h264',
+        audio_codec: 'aac',
+        container: 'mov,mp4,m4a,3gp,3g2,mj2',
+        web_compatible: true,
+        proxy_status: 'not_applicable',
+        sprite: null,
+      });
+      expect(run.result.artifacts).to.deep.equal({
+        waveform_key: `${run.prefix}/waveform.json`,
+        thumbnail_key: `${run.prefix}/thumbnail.jpg`,
+        audio_key: `${run.prefix}/audio.wav`,
+        proxy_key: null,
+        sprite_key: null,
+      });
+    });
+
+    it('sha256 and size_bytes are those of the stored object', async () => {
+      expect(run.result.sha256).to.equal(await sha256OfFile(source));
+      expect(run.result.size_bytes).to.equal((await stat(source)).size);
+    });
+
+    it('every artifact comes from one ffmpeg invocation', () => {
+      expect(run.ffmpegRuns).to.have.length(1);
+    });
+
+    it('the thumbnail is a 640×360 JPEG', async () => {
+      await expectJpeg(run.result.artifacts.thumbnail_key, 'web-thumbnail.jpg', 640, 360);
+    });
+
+    it('the audio artifact is 16 kHz mono 16-bit PCM WAV of the whole duration', async () => {
+      await expect16kMonoWav(run.result.artifacts.audio_key, 'web-audio.wav', seconds);
+    });
+
+    it('waveform peaks: 20 per second, 0..1, loud in speech and near zero in the pause', async () => {
+      const { peaks } = await expectWaveform(run, seconds);
+      expect(Math.max(...peaks)).to.be.above(0.2);
+      expect(Math.min(...peaks)).to.be.below(0.01);
+    });
+
+    it('result.json in S3 is the result event', async () => {
+      await expectStoredResult(run);
+    });
+
+    it('stdout: progress lines through download, probe, process and upload up to 100, then one final result line', () => {
+      expect(run.events, 'every stdout line is a job event').to.have.length(run.lines.length);
+      const progress = run.events.slice(0, -1);
+      expect(run.events.at(-1)?.event).to.equal('result');
+      expect(progress.every((event) => event.event === 'progress')).to.equal(true);
+      const percents = progress.map((event) => (event.event === 'progress' ? event.progress : -1));
+      expect(percents).to.deep.equal([...percents].sort((a, b) => a - b));
+      expect(percents.at(-1)).to.equal(100);
+      const steps = [...new Set(progress.map((event) => (event.event === 'progress' ? event.step : '')))];
+      expect(steps).to.deep.equal(['download', 'probe', 'process', 'upload']);
+      expect(run.lines[0]).to.equal('{"event":"progress","step":"download","progress":0}');
+    });
+
+    it('a retry of the same job overwrites the same keys', async () => {
+      const again = await runArtifact('web', null, 'video/mp4');
+      expect(again.exitCode).to.equal(0);
+      expect(again.result).to.deep.equal(run.result);
+    });
+  });
+
+  describe('non-web-compatible video (VP9/Opus WebM, 720p)', () => {
+    let run: ArtifactRun;
+    before(async () => {
+      run = await runArtifact('webm', await makeVideo(dir, 'hd.webm', { codec: 'vp9', width: 1280, height: 720, seconds: 3 }), 'video/webm');
+    });
+
+    it('exits 0 with web_compatible false and proxy_status ready', () => {
+      expect(run.exitCode, run.stderr).to.equal(0);
+      expect(run.result).to.deep.include({
+        kind: 'video',
+        width: 1280,
+        height: 720,
+        video_codec: 'vp9',
+        audio_codec: 'opus',
+        container: 'matroska,webm',
+        web_compatible: false,
+        proxy_status: 'ready',
+      });
+    });
+
+    it('proxy, sprite, thumbnail, audio and waveform come from one ffmpeg invocation', () => {
+      expect(run.ffmpegRuns).to.have.length(1);
+    });
+
+    it('the proxy is 854×480 H.264 + AAC MP4 with its index in front (faststart)', async () => {
+      const proxy = await download(run.result.artifacts.proxy_key, 'webm-proxy.mp4');
+      const probe = await probeFile(proxy);
+      expect(probe.streams.map((stream) => stream.codec_name)).to.deep.equal(['h264', 'aac']);
+      expect(probe.streams[0]).to.include({ width: 854, height: 480 });
+      expect(Number(probe.format.duration)).to.be.closeTo(3, 0.1);
+      const boxes = await topLevelBoxes(proxy);
+      expect(boxes.indexOf('moov')).to.be.within(0, boxes.indexOf('mdat'));
+    });
+
+    it('the sprite sheet is a JPEG grid of one 160×90 tile per second, as its metadata says', async () => {
+      expect(run.result.sprite).to.deep.equal({
+        tile_width_px: 160,
+        tile_height_px: 90,
+        tiles_per_row: 3,
+        total_tiles: 3,
+        seconds_per_tile: 1,
+      });
+      await expectJpeg(run.result.artifacts.sprite_key, 'webm-sprite.jpg', 480, 90);
+      for (let tile = 0; tile < 3; tile += 1) {
+        expect(await meanLuma(join(dir, 'webm-sprite.jpg'), { x: tile * 160, y: 0, width: 160, height: 90 }), `tile ${tile}`).to.be.above(40);
+      }
+    });
+
+    it('thumbnail, 16 kHz audio and waveform are there too', async () => {
+      await expectJpeg(run.result.artifacts.thumbnail_key, 'webm-thumbnail.jpg', 640, 360);
+      await expect16kMonoWav(run.result.artifacts.audio_key, 'webm-audio.wav', 3);
+      await expectWaveform(run, 3);
+      await expectStoredResult(run);
+    });
+  });
+
+  it('a WebM without a duration (as MediaRecorder writes) gets its duration measured', async () => {
+    const run = await runArtifact('live', await makeVideo(dir, 'live.webm', { codec: 'vp9', live: true, audio: 'none', seconds: 2 }), 'video/webm');
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(run.result.duration_ms).to.be.closeTo(2000, 100);
+    expect(run.result).to.deep.include({ has_audio: false, proxy_status: 'ready', waveform_peaks_count: null });
+    expect(run.result.artifacts).to.include({ waveform_key: null, audio_key: null });
+  });
+
+  describe('audio only (MP3, 48 kHz stereo)', () => {
+    let run: ArtifactRun;
+    before(async () => {
+      run = await runArtifact('mp3', await makeAudio(dir, 'tone.mp3', { seconds: 3, sampleRate: 48_000, channels: 2 }), 'audio/mpeg');
+    });
+
+    it('exits 0 as kind audio with no dimensions, thumbnail, proxy or sprite', () => {
+      expect(run.exitCode, run.stderr).to.equal(0);
+      expect(run.result).to.deep.include({
+        kind: 'audio',
+        width: null,
+        height: null,
+        has_audio: true,
+        video_codec: null,
+        audio_codec: 'mp3',
+        container: 'mp3',
+        web_compatible: null,
+        proxy_status: 'not_applicable',
+        sprite: null,
+      });
+      expect(run.result.artifacts).to.include({ thumbnail_key: null, proxy_key: null, sprite_key: null });
+      expect(run.ffmpegRuns).to.have.length(1);
+    });
+
+    it('the audio artifact is downmixed and resampled to 16 kHz mono WAV; the waveform follows the level', async () => {
+      await expect16kMonoWav(run.result.artifacts.audio_key, 'mp3-audio.wav', 3);
+      const { peaks } = await expectWaveform(run, 3);
+      // A steady tone makes steady peaks.
+      const level = peaks[20] ?? 0;
+      expect(level).to.be.above(0.05);
+      for (const peak of peaks.slice(2, -2)) expect(peak).to.be.closeTo(level, 0.01);
+      await expectStoredResult(run);
+    });
+  });
+
+  describe('images', () => {
+    it('a PNG is kind image with a 640×480 JPEG thumbnail and nothing else', async () => {
+      const run = await runArtifact('png', await makeImage(dir, 'still.png', { width: 800, height: 600 }), 'image/png');
+      expect(run.exitCode, run.stderr).to.equal(0);
+      expect(run.result).to.deep.include({
+        kind: 'image',
+        duration_ms: null,
+        width: 800,
+        height: 600,
+        has_audio: false,
+        video_codec: 'png',
+        audio_codec: null,
+        container: 'png_pipe',
+        web_compatible: null,
+        proxy_status: 'not_applicable',
+        waveform_peaks_count: null,
+      });
+      expect(run.result.artifacts).to.deep.equal({
+        waveform_key: null,
+        thumbnail_key: `${run.prefix}/thumbnail.jpg`,
+        audio_key: null,
+        proxy_key: null,
+        sprite_key: null,
+      });
+      await expectJpeg(run.result.artifacts.thumbnail_key, 'png-thumbnail.jpg', 640, 480);
+      await expectStoredResult(run);
+    });
+
+    it('a portrait JPEG gets a thumbnail that fits 640 high', async () => {
+      const run = await runArtifact('jpeg', await makeImage(dir, 'portrait.jpg', { width: 1200, height: 1600 }), 'image/jpeg');
+      expect(run.exitCode, run.stderr).to.equal(0);
+      expect(run.result).to.deep.include({ kind: 'image', width: 1200, height: 1600, video_codec: 'mjpeg' });
+      await expectJpeg(run.result.artifacts.thumbnail_key, 'jpeg-thumbnail.jpg', 480, 640);
+    });
+  });
+
+  describe('failures: exit code 1, a final error line, the same message in the termination log, no result.json', () => {
+    it('zero-length object', async () => {
+      const run = await runArtifact('empty', await makeEmptyFile(dir, 'empty.mp4'), 'video/mp4');
+      expectFailure(run, 'The uploaded object "uploads/empty" is empty (0 bytes)');
+      expect(await bucket.exists(`${run.prefix}/result.json`)).to.equal(false);
+    });
+
+    it('corrupt media (random bytes)', async () => {
+      const run = await runArtifact('corrupt', await makeCorruptFile(dir, 'corrupt.mp4'), 'video/mp4');
+      expectFailure(
+        run,
+        'The file "uploads/corrupt" is corrupt or not a media file ffmpeg can read (Invalid data found when processing input)',
+      );
+      expect(await bucket.exists(`${run.prefix}/result.json`)).to.equal(false);
+    });
+
+    it('truncated upload of an MP4 with its index at the end (moov missing)', async () => {
+      const whole = await makeVideo(dir, 'whole.mp4', { seconds: 3 });
+      const run = await runArtifact('truncated-moov', await makeTruncatedCopy(whole, dir, 'cut.mp4', 0.6), 'video/mp4');
+      expectFailure(
+        run,
+        'The media file "uploads/truncated-moov" is truncated: its MP4 index (moov atom) is missing, so the upload was probably cut short; upload it again',
+      );
+    });
+
+    it('truncated upload of a faststart MP4 (index complete, data cut)', async () => {
+      const whole = await makeVideo(dir, 'faststart.mp4', { seconds: 4, faststart: true });
+      const run = await runArtifact('truncated', await makeTruncatedCopy(whole, dir, 'cut-faststart.mp4', 0.6), 'video/mp4');
+      expectFailure(run, /^The media file "uploads\/truncated" is truncated: its data ends at \d+\.\d s of 4\.0 s; the upload was probably cut short, upload it again$/);
+      expect(await bucket.exists(`${run.prefix}/result.json`)).to.equal(false);
+    });
+
+    it('missing object', async () => {
+      const run = await runArtifact('missing', null, 'video/mp4');
+      expectFailure(run, 'The source object "uploads/missing" does not exist in bucket "job-images-test"');
+    });
+
+    it('unsupported content type', async () => {
+      const document = join(dir, 'brief.pdf');
+      await writeFile(document, '%PDF-1.4\n');
+      const run = await runArtifact('pdf', document, 'application/pdf');
+      expectFailure(run, 'Unsupported content type "application/pdf": upload a video, audio or image file');
+      expect(run.ffmpegRuns).to.have.length(0);
+    });
+
+    it('unsupported content: a subtitle file with no audio, video or image stream', async () => {
+      const subtitles = join(dir, 'captions.srt');
+      await writeFile(subtitles, '1\n00:00:00,000 --> 00:00:01,000\nHello\n\n2\n00:00:01,500 --> 00:00:02,000\nWorld\n');
+      const run = await runArtifact('srt', subtitles, 'video/mp4');
+      expectFailure(run, 'Unsupported content: the file has no audio, video or image stream');
+    });
+  });
+});

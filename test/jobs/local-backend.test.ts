@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { startTestApp, type TestApp } from '../support/harness.ts';
+import { listenToUser } from '../support/events.ts';
+import { makeCorruptFile, makeVideo, sha256OfFile } from '../support/media.ts';
+import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
+import { Job } from '../../api/src/jobs/entities.ts';
+import type { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
+
+describe('job system: local backend with artifact jobs', function () {
+  this.timeout(90_000);
+  let app: TestApp;
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-local-jobs-'));
+    app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '2' });
+  });
+  after(async () => {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A file stored at S3 with its PROCESSING row and one library item, as confirm leaves it. */
+  async function storedUpload(path: string, contentType: string) {
+    const { storage, orm } = app.services;
+    const userId = randomUUID();
+    const fileId = randomUUID();
+    const key = `media/${fileId}/source`;
+    await storage.client.send(new PutObjectCommand({ Bucket: storage.bucket, Key: key, Body: await readFile(path), ContentType: contentType }));
+    const em = orm.em.fork();
+    const file = em.create(MediaFile, {
+      id: fileId,
+      uploaderId: userId,
+      status: 'PROCESSING',
+      storageKey: key,
+      contentType,
+      originalFilename: 'clip',
+      declaredSizeBytes: 1,
+      sizeBytes: 1,
+    });
+    const item = em.create(MediaItem, { id: randomUUID(), userId, file, scope: 'library', displayName: 'My clip' });
+    await em.flush();
+    return { userId, file, item, key };
+  }
+
+  async function submitArtifact(upload: Awaited<ReturnType<typeof storedUpload>>) {
+    return app.services.jobs.submit(app.services.orm.em.fork(), {
+      program: 'artifact',
+      userId: upload.userId,
+      mediaFileId: upload.file.id,
+      input: { sourceKey: upload.key, contentType: upload.file.contentType },
+    });
+  }
+
+  it('artifact job success: MediaFile UPLOADED with its metadata, media_ready on the owner channel with the spec payload', async () => {
+    const clip = await makeVideo(dir, 'ok.mp4', { seconds: 2 });
+    const upload = await storedUpload(clip, 'video/mp4');
+    const events = await listenToUser(app.services.bus, upload.userId);
+    try {
+      const job = await submitArtifact(upload);
+      const ready = await events.next('media_ready');
+      expect(ready.data).to.deep.equal({
+        media_file_uuid: upload.file.id,
+        media_item_uuid: upload.item.id,
+        display_name: 'My clip',
+        proxy_status: 'not_applicable',
+      });
+      const em = app.services.orm.em.fork();
+      const file = await em.findOneOrFail(MediaFile, upload.file.id);
+      expect(file.status).to.equal('UPLOADED');
+      expect(file.sha256Hash).to.equal(await sha256OfFile(clip));
+      expect(file.durationMs).to.be.within(1900, 2200);
+      expect([file.width, file.height, file.hasAudio]).to.deep.equal([640, 360, true]);
+      expect(file.waveformJson).to.be.an('array').that.is.not.empty;
+      expect(file.thumbnailKey).to.equal(`${job.outputPrefix}/thumbnail.jpg`);
+      const row = await em.findOneOrFail(Job, job.id);
+      expect(row.status).to.equal('succeeded');
+      expect(row.completedAt).to.be.instanceOf(Date);
+      expect(row.progress).to.equal(100);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('artifact job failure: MediaFile FAILED and media_failed with a clear error', async () => {
+    const corrupt = await makeCorruptFile(dir, 'corrupt.mp4');
+    const upload = await storedUpload(corrupt, 'video/mp4');
+    const events = await listenToUser(app.services.bus, upload.userId);
+    try {
+      const job = await submitArtifact(upload);
+      const failed = await events.next('media_failed');
+      expect(failed.data).to.include({ media_file_uuid: upload.file.id, media_item_uuid: upload.item.id });
+      const error = (failed.data as { error: string }).error;
+      expect(error).to.be.a('string').and.not.match(/exited with code/);
+      const em = app.services.orm.em.fork();
+      expect((await em.findOneOrFail(MediaFile, upload.file.id)).status).to.equal('FAILED');
+      const row = await em.findOneOrFail(Job, job.id);
+      expect([row.status, row.error]).to.deep.equal(['failed', error]);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('identical content is stored once: the second file folds into the first and its items follow', async () => {
+    const clip = await makeVideo(dir, 'twin.mp4', { seconds: 1, audio: 'none' });
+    const first = await storedUpload(clip, 'video/mp4');
+    const firstEvents = await listenToUser(app.services.bus, first.userId);
+    await submitArtifact(first);
+    await firstEvents.next('media_ready');
+    await firstEvents.close();
+
+    const second = await storedUpload(clip, 'video/mp4');
+    const events = await listenToUser(app.services.bus, second.userId);
+    try {
+      await submitArtifact(second);
+      const ready = await events.next('media_ready');
+      expect(ready.data).to.include({ media_file_uuid: first.file.id, media_item_uuid: second.item.id });
+      const em = app.services.orm.em.fork();
+      expect(await em.findOne(MediaFile, second.file.id)).to.equal(null);
+      const item = await em.findOneOrFail(MediaItem, second.item.id);
+      expect(item.file.id).to.equal(first.file.id);
+      expect(await app.services.storage.sizeOf(second.key)).to.equal(null);
+      expect(await app.services.storage.sizeOf(first.key)).to.be.greaterThan(0);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('completion handlers run exactly once per job, however often the end is reported', async () => {
+    const corrupt = await makeCorruptFile(dir, 'once.mp4', 1024, 7);
+    const upload = await storedUpload(corrupt, 'video/mp4');
+    const events = await listenToUser(app.services.bus, upload.userId);
+    try {
+      const job = await submitArtifact(upload);
+      await events.next('media_failed');
+      await (app.services.dispatcher as LocalJobRunner).idle();
+      const again = await app.services.completion.complete(job.id, { ok: false, error: 'reported twice' });
+      expect(again).to.equal(false);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(events.events.filter((event) => event.type === 'media_failed')).to.have.lengthOf(1);
+      const row = await app.services.orm.em.fork().findOneOrFail(Job, job.id);
+      expect(row.error).to.not.equal('reported twice');
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('a cancelled job ends failed with a clear error and its handler runs', async () => {
+    const clip = await makeVideo(dir, 'cancel.mp4', { seconds: 2 });
+    const upload = await storedUpload(clip, 'video/mp4');
+    const events = await listenToUser(app.services.bus, upload.userId);
+    try {
+      const job = await submitArtifact(upload);
+      await app.services.jobs.cancel(job.id);
+      const failed = await events.next('media_failed');
+      expect((failed.data as { error: string }).error).to.equal('The job was cancelled.');
+    } finally {
+      await events.close();
+    }
+  });
+});
+
+describe('job system: local backend bounds', function () {
+  this.timeout(60_000);
+  it('a full queue refuses the job, which then ends failed rather than hanging', async () => {
+    const app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '1', JOB_LOCAL_QUEUE_LIMIT: '1' });
+    try {
+      const em = app.services.orm.em.fork();
+      const submit = () =>
+        app.services.jobs.submit(em, { program: 'artifact', userId: randomUUID(), input: { sourceKey: 'missing', contentType: 'video/mp4' } });
+      const jobs = [await submit(), await submit(), await submit()];
+      await (app.services.dispatcher as LocalJobRunner).idle();
+      const rows = await app.services.orm.em.fork().find(Job, { id: { $in: jobs.map((job) => job.id) } });
+      const refused = rows.filter((row) => row.error === 'The job could not be started; try again later.');
+      expect(refused).to.have.lengthOf(1);
+      expect(rows.every((row) => row.status === 'failed' && row.completedAt)).to.equal(true);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,167 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+
+/**
+ * Real media for tests, made on the spot with ffmpeg (and espeak-ng + sox for
+ * speech) into a directory the caller owns. Clips are synthetic (testsrc2, sine,
+ * espeak voices) so they are small, deterministic and fast to make.
+ */
+
+const run = promisify(execFile);
+const FFMPEG = process.env.FFMPEG_PATH || 'ffmpeg';
+const FFPROBE = process.env.FFPROBE_PATH || 'ffprobe';
+
+async function ffmpeg(args: string[]): Promise<void> {
+  await run(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 1 << 20 });
+}
+
+/** One piece of a spoken track: a sentence spoken by espeak-ng, or silence. */
+export type SpeechPart = { say: string } | { silenceSeconds: number };
+
+/**
+ * A mono WAV of espeak-ng sentences and chosen pauses, joined by sox. Each espeak
+ * clip already ends with ~0.4 s of its own silence.
+ */
+export async function makeSpeechWav(dir: string, name: string, parts: readonly SpeechPart[]): Promise<string> {
+  const pieces: string[] = [];
+  for (const [index, part] of parts.entries()) {
+    const piece = join(dir, `${name}.part${index}.wav`);
+    if ('say' in part) {
+      await run('espeak-ng', ['-s', '160', '-w', piece, part.say]);
+    } else {
+      await run('sox', ['-n', '-r', '22050', '-c', '1', '-b', '16', piece, 'trim', '0', String(part.silenceSeconds)]);
+    }
+    pieces.push(piece);
+  }
+  const output = join(dir, name);
+  if (pieces.length === 1) await run('sox', [pieces[0]!, output]);
+  else await run('sox', [...pieces, output]);
+  await Promise.all(pieces.map((piece) => rm(piece, { force: true })));
+  return output;
+}
+
+export interface VideoOptions {
+  width?: number;
+  height?: number;
+  seconds?: number;
+  fps?: number;
+  /** h264 (+AAC, MP4) is web-compatible; vp9 (+Opus, WebM) is not. */
+  codec?: 'h264' | 'vp9';
+  /** A sine tone, a WAV to mux (e.g. from makeSpeechWav), or no audio stream. */
+  audio?: 'sine' | 'none' | { wav: string };
+  /** MP4 only: index (moov) at the front, as uploads from editors usually are. */
+  faststart?: boolean;
+  /** WebM only: no duration in the header, like a browser's MediaRecorder output. */
+  live?: boolean;
+  /** libx264 preset; `ultrafast` keeps test clips quick to make. */
+  preset?: string;
+}
+
+/** A testsrc2 video, H.264/AAC MP4 by default or VP9/Opus WebM. */
+export async function makeVideo(dir: string, name: string, options: VideoOptions = {}): Promise<string> {
+  const { width = 640, height = 360, seconds = 3, fps = 25, codec = 'h264', audio = 'sine' } = options;
+  const output = join(dir, name);
+  const inputs = ['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}:duration=${seconds}`];
+  if (audio === 'sine') inputs.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`);
+  else if (audio !== 'none') inputs.push('-i', audio.wav);
+  const audioArgs = audio === 'none' ? ['-an'] : ['-map', '1:a', '-c:a', codec === 'h264' ? 'aac' : 'libopus', '-shortest'];
+  const videoArgs =
+    codec === 'h264'
+      ? ['-c:v', 'libx264', '-preset', options.preset ?? 'ultrafast', '-pix_fmt', 'yuv420p', ...(options.faststart ? ['-movflags', '+faststart'] : [])]
+      : ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '400k', ...(options.live ? ['-live', '1'] : [])];
+  await ffmpeg([...inputs, '-map', '0:v', ...videoArgs, ...audioArgs, ...(codec === 'vp9' ? ['-f', 'webm'] : []), output]);
+  return output;
+}
+
+export interface AudioOptions {
+  seconds?: number;
+  /** The encoded format follows the file name's extension (.m4a, .mp3, .wav, .flac…). */
+  source?: 'sine' | { wav: string };
+  sampleRate?: number;
+  channels?: number;
+}
+
+/** An audio-only file; format chosen by the extension of `name`. */
+export async function makeAudio(dir: string, name: string, options: AudioOptions = {}): Promise<string> {
+  const { seconds = 3, source = 'sine', sampleRate = 44_100, channels = 2 } = options;
+  const output = join(dir, name);
+  const input =
+    source === 'sine'
+      ? ['-f', 'lavfi', '-i', `sine=frequency=330:sample_rate=${sampleRate}:duration=${seconds}`]
+      : ['-i', source.wav];
+  await ffmpeg([...input, '-ac', String(channels), '-ar', String(sampleRate), output]);
+  return output;
+}
+
+/** A single testsrc2 frame as PNG or JPEG (by extension). */
+export async function makeImage(dir: string, name: string, options: { width?: number; height?: number } = {}): Promise<string> {
+  const { width = 800, height = 600 } = options;
+  const output = join(dir, name);
+  await ffmpeg(['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-frames:v', '1', '-update', '1', output]);
+  return output;
+}
+
+/** Bytes that are no media format: a seeded generator, so every run probes the same garbage. */
+export async function makeCorruptFile(dir: string, name: string, sizeBytes = 64 * 1024, seed = 0x2545f491): Promise<string> {
+  const output = join(dir, name);
+  const bytes = Buffer.alloc(sizeBytes);
+  let state = seed >>> 0;
+  for (let index = 0; index < sizeBytes; index += 1) {
+    // xorshift32
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    bytes[index] = state & 0xff;
+  }
+  await writeFile(output, bytes);
+  return output;
+}
+
+export async function makeEmptyFile(dir: string, name: string): Promise<string> {
+  const output = join(dir, name);
+  await writeFile(output, '');
+  return output;
+}
+
+/** The first `fraction` of a file, as an upload cut short would leave it. */
+export async function makeTruncatedCopy(source: string, dir: string, name: string, fraction: number): Promise<string> {
+  const output = join(dir, name);
+  const { size } = await stat(source);
+  const end = Math.floor(size * fraction) - 1;
+  await pipeline(createReadStream(source, { start: 0, end }), createWriteStream(output));
+  return output;
+}
+
+export async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
+}
+
+export interface ProbedStream {
+  codec_type: string;
+  codec_name: string;
+  width?: number;
+  height?: number;
+  sample_rate?: string;
+  channels?: number;
+  sample_fmt?: string;
+}
+
+export interface ProbedMedia {
+  streams: ProbedStream[];
+  format: { format_name: string; duration?: string };
+}
+
+/** ffprobe's view of a file, for assertions on what a program produced. */
+export async function probeFile(path: string): Promise<ProbedMedia> {
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path]);
+  return JSON.parse(stdout) as ProbedMedia;
+}
