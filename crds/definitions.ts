@@ -47,7 +47,6 @@ const allowedKeywords = new Set([
   'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'multipleOf',
   'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems',
   'maxProperties', 'minProperties', 'required', 'properties', 'additionalProperties', 'items',
-  'allOf', 'oneOf', 'anyOf', 'not',
   'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys',
   'x-kubernetes-map-type', 'x-kubernetes-int-or-string', 'x-kubernetes-embedded-resource',
   'x-kubernetes-validations',
@@ -75,6 +74,8 @@ function toStructural(node: StructuralSchema, at: string): StructuralSchema {
     if (!allowedKeywords.has(keyword)) throw new Error(`${at}: keyword ${keyword} has no place in a CRD schema`);
     out[keyword] = structuralChild(keyword, value, `${at}.${keyword}`);
   }
+  // Structural means typed at every level; unions (anyOf, oneOf) have no single type and are refused above.
+  if (typeof out['type'] !== 'string' && !preserveUnknown) throw new Error(`${at}: no type; a CRD schema needs one at every level`);
   return out;
 }
 
@@ -88,14 +89,9 @@ function structuralChild(keyword: string, value: unknown, at: string): unknown {
         ]),
       );
     case 'items':
-    case 'not':
       return toStructural(value as StructuralSchema, at);
     case 'additionalProperties':
       return typeof value === 'object' && value !== null ? toStructural(value as StructuralSchema, at) : value;
-    case 'allOf':
-    case 'oneOf':
-    case 'anyOf':
-      return (value as StructuralSchema[]).map((child, i) => toStructural(child, `${at}[${i}]`));
     default:
       return value;
   }

@@ -1,4 +1,4 @@
-import Koa, { type Middleware } from 'koa';
+import Koa from 'koa';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
@@ -10,7 +10,6 @@ import { ObjectStorage } from './storage/storage.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './storage/embedded-s3.ts';
 import { ApiRouter, type Guards } from './http/router.ts';
 import { bodyParser, entityManagerPerRequest, errorsAndAccessLog, locale, requestId } from './http/middleware.ts';
-import { Forbidden, Unauthorized } from './http/errors.ts';
 import { registerApiDocs } from './http/openapi.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import { createMetricsRegistry, HttpMetrics, JobMetrics } from './ops/metrics.ts';
@@ -24,6 +23,12 @@ import { LocalJobRunner } from './jobs/local-runner.ts';
 import { KubernetesJobDispatcher } from './jobs/kubernetes-dispatcher.ts';
 import type { JobDispatcher } from './jobs/programs.ts';
 import { JobService } from './jobs/service.ts';
+import type { AccountsService } from './accounts/accounts-service.ts';
+import { createAccounts, registerAccounts } from './accounts/feature.ts';
+import { accountGuards } from './accounts/guards.ts';
+import { createMailer, type Mailer } from './accounts/mailer.ts';
+import { BillingService } from './billing/billing-service.ts';
+import { registerBillingRoutes } from './billing/routes.ts';
 
 export const API_VERSION = '0.1.0';
 
@@ -41,6 +46,12 @@ export interface Services {
   completion: JobCompletion;
   dispatcher: JobDispatcher;
   jobs: JobService;
+  /** SMTP (SMTP_URL) or, without it, the log. */
+  mailer: Mailer;
+  /** Users, sessions, authentication; `accounts.onAccountDeletion(step)` for features holding user data. */
+  accounts: AccountsService;
+  /** Plans, the trial and the AI-minute ledger (reserveCredits, deductCredits, releaseCredits, statusFor…). */
+  billing: BillingService;
   baseUrl: string;
   close(): Promise<void>;
 }
@@ -76,14 +87,17 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     config.S3_PUBLIC_ENDPOINT,
   );
   const metrics = createMetricsRegistry();
+  const clock = overrides.clock ?? systemClock;
+  const mailer = createMailer(config, logger);
+  const billing = new BillingService({ clock });
   const jobMetrics = new JobMetrics(metrics);
   const bus = new EventBus(redis, config.REDIS_KEY_PREFIX);
   const completion = createJobCompletion({ orm, logger, bus, storage });
   const dispatcher = createDispatcher(config, overrides, { storage, completion, logger, jobMetrics });
-  return {
+  const services: Services = {
     config,
     logger,
-    clock: overrides.clock ?? systemClock,
+    clock,
     orm,
     redis,
     storage,
@@ -93,15 +107,21 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     completion,
     dispatcher,
     jobs: new JobService(dispatcher, completion, logger),
+    mailer,
+    accounts: createAccounts({ config, redis, clock, logger, mailer, billing, baseUrl: () => services.baseUrl }),
+    billing,
     baseUrl: publicBaseUrl(config),
     close: async () => {
       await dispatcher.close();
+      await services.accounts.idle();
+      mailer.close();
       storage.close();
       redis.disconnect();
       await orm.close();
       await embedded?.close();
     },
   };
+  return services;
 }
 
 function createDispatcher(
@@ -145,10 +165,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   const app = new Koa<AppState>({ proxy: config.TRUST_PROXY });
   app.silent = true; // errors are logged by the access-log middleware, with their support id
 
-  const guards: Guards = {
-    session: denyAll(Unauthorized()),
-    superuser: denyAll(Forbidden()),
-  };
+  const guards: Guards = accountGuards(services.accounts);
   const router = new ApiRouter(guards);
 
   registerOpsRoutes(router, {
@@ -159,6 +176,8 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
       s3: () => services.storage.ping(),
     },
   });
+  registerAccounts(router, { ...services, baseUrl: () => services.baseUrl });
+  registerBillingRoutes(router, services.billing);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
 
@@ -170,11 +189,4 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   app.use(router.koa.routes());
   app.use(router.koa.allowedMethods({ throw: true }));
   return { koa: app, router };
-}
-
-/** Until the accounts feature provides real guards, a guarded route is refused. */
-function denyAll(error: Error): Middleware<AppState> {
-  return async () => {
-    throw error;
-  };
 }

@@ -16,7 +16,7 @@ try {
 }
 
 const services = await createServices(config);
-if (process.argv.includes('--migrate')) await migrateUp(services.orm);
+if (process.argv.includes('--migrate')) await migrateUp(services.orm, config.DATABASE_URL);
 const { koa } = buildApp(services);
 const server = koa.listen(config.PORT, config.HOST, () => {
   const { port } = server.address() as AddressInfo;

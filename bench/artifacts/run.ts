@@ -6,6 +6,7 @@
  *   node bench/artifacts/run.ts            (BENCH_RUNS=3 by default; the median counts)
  */
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,9 +66,9 @@ try {
       baselineTimes.push(await baseline(input.path));
       const outcome = await runJobProcess(
         {
-          jobId: `bench-${attempt}`,
+          jobId: randomUUID(),
           program: 'artifact',
-          userId: 'bench',
+          userId: randomUUID(),
           input: { sourceKey: input.key, contentType: input.contentType },
           outputPrefix: `bench/out/${input.key}`,
         },

@@ -1,18 +1,8 @@
 import { z } from 'zod';
+import { jobSpecSchema } from '../../crds/schema.ts';
 import { JobFailure } from './job-failure.ts';
 
-/** What the dispatcher hands every job program in `CUTROOM_JOB_SPEC`. */
-export const jobSpecSchema = z.object({
-  jobId: z.string().min(1),
-  program: z.string().min(1),
-  userId: z.string().min(1),
-  projectId: z.string().min(1).optional(),
-  mediaFileId: z.string().min(1).optional(),
-  input: z.unknown(),
-  outputPrefix: z.string().min(1),
-  timeoutSeconds: z.number().int().positive().optional(),
-});
-
+/** The spec of the job's custom resource (crds/schema.ts), with the program's own input type. */
 export type JobSpec<Input = unknown> = Omit<z.infer<typeof jobSpecSchema>, 'input'> & { input: Input };
 
 export function parseJobSpec(raw: string | undefined): JobSpec {

@@ -5,6 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { isNotFound } from '../../api/src/storage/storage.ts';
 import { JobFailure } from './job-failure.ts';
 
 export interface DownloadedObject {
@@ -17,11 +18,6 @@ export interface DownloadOptions {
   signal?: AbortSignal;
   /** Called with the fraction (0..1) received so far. */
   onProgress?: (fraction: number) => void;
-}
-
-function isMissingObject(error: unknown): boolean {
-  const candidate = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
-  return candidate?.name === 'NoSuchKey' || candidate?.name === 'NotFound' || candidate?.$metadata?.httpStatusCode === 404;
 }
 
 /** A job program's view of the bucket: streamed downloads and uploads, never a whole object in memory. */
@@ -43,7 +39,7 @@ export class JobStorage {
         options.signal ? { abortSignal: options.signal } : {},
       );
     } catch (error) {
-      if (isMissingObject(error)) {
+      if (isNotFound(error)) {
         throw new JobFailure(`The source object "${key}" does not exist in bucket "${this.bucket}"`, { cause: error });
       }
       throw error;

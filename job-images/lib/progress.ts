@@ -106,6 +106,8 @@ export function kubernetesProgressReporter(patchStatus: StatusPatcher, log: JobL
   };
 }
 
+const STATUS_PATCH_TIMEOUT_MS = 5000;
+
 /** The status-subresource patcher of the real Kubernetes client. */
 export async function customResourceStatusPatcher(kubeConfig: KubeConfig, resource: CustomResourceRef): Promise<StatusPatcher> {
   // Loaded only under Kubernetes: the client is large and the local runner never needs it.
@@ -113,7 +115,16 @@ export async function customResourceStatusPatcher(kubeConfig: KubeConfig, resour
   const api = kubeConfig.makeApiClient(CustomObjectsApi);
   const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return async (patch) => {
-    await api.patchNamespacedCustomObjectStatus({ ...resource, body: patch }, options);
+    let timer: NodeJS.Timeout | undefined;
+    // A slow API server must not hold the job's end (flush waits for the last patch).
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`status patch timed out after ${STATUS_PATCH_TIMEOUT_MS} ms`)), STATUS_PATCH_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([api.patchNamespacedCustomObjectStatus({ ...resource, body: patch }, options), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
 }
 

@@ -14,3 +14,32 @@ describe('database migrations', () => {
     }
   });
 });
+
+describe('database migrations from several pods at once', () => {
+  it('each migration is applied exactly once when several processes start together', async () => {
+    const { default: pg } = await import('pg');
+    const { migrateUp: up } = await import('../../api/src/db/orm.ts');
+    const server = new URL(process.env.DATABASE_URL!);
+    const name = `cutroom_migrate_race_${process.pid}`;
+    const admin = new pg.Client({ connectionString: new URL('/postgres', server).toString() });
+    await admin.connect();
+    await admin.query(`create database "${name}"`);
+    try {
+      const url = new URL(`/${name}`, server).toString();
+      const orms = await Promise.all([1, 2, 3].map(() => openOrm({ DATABASE_URL: url, DATABASE_POOL_MAX: 1 })));
+      try {
+        await Promise.all(orms.map((orm) => up(orm, url)));
+        const executed = await orms[0]!.migrator.getExecuted();
+        const files = await orms[0]!.migrator.getPending();
+        expect(files).to.deep.equal([]);
+        expect(new Set(executed.map((m) => m.name)).size).to.equal(executed.length);
+        expect(executed.length).to.be.greaterThan(0);
+      } finally {
+        await Promise.all(orms.map((orm) => orm.close()));
+      }
+    } finally {
+      await admin.query(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    }
+  });
+});

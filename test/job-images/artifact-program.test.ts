@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +65,9 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
   let bucket: JobBucket;
   let dir: string;
   let ffmpegWrapper: string;
+  const userId = randomUUID();
+  /** One job id per upload name: running a name again is a retry of the same job. */
+  const jobIds = new Map<string, string>();
 
   before(async () => {
     bucket = await startJobBucket();
@@ -83,14 +87,15 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
   async function runArtifact(name: string, source: string | null, contentType: string): Promise<ArtifactRun> {
     const sourceKey = `uploads/${name}`;
     if (source) await bucket.putFile(sourceKey, source, contentType);
-    const jobId = `artifact-${name}`;
+    const jobId = jobIds.get(name) ?? randomUUID();
+    jobIds.set(name, jobId);
     const prefix = `media/${name}/artifacts/${jobId}`;
     const ffmpegLog = join(dir, `${name}.ffmpeg.log`);
     const terminationLog = join(dir, `${name}.termination-log`);
     await writeFile(ffmpegLog, '');
     await writeFile(terminationLog, '');
     const outcome = await runJobProcess(
-      { jobId, program: 'artifact', userId: 'user-1', mediaFileId: name, input: { sourceKey, contentType }, outputPrefix: prefix },
+      { jobId, program: 'artifact', userId, mediaFileId: jobId, input: { sourceKey, contentType }, outputPrefix: prefix },
       {
         ...bucket.env,
         FFMPEG_PATH: ffmpegWrapper,
@@ -298,6 +303,16 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
     expect(run.result.duration_ms).to.be.closeTo(2000, 100);
     expect(run.result).to.deep.include({ has_audio: false, proxy_status: 'ready', waveform_peaks_count: null });
     expect(run.result.artifacts).to.include({ waveform_key: null, audio_key: null });
+  });
+
+  it('an MP4 whose picture ends before the thumbnail time (a podcast still) gets its first frame as thumbnail', async () => {
+    const podcast = await makeVideo(dir, 'podcast.mp4', { seconds: 0.2, audioSeconds: 5 });
+    const run = await runArtifact('podcast', podcast, 'video/mp4');
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(run.result.duration_ms).to.be.closeTo(5000, 100);
+    expect(run.ffmpegRuns, 'the pass, then the first-frame fallback').to.have.length(2);
+    await expectJpeg(run.result.artifacts.thumbnail_key, 'podcast-thumbnail.jpg', 640, 360);
+    await expect16kMonoWav(run.result.artifacts.audio_key, 'podcast-audio.wav', 5);
   });
 
   describe('audio only (MP3, 48 kHz stereo)', () => {

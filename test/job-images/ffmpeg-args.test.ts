@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import {
   artifactPassArgs,
   ffprobeArgs,
+  firstFrameThumbnailArgs,
   measureDurationArgs,
   planArtifacts,
   proxySize,
@@ -171,7 +172,7 @@ describe('ffmpeg arguments (job-images/ffmpeg/src/ffmpeg-args.ts)', () => {
     it('web-compatible video: one invocation, the thumbnail from a seek, audio decoded once, every packet demuxed', () => {
       expect(artifactPassArgs(webVideo, planArtifacts(webVideo), files)).to.deep.equal([
         ...common,
-        '-ss', '6', '-i', '/work/source',
+        '-ss', '6', '-t', '2', '-i', '/work/source',
         '-i', '/work/source',
         '-filter_complex', `[0:0]scale=640:360,setsar=1[thumb];[1:1]${audioChain}`,
         '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
@@ -184,7 +185,7 @@ describe('ffmpeg arguments (job-images/ffmpeg/src/ffmpeg-args.ts)', () => {
       const silent: MediaDescription = { ...webVideo, hasAudio: false, audioCodec: null, audioStreamIndex: null, audioChannels: null };
       expect(artifactPassArgs(silent, planArtifacts(silent), files)).to.deep.equal([
         ...common,
-        '-ss', '6', '-i', '/work/source',
+        '-ss', '6', '-t', '2', '-i', '/work/source',
         '-i', '/work/source',
         '-filter_complex', '[0:0]scale=640:360,setsar=1[thumb]',
         '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
@@ -230,6 +231,15 @@ describe('ffmpeg arguments (job-images/ffmpeg/src/ffmpeg-args.ts)', () => {
         ...common,
         '-i', '/work/source',
         '-filter_complex', '[0:0]scale=640:480,setsar=1[thumb]',
+        '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
+      ]);
+    });
+
+    it('the fallback thumbnail is the first frame, alone', () => {
+      expect(firstFrameThumbnailArgs(webVideo, planArtifacts(webVideo), files)).to.deep.equal([
+        ...common,
+        '-i', '/work/source',
+        '-filter_complex', '[0:0]scale=640:360,setsar=1[thumb]',
         '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
       ]);
     });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,10 +52,11 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
     return { exitCode, events, last: events.at(-1) };
   }
 
+  const jobId = randomUUID();
   const spec = (overrides: object = {}) => ({
-    jobId: 'job-1',
+    jobId,
     program: 'echo',
-    userId: 'user-1',
+    userId: randomUUID(),
     input: { word: 'hello' },
     outputPrefix: 'jobs/job-1/',
     ...overrides,

@@ -124,7 +124,7 @@ describe('kube-sim: custom resources through CustomObjectsApi', () => {
   it('merge patch with a stale metadata.resourceVersion → 409 Conflict', async () => {
     const created = await create('a');
     await create('b');
-    await api.patchNamespacedCustomObject({ group, version, namespace, plural, name: 'a', body: { spec: { step: 1 }, metadata: { labels: { a: 'b' } } } }, merge);
+    await api.patchNamespacedCustomObject({ group, version, namespace, plural, name: 'a', body: { metadata: { labels: { a: 'b' } } } }, merge);
     const status = await apiStatus(
       api.patchNamespacedCustomObject(
         { group, version, namespace, plural, name: 'a', body: { metadata: { resourceVersion: created.metadata.resourceVersion }, spec: { program: 'x' } } },

@@ -189,6 +189,8 @@ export class ApiServer {
     const type = plural ? this.store.types.find(group, version, plural) : undefined;
     if (!type || extra.length > 0) throw pathNotFound();
     const query = url.searchParams;
+    // Better a clear refusal than a dry run that writes.
+    if (query.has('dryRun')) throw badRequest('kube-sim does not implement dryRun');
     const watch = watchPath || query.get('watch') === 'true' || query.get('watch') === '1';
 
     if (watch) {

@@ -167,6 +167,10 @@ export class ObjectStore {
   #checkBody(type: ResourceType, namespace: string, body: unknown): KubeObject {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be a JSON object');
     const object = jsonClone(body) as KubeObject;
+    // Custom resources are decoded as unstructured objects, which must say what they are.
+    if (type.custom && (!object.apiVersion || !object.kind)) {
+      throw badRequest(`Object '${object.kind ? 'apiVersion' : 'Kind'}' is missing in '${JSON.stringify(body)}'`);
+    }
     if (!object.metadata || typeof object.metadata !== 'object') object.metadata = {};
     if (object.apiVersion !== undefined && object.apiVersion !== type.apiVersion) {
       throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${type.apiVersion})`);

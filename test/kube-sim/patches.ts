@@ -89,7 +89,7 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
         doc = remove(doc, raw.path);
         break;
       case 'replace':
-        doc = add(remove(doc, raw.path), raw.path, structuredClone(raw.value));
+        doc = raw.path === '' ? structuredClone(raw.value) : add(remove(doc, raw.path), raw.path, structuredClone(raw.value));
         break;
       case 'move': {
         const value = read(doc, String(raw.from));

@@ -125,6 +125,23 @@ function causeOf(error: ErrorObject): StatusCause {
         message: `${field}: Invalid value: ${quoted(value)}: ${field} in body should match '${String(params['pattern'])}'`,
         field,
       };
+    case 'minimum':
+    case 'maximum': {
+      const bound = error.keyword === 'minimum' ? 'greater' : 'less';
+      return {
+        reason: 'FieldValueInvalid',
+        message: `${field}: Invalid value: ${quoted(value)}: ${field} in body should be ${bound} than or equal to ${String(params['limit'])}`,
+        field,
+      };
+    }
+    case 'minLength':
+      return {
+        reason: 'FieldValueInvalid',
+        message: `${field}: Invalid value: ${quoted(value)}: ${field} in body should be at least ${String(params['limit'])} chars long`,
+        field,
+      };
+    case 'maxLength':
+      return { reason: 'FieldValueTooLong', message: `${field}: Too long: may not be longer than ${String(params['limit'])}`, field };
     case 'x-kubernetes-list-type': {
       const duplicate = `${field}[${String(params['index'])}]`;
       return { reason: 'FieldValueDuplicate', message: `${duplicate}: Duplicate value: ${String(params['key'])}`, field: duplicate };

@@ -27,17 +27,18 @@ function splitRequirements(text: string): string[] {
 }
 
 const keyPattern = /^([a-z0-9A-Z]([-a-z0-9A-Z_./]*[a-z0-9A-Z])?)$/;
+const valuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 function parseRequirement(text: string): Requirement {
   const set = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(text);
   if (set) {
-    const values = set[3]!.split(',').map((v) => v.trim());
+    const values = set[3]!.split(',').map((v) => checkedValue(v.trim(), text));
     return { key: checkedKey(set[1]!, text), op: set[2] as 'in' | 'notin', values };
   }
   const equality = /^([^!=\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(text);
   if (equality) {
     const op = equality[2] === '!=' ? 'notin' : 'in';
-    return { key: checkedKey(equality[1]!, text), op, values: [equality[3]!] };
+    return { key: checkedKey(equality[1]!, text), op, values: [checkedValue(equality[3]!, text)] };
   }
   if (text.startsWith('!')) return { key: checkedKey(text.slice(1).trim(), text), op: '!exists' };
   return { key: checkedKey(text, text), op: 'exists' };
@@ -46,6 +47,13 @@ function parseRequirement(text: string): Requirement {
 function checkedKey(key: string, requirement: string): string {
   if (!keyPattern.test(key)) throw badRequest(`unable to parse requirement: invalid label key "${key}" in "${requirement}"`);
   return key;
+}
+
+function checkedValue(value: string, requirement: string): string {
+  if (value.length > 63 || !valuePattern.test(value)) {
+    throw badRequest(`unable to parse requirement: invalid label value "${value}" in "${requirement}"`);
+  }
+  return value;
 }
 
 function matches(r: Requirement, labels: Record<string, string>): boolean {

@@ -32,7 +32,7 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.env.DATABASE_URL = databaseUrl.toString();
   const orm = await openOrm({ DATABASE_URL: process.env.DATABASE_URL, DATABASE_POOL_MAX: 2 });
   try {
-    await migrateUp(orm);
+    await migrateUp(orm, process.env.DATABASE_URL);
   } finally {
     await orm.close();
   }

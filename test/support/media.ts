@@ -60,6 +60,8 @@ export interface VideoOptions {
   live?: boolean;
   /** libx264 preset; `ultrafast` keeps test clips quick to make. */
   preset?: string;
+  /** A sine track of its own length (the file lasts as long as the longer stream), e.g. a podcast still. */
+  audioSeconds?: number;
 }
 
 /** A testsrc2 video, H.264/AAC MP4 by default or VP9/Opus WebM. */
@@ -67,9 +69,13 @@ export async function makeVideo(dir: string, name: string, options: VideoOptions
   const { width = 640, height = 360, seconds = 3, fps = 25, codec = 'h264', audio = 'sine' } = options;
   const output = join(dir, name);
   const inputs = ['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}:duration=${seconds}`];
-  if (audio === 'sine') inputs.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`);
+  const sineSeconds = options.audioSeconds ?? seconds;
+  if (audio === 'sine') inputs.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${sineSeconds}`);
   else if (audio !== 'none') inputs.push('-i', audio.wav);
-  const audioArgs = audio === 'none' ? ['-an'] : ['-map', '1:a', '-c:a', codec === 'h264' ? 'aac' : 'libopus', '-shortest'];
+  const audioArgs =
+    audio === 'none'
+      ? ['-an']
+      : ['-map', '1:a', '-c:a', codec === 'h264' ? 'aac' : 'libopus', ...(options.audioSeconds ? [] : ['-shortest'])];
   const videoArgs =
     codec === 'h264'
       ? ['-c:v', 'libx264', '-preset', options.preset ?? 'ultrafast', '-pix_fmt', 'yuv420p', ...(options.faststart ? ['-movflags', '+faststart'] : [])]

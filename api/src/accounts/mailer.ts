@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 
 /** One e-mail, already written in its recipient's language. */
@@ -19,7 +19,7 @@ export interface Mailer {
 
 /** Delivers over SMTP (SMTP_URL), with timeouts so a slow server cannot hold a request. */
 export class SmtpMailer implements Mailer {
-  readonly #transport: nodemailer.Transporter;
+  readonly #transport: Transporter;
   readonly #from: string;
 
   constructor(smtpUrl: string, from: string) {

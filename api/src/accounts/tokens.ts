@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { SignJWT, jwtVerify } from 'jose';
 import type { Clock } from '../shared/clock.ts';
 
@@ -24,16 +25,24 @@ export interface EmailTokenClaims {
 
 export class InvalidToken extends Error {}
 
+/** A once-only token presented a second time. */
+export class UsedToken extends Error {}
+
 const ISSUER = 'cutroom';
 
-/** Signed JWTs (HS256 with SECRET_KEY) for verification, reset and e-mail-change links. */
+/**
+ * Signed JWTs (HS256 with SECRET_KEY) for verification, reset and e-mail-change links.
+ * Once-only tokens are marked used in Redis until they would have expired anyway.
+ */
 export class EmailTokens {
   readonly #key: Uint8Array;
   readonly #clock: Clock;
+  readonly #redis: Redis;
 
-  constructor(secretKey: string, clock: Clock) {
+  constructor(secretKey: string, clock: Clock, redis: Redis) {
     this.#key = new TextEncoder().encode(secretKey);
     this.#clock = clock;
+    this.#redis = redis;
   }
 
   async issue(purpose: TokenPurpose, userId: string, email: string): Promise<string> {
@@ -64,5 +73,12 @@ export class EmailTokens {
     } catch (error) {
       throw new InvalidToken('invalid or expired token', { cause: error });
     }
+  }
+
+  /** Marks a token read by `read` as used; UsedToken if it already was (atomic across replicas). */
+  async markUsed(claims: EmailTokenClaims): Promise<void> {
+    const remaining = Math.max(1000, claims.expiresAt.getTime() - this.#clock.now().getTime());
+    const fresh = await this.#redis.set(`used-token:${claims.tokenId}`, '1', 'PX', remaining, 'NX');
+    if (fresh !== 'OK') throw new UsedToken('token already used');
   }
 }

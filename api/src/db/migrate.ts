@@ -9,7 +9,7 @@ try {
     const result = await orm.migrator.create();
     console.log(result.fileName ? `created ${result.fileName}` : 'no schema changes');
   } else {
-    await migrateUp(orm);
+    await migrateUp(orm, config.DATABASE_URL);
     console.log('migrations applied');
   }
 } finally {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../config.ts';
@@ -34,6 +35,17 @@ export async function openOrm(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_PO
   return MikroORM.init(ormOptions(config));
 }
 
-export async function migrateUp(orm: MikroORM): Promise<void> {
-  await orm.migrator.up();
+/** Any fixed number: the advisory lock that lets one of several starting pods migrate at a time. */
+const MIGRATION_LOCK = '7165064357633389';
+
+export async function migrateUp(orm: MikroORM, databaseUrl: string): Promise<void> {
+  // A session lock on a connection of its own, so the migrator's pool is left whole.
+  const lock = new pg.Client({ connectionString: databaseUrl });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await orm.migrator.up();
+  } finally {
+    await lock.end(); // ending the session releases the lock
+  }
 }

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { koaBody } from 'koa-body';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -107,6 +107,8 @@ export function bodyParser(maxBytes: number): Middleware<AppState> {
     formLimit: maxBytes,
     jsonStrict: true,
     includeUnparsed: true,
+    // DELETE too: deleting the account carries the password in its body.
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     onError: (error) => {
       throw error;
     },

@@ -1,10 +1,12 @@
 import { httpMessages } from '../http/messages.ts';
+import { accountMessages } from '../accounts/messages.ts';
+import { billingMessages } from '../billing/messages.ts';
 
 /**
  * The catalogs: each feature's messages merged, one line per feature.
  * Keys are namespaced by feature (`http.`, `request.`, `auth.`, `media.` …).
  */
-const features = [httpMessages] as const;
+const features = [httpMessages, accountMessages, billingMessages] as const;
 
 type FeatureKeys<F> = F extends { en: infer E } ? keyof E : never;
 export type MessageKey = FeatureKeys<(typeof features)[number]> & string;

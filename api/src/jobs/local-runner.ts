@@ -134,10 +134,6 @@ export class LocalJobRunner implements JobDispatcher {
       setTimeout(() => child.kill('SIGKILL'), 5000).unref();
     }, timeoutSeconds * 1000);
 
-    await completion.markProgress(spec.jobId, { status: 'running', startedAt: new Date() }).catch((error: unknown) => {
-      logger.warn({ err: error, job_id: spec.jobId }, 'could not mark the job running');
-    });
-
     let result: Record<string, unknown> | undefined;
     let reportedError: string | undefined;
     const stderrTail: string[] = [];
@@ -154,13 +150,19 @@ export class LocalJobRunner implements JobDispatcher {
       if (stderrTail.length > 20) stderrTail.shift();
     });
 
-    const code: number | null = await new Promise((resolve) => {
+
+    // Listening before the first await: a quickly killed child may close at any moment.
+    const exited: Promise<number | null> = new Promise((resolve) => {
       child.once('error', (error) => {
         reportedError ??= `could not start the job program: ${error.message}`;
         resolve(null);
       });
       child.once('close', (exitCode) => resolve(exitCode));
     });
+    await completion.markProgress(spec.jobId, { status: 'running', startedAt: new Date() }).catch((error: unknown) => {
+      logger.warn({ err: error, job_id: spec.jobId }, 'could not mark the job running');
+    });
+    const code = await exited;
     clearTimeout(timer);
     this.#running.delete(spec.jobId);
     await Promise.all(progressWrites);

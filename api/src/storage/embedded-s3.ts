@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
+import { fillS3rverGaps } from './s3rver-gaps.ts';
 
 /** The credentials s3rver accepts out of the box. */
 export const EMBEDDED_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
@@ -12,7 +13,8 @@ export interface EmbeddedS3 {
 
 /**
  * Starts an S3-compatible server speaking the real wire protocol, for the local
- * default of hack/up.sh and for tests. Port 0 picks a free port.
+ * default of hack/up.sh and for tests: s3rver, with the S3 behaviour it lacks filled
+ * in front of it (see s3rver-gaps.ts). Port 0 picks a free port.
  */
 export async function startEmbeddedS3(options: {
   directory: string;
@@ -28,6 +30,7 @@ export async function startEmbeddedS3(options: {
     silent: true,
     configureBuckets: [{ name: options.bucket }],
   });
+  fillS3rverGaps(server);
   const address = (await server.run()) as AddressInfo;
   return {
     endpoint: `http://${host}:${address.port}`,

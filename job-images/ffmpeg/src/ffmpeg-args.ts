@@ -9,6 +9,12 @@ import type { MediaDescription } from './media-probe.ts';
 export const THUMBNAIL_BOX_PX = 640;
 /** The thumbnail is the frame at this fraction of the duration (past intros and fades). */
 export const THUMBNAIL_AT_FRACTION = 0.1;
+/**
+ * How much picture after the seek point the thumbnail input reads: ffmpeg keeps
+ * decoding an input after `-frames:v 1` is satisfied, so the input itself must end.
+ * Long enough for a frame to exist in variable-frame-rate screen recordings.
+ */
+export const THUMBNAIL_WINDOW_SECONDS = 2;
 export const PROXY_MAX_HEIGHT_PX = 480;
 /** A keyframe every 2 s keeps proxy scrubbing responsive. */
 export const PROXY_KEYFRAME_SECONDS = 2;
@@ -113,9 +119,26 @@ const audioChain = `aresample=${AUDIO_SAMPLE_RATE_HZ},aformat=sample_fmts=s16:sa
 const thumbnailChain = (size: { width: number; height: number }): string => `scale=${size.width}:${size.height},setsar=1[thumb]`;
 
 /**
+ * The thumbnail from the first frame, for the rare video whose picture ends before
+ * the thumbnail time (a podcast MP4 with a short still-image track).
+ */
+export function firstFrameThumbnailArgs(media: MediaDescription, plan: ArtifactPlan, files: ArtifactFiles): string[] {
+  if (!plan.thumbnail) throw new Error('firstFrameThumbnailArgs needs a planned thumbnail');
+  return [
+    ...commonArgs,
+    '-i', files.source,
+    '-filter_complex', `[0:${media.videoStreamIndex}]${thumbnailChain(plan.thumbnail)}`,
+    ...thumbnailOutput(files),
+  ];
+}
+
+const thumbnailOutput = (files: ArtifactFiles): string[] =>
+  ['-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', files.thumbnail];
+
+/**
  * The single ffmpeg invocation that makes every artifact of a source, each stream
  * decoded once. Web-compatible video reads the file twice but decodes its picture
- * only around the thumbnail (input seeking), while a stream copy to the null muxer
+ * only around the thumbnail (input seeking, a short window), while a stream copy to the null muxer
  * still walks every packet, so a truncated file reports "partial file". Video that
  * needs a proxy is decoded once and split into proxy, sprite and thumbnail.
  * Audio samples go to the WAV and, raw, to stdout for the waveform.
@@ -126,7 +149,7 @@ export function artifactPassArgs(media: MediaDescription, plan: ArtifactPlan, fi
   // Without a proxy to encode, the picture is only needed around the thumbnail: seek to it.
   const seekThumbnail = media.kind === 'video' && plan.proxy === null && plan.thumbnail !== null;
   const inputs = seekThumbnail
-    ? ['-ss', secondsArg(plan.thumbnail?.atSeconds ?? 0), '-i', files.source, '-i', files.source]
+    ? ['-ss', secondsArg(plan.thumbnail?.atSeconds ?? 0), '-t', String(THUMBNAIL_WINDOW_SECONDS), '-i', files.source, '-i', files.source]
     : ['-i', files.source];
   const main = seekThumbnail ? 1 : 0;
   const video = `${main}:${media.videoStreamIndex}`;
@@ -151,9 +174,7 @@ export function artifactPassArgs(media: MediaDescription, plan: ArtifactPlan, fi
     chains.push(`[${audio}]${audioChain}`);
   }
 
-  if (plan.thumbnail) {
-    outputs.push('-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', files.thumbnail);
-  }
+  if (plan.thumbnail) outputs.push(...thumbnailOutput(files));
   if (plan.sprite) {
     outputs.push('-map', '[sprite]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '4', files.sprite);
   }

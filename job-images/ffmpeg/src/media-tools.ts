@@ -55,25 +55,28 @@ function eachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void)
   });
 }
 
+/** Keeps the last STDERR_TAIL_LINES lines of a tool's stderr for its failure message. */
+function stderrTail(stream: NodeJS.ReadableStream | null, onLine?: (line: string) => void): string[] {
+  const tail: string[] = [];
+  if (!stream) return tail;
+  eachLine(stream, (line) => {
+    tail.push(line);
+    if (tail.length > STDERR_TAIL_LINES) tail.shift();
+    onLine?.(line);
+  });
+  return tail;
+}
+
 /** Runs ffmpeg with `-progress pipe:3`; rejects with MediaToolError on a non-zero exit. */
 export function runFfmpeg(tools: MediaTools, args: readonly string[], options: FfmpegRunOptions = {}): Promise<FfmpegRun> {
   return new Promise((resolve, reject) => {
     const stdio: ('ignore' | 'pipe')[] = ['ignore', 'pipe', 'pipe'];
     stdio[PROGRESS_FD] = 'pipe';
     const child = spawn(tools.ffmpeg, args, { stdio, ...(options.signal ? { signal: options.signal } : {}) });
-    const stderrTail: string[] = [];
+    const tail = stderrTail(child.stderr, options.onStderrLine);
     let outSeconds: number | null = null;
-
-    const stdout = child.stdout;
-    if (options.onStdout) stdout?.on('data', options.onStdout);
-    else stdout?.resume();
-    if (child.stderr) {
-      eachLine(child.stderr, (line) => {
-        stderrTail.push(line);
-        if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-        options.onStderrLine?.(line);
-      });
-    }
+    if (options.onStdout) child.stdout?.on('data', options.onStdout);
+    else child.stdout?.resume();
     const progress = child.stdio[PROGRESS_FD] as NodeJS.ReadableStream | null | undefined;
     if (progress) {
       eachLine(progress, (line) => {
@@ -85,8 +88,8 @@ export function runFfmpeg(tools: MediaTools, args: readonly string[], options: F
     }
     child.once('error', reject);
     child.once('close', (code) => {
-      if (code === 0) resolve({ outSeconds, stderrTail });
-      else reject(new MediaToolError('ffmpeg', code, stderrTail));
+      if (code === 0) resolve({ outSeconds, stderrTail: tail });
+      else reject(new MediaToolError('ffmpeg', code, tail));
     });
   });
 }
@@ -96,15 +99,11 @@ export function runFfprobe(tools: MediaTools, args: readonly string[], signal?: 
   return new Promise((resolve, reject) => {
     const child = spawn(tools.ffprobe, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
     const stdout: Buffer[] = [];
-    const stderrTail: string[] = [];
+    const tail = stderrTail(child.stderr);
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    eachLine(child.stderr, (line) => {
-      stderrTail.push(line);
-      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    });
     child.once('error', reject);
     child.once('close', (code) => {
-      if (code !== 0) return reject(new MediaToolError('ffprobe', code, stderrTail));
+      if (code !== 0) return reject(new MediaToolError('ffprobe', code, tail));
       try {
         resolve(JSON.parse(Buffer.concat(stdout).toString('utf8')));
       } catch (error) {

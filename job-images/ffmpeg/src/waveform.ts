@@ -34,8 +34,13 @@ export class WaveformPeaks {
     }
     const whole = bytes.length - (bytes.length % 2);
     if (whole < bytes.length) this.carry = Buffer.from(bytes.subarray(whole));
-    for (let offset = 0; offset < whole; offset += 2) {
-      const magnitude = Math.abs(bytes.readInt16LE(offset));
+    // A typed view is several times faster than readInt16LE; it needs 2-byte alignment
+    // and a little-endian host (x86-64 and arm64 both are).
+    const aligned = bytes.byteOffset % 2 === 0 ? bytes : Buffer.from(bytes);
+    const samples = new Int16Array(aligned.buffer, aligned.byteOffset, whole / 2);
+    for (let index = 0; index < samples.length; index += 1) {
+      const sample = samples[index] ?? 0;
+      const magnitude = sample < 0 ? -sample : sample;
       if (magnitude > this.windowMax) this.windowMax = magnitude;
       this.windowSamples += 1;
       if (this.windowSamples === SAMPLES_PER_PEAK) this.closeWindow();

@@ -5,7 +5,7 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import { artifactPassArgs, ffprobeArgs, measureDurationArgs, planArtifacts } from '../ffmpeg-args.ts';
+import { artifactPassArgs, ffprobeArgs, firstFrameThumbnailArgs, measureDurationArgs, planArtifacts } from '../ffmpeg-args.ts';
 import type { ArtifactFiles, ArtifactPlan, SpriteLayout } from '../ffmpeg-args.ts';
 import { describeMedia, parseFfprobeOutput } from '../media-probe.ts';
 import type { MediaDescription, MediaKind } from '../media-probe.ts';
@@ -67,7 +67,7 @@ const TRUNCATION_TOLERANCE = { fraction: 0.9, seconds: 0.5 };
 /** Progress slices of the job's percentage, by step. */
 const PROGRESS = { download: [0, 20], probe: [20, 25], process: [25, 90], upload: [90, 100] } as const;
 
-export function assertSupportedContentType(contentType: string): void {
+function assertSupportedContentType(contentType: string): void {
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   if (/^(video|audio|image)\/[\w.+-]+$/.test(mediaType) || GENERIC_MEDIA_TYPES.includes(mediaType)) return;
   throw new JobFailure(`Unsupported content type "${contentType}": upload a video, audio or image file`);
@@ -92,7 +92,13 @@ async function probeSource(tools: MediaTools, source: string, key: string, signa
 }
 
 /** Browser recordings (MediaRecorder WebM) carry no duration; a demux-only pass measures it. */
-async function withDuration(tools: MediaTools, media: MediaDescription, source: string, key: string, signal: AbortSignal) {
+async function withDuration(
+  tools: MediaTools,
+  media: MediaDescription,
+  source: string,
+  key: string,
+  signal: AbortSignal,
+): Promise<MediaDescription> {
   if (media.kind === 'image' || media.durationSeconds !== null) return media;
   try {
     const { outSeconds } = await runFfmpeg(tools, measureDurationArgs(media, source), { signal });
@@ -101,6 +107,13 @@ async function withDuration(tools: MediaTools, media: MediaDescription, source: 
     if (!(error instanceof MediaToolError)) throw error;
   }
   throw new JobFailure(`The media file "${key}" is unreadable: it has no measurable duration`);
+}
+
+const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+
+/** The artifacts the ffmpeg pass writes to files (the waveform is folded from its stdout). */
+function fileArtifacts(plan: ArtifactPlan): ('thumbnail' | 'audio' | 'proxy' | 'sprite')[] {
+  return (['thumbnail', 'audio', 'proxy', 'sprite'] as const).filter((artifact) => (artifact === 'audio' ? plan.audio : plan[artifact] !== null));
 }
 
 /** One ffmpeg pass that writes every local artifact and folds the audio into waveform peaks. */
@@ -120,7 +133,9 @@ async function makeArtifacts(
     ({ outSeconds } = await runFfmpeg(tools, artifactPassArgs(media, plan, files), {
       signal: ctx.signal,
       ...(waveform ? { onStdout: (chunk: Buffer) => waveform.push(chunk) } : {}),
-      onProgress: (seconds) => media.durationSeconds && reportProcess(seconds / media.durationSeconds),
+      onProgress: (seconds) => {
+        if (media.durationSeconds) reportProcess(seconds / media.durationSeconds);
+      },
       // The MP4 demuxer's word for "the sample table points past the end of the file".
       onStderrLine: (line) => (partialFile ||= line.includes('partial file')),
     }));
@@ -135,12 +150,14 @@ async function makeArtifacts(
     const where = outSeconds !== null && expected !== null ? `: its data ends at ${outSeconds.toFixed(1)} s of ${expected.toFixed(1)} s` : '';
     throw new JobFailure(`The media file "${key}" is truncated${where}; the upload was probably cut short, upload it again`);
   }
-  const expectedFiles = [plan.thumbnail && files.thumbnail, plan.audio && files.audio, plan.proxy && files.proxy, plan.sprite && files.sprite];
-  for (const file of expectedFiles) {
-    if (!file) continue;
-    await access(file).catch(() => {
-      throw new JobFailure(`The media file "${key}" could not be decoded: ffmpeg produced no ${file.split('/').at(-1)}`);
-    });
+  if (plan.thumbnail && media.kind === 'video' && !(await exists(files.thumbnail))) {
+    ctx.log.warn('no frame at the thumbnail time, taking the first frame');
+    await runFfmpeg(tools, firstFrameThumbnailArgs(media, plan, files), { signal: ctx.signal }).catch(() => {});
+  }
+  for (const artifact of fileArtifacts(plan)) {
+    if (!(await exists(files[artifact]))) {
+      throw new JobFailure(`The media file "${key}" could not be decoded: ffmpeg produced no ${ARTIFACT_FILES[artifact].name}`);
+    }
   }
   return waveform;
 }
@@ -174,28 +191,20 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
   const waveform = await makeArtifacts(tools, media, plan, files, key, ctx);
 
   const waveformDocument = waveform?.finish() ?? null;
-  const produced = {
-    waveform: waveformDocument !== null,
-    thumbnail: plan.thumbnail !== null,
-    audio: plan.audio,
-    proxy: plan.proxy !== null,
-    sprite: plan.sprite !== null,
-  };
+  const uploads = fileArtifacts(plan);
   const keyOf = (artifact: keyof typeof ARTIFACT_FILES): string | null =>
-    produced[artifact] ? ctx.outputKey(ARTIFACT_FILES[artifact].name) : null;
-  const fileArtifacts = (['thumbnail', 'audio', 'proxy', 'sprite'] as const).filter((artifact) => produced[artifact]);
+    (artifact === 'waveform' ? waveformDocument !== null : uploads.includes(artifact)) ? ctx.outputKey(ARTIFACT_FILES[artifact].name) : null;
   const reportUpload = progressSlice(ctx.progress, 'upload', ...PROGRESS.upload);
-  const total = fileArtifacts.length + (waveformDocument ? 1 : 0);
   let uploaded = 0;
-  const countUpload = (): void => reportUpload(++uploaded / total);
+  const countUpload = (): void => reportUpload(++uploaded / (uploads.length + (waveformDocument ? 1 : 0)));
   ctx.progress.report('upload', PROGRESS.upload[0]);
   await Promise.all([
-    ...fileArtifacts.map((artifact) =>
+    ...uploads.map((artifact) =>
       ctx.storage
         .uploadFile(ctx.outputKey(ARTIFACT_FILES[artifact].name), files[artifact], ARTIFACT_FILES[artifact].contentType, ctx.signal)
         .then(countUpload),
     ),
-    ...(waveformDocument ? [ctx.storage.putJson(ctx.outputKey(ARTIFACT_FILES.waveform.name), waveformDocument, ctx.signal).then(countUpload)] : []),
+    waveformDocument ? ctx.storage.putJson(ctx.outputKey(ARTIFACT_FILES.waveform.name), waveformDocument, ctx.signal).then(countUpload) : undefined,
   ]);
 
   return {

@@ -1,0 +1,317 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { LockMode, type QueryResult } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AppError, Conflict, PaymentRequired } from '../http/errors.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { UserRow } from '../accounts/entities.ts';
+import { DeletedAccount } from '../accounts/entities.ts';
+import { storageUsed } from '../accounts/storage-usage.ts';
+import { Subscription, type SubscriptionRow, type SubscriptionStatus } from './entities.ts';
+import { TIERS, TRIAL, roundMinutes, type TierLimits, type TierName } from './tiers.ts';
+
+/** Counts a user's projects; the projects feature hands one to the composition root. */
+export type ProjectCounter = (em: EntityManager, userId: string) => Promise<number>;
+
+/** The billing status object of the spec, as sent. */
+export interface BillingStatus {
+  tier: TierName;
+  subscription_status: SubscriptionStatus;
+  trial_ends_at: string | null;
+  credits: { ai_minutes: { balance: number; reserved: number } };
+  has_active_plan: boolean;
+  trial_used: boolean;
+  billing_interval: string;
+  discount_used: boolean;
+  is_beta: boolean;
+  beta_credits_used: number | null;
+  beta_credits_total: number | null;
+  beta_renewal_date: string | null;
+  storage_used_bytes: number;
+  storage_quota_bytes: number;
+  project_count: number;
+  /** -1 means no limit. */
+  max_projects: number;
+  can_use_ai_director: boolean;
+  can_watermark_free: boolean;
+  can_access_support: boolean;
+}
+
+/** What a user's plan amounts to at a given moment. */
+export interface EffectivePlan {
+  tier: TierName;
+  status: SubscriptionStatus;
+  limits: Readonly<TierLimits>;
+  /** Paying (active or past due on a paid tier). */
+  paid: boolean;
+  trialing: boolean;
+}
+
+export interface Credits {
+  /** Minutes granted less minutes deducted. */
+  balance: number;
+  /** Minutes held by reservations not yet settled. */
+  reserved: number;
+  /** What a new reservation may take: balance less reserved. */
+  available: number;
+}
+
+const PAID_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due'];
+
+/**
+ * A stored subscription read at `now`: a trial past its end is Free again, and a
+ * canceled or absent plan is Free, without anything having to run at that moment.
+ */
+export function effectivePlan(subscription: Pick<SubscriptionRow, 'tier' | 'status' | 'trialEndsAt'>, now: Date): EffectivePlan {
+  const trialing = subscription.status === 'trialing' && !!subscription.trialEndsAt && subscription.trialEndsAt > now;
+  const paid = PAID_STATUSES.includes(subscription.status) && subscription.tier !== 'Free';
+  const tier: TierName = trialing || paid ? subscription.tier : 'Free';
+  const status: SubscriptionStatus = subscription.status === 'trialing' && !trialing ? 'none' : subscription.status;
+  return { tier, status, limits: TIERS[tier], paid, trialing };
+}
+
+/** The tombstone key of an address: it must match however the address was capitalised. */
+export function emailHash(email: string): string {
+  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+}
+
+interface CreditChange {
+  /** The job, analysis run or grant the change belongs to; unique per kind and user. */
+  reference: string;
+  minutes: number;
+}
+
+/**
+ * The billing core: plans, the trial and the AI-minute ledger. Every method takes the
+ * caller's EntityManager so it joins the caller's transaction.
+ */
+export class BillingService {
+  readonly #clock: Clock;
+  #countProjects: ProjectCounter;
+
+  constructor(deps: { clock: Clock; countProjects?: ProjectCounter }) {
+    this.#clock = deps.clock;
+    this.#countProjects = deps.countProjects ?? (async () => 0);
+  }
+
+  /** Until the projects feature exists the count is 0; it installs its counter here. */
+  useProjectCounter(counter: ProjectCounter): void {
+    this.#countProjects = counter;
+  }
+
+  /** Every account starts on Free; called in the transaction that creates the user. */
+  openSubscription(em: EntityManager, user: UserRow): void {
+    em.create(Subscription, { user, updatedAt: this.#clock.now() });
+  }
+
+  async subscriptionOf(em: EntityManager, userId: string): Promise<SubscriptionRow> {
+    return (await em.findOne(Subscription, { user: userId }, { refresh: true })) ?? this.#openMissingSubscription(em, userId);
+  }
+
+  async planOf(em: EntityManager, userId: string): Promise<EffectivePlan> {
+    return effectivePlan(await this.subscriptionOf(em, userId), this.#clock.now());
+  }
+
+  async tierOf(em: EntityManager, userId: string): Promise<TierName> {
+    return (await this.planOf(em, userId)).tier;
+  }
+
+  async limitsOf(em: EntityManager, userId: string): Promise<Readonly<TierLimits>> {
+    return (await this.planOf(em, userId)).limits;
+  }
+
+  async statusFor(em: EntityManager, user: UserRow): Promise<BillingStatus> {
+    const subscription = await this.subscriptionOf(em, user.id);
+    const plan = effectivePlan(subscription, this.#clock.now());
+    const [credits, projectCount, storageUsedBytes, trialUsed] = await Promise.all([
+      this.creditsOf(em, user.id),
+      this.#countProjects(em, user.id),
+      storageUsed(em, user.id),
+      this.trialUsed(em, user, subscription),
+    ]);
+    return {
+      tier: plan.tier,
+      subscription_status: plan.status,
+      trial_ends_at: subscription.trialEndsAt?.toISOString() ?? null,
+      credits: { ai_minutes: { balance: credits.balance, reserved: credits.reserved } },
+      has_active_plan: plan.paid || plan.trialing,
+      trial_used: trialUsed,
+      billing_interval: subscription.billingInterval,
+      discount_used: subscription.discountUsed,
+      is_beta: subscription.isBeta,
+      beta_credits_used: subscription.betaCreditsUsed ?? null,
+      beta_credits_total: subscription.betaCreditsTotal ?? null,
+      beta_renewal_date: subscription.betaRenewalDate?.toISOString() ?? null,
+      storage_used_bytes: storageUsedBytes,
+      storage_quota_bytes: plan.limits.storageQuotaBytes,
+      project_count: projectCount,
+      max_projects: Number.isFinite(plan.limits.maxProjects) ? plan.limits.maxProjects : -1,
+      can_use_ai_director: plan.limits.canUseAiDirector,
+      can_watermark_free: plan.limits.canWatermarkFree,
+      can_access_support: plan.paid || subscription.isBeta,
+    };
+  }
+
+  /** Used by this account, or by a deleted account with the same address. */
+  async trialUsed(em: EntityManager, user: Pick<UserRow, 'id' | 'email'>, subscription?: SubscriptionRow): Promise<boolean> {
+    const own = subscription ?? (await this.subscriptionOf(em, user.id));
+    if (own.trialUsed) return true;
+    const tombstone = await em.findOne(DeletedAccount, { emailHash: emailHash(user.email) });
+    return tombstone?.trialUsed ?? false;
+  }
+
+  /**
+   * Starts the 7-day Creator trial with its 30 AI minutes. 409 when already used (here
+   * or by a deleted account with this address) or while a paid plan runs.
+   */
+  async grantTrial(em: EntityManager, user: UserRow): Promise<void> {
+    await em.transactional(async (tx) => {
+      const subscription = await this.#lockSubscription(tx, user.id);
+      if (await this.trialUsed(tx, user, subscription)) throw Conflict('billing.trial_used');
+      const now = this.#clock.now();
+      if (effectivePlan(subscription, now).paid) throw Conflict('billing.plan_active');
+      subscription.tier = TRIAL.tier;
+      subscription.status = 'trialing';
+      subscription.trialUsed = true;
+      subscription.trialEndsAt = new Date(now.getTime() + TRIAL.days * 86_400_000);
+      subscription.updatedAt = now;
+      await tx.flush();
+      await this.grantCredits(tx, user.id, { reference: 'trial', minutes: TRIAL.aiMinutes });
+    });
+  }
+
+  /** Records a plan change (payments, admin tools, tests): the tier paid for and the subscription status. */
+  async setPlan(
+    em: EntityManager,
+    userId: string,
+    plan: { tier: TierName; status: SubscriptionStatus; billingInterval?: string; currentPeriodEnd?: Date | null },
+  ): Promise<void> {
+    await em.transactional(async (tx) => {
+      const subscription = await this.#lockSubscription(tx, userId);
+      subscription.tier = plan.tier;
+      subscription.status = plan.status;
+      if (plan.billingInterval !== undefined) subscription.billingInterval = plan.billingInterval;
+      if (plan.currentPeriodEnd !== undefined) subscription.currentPeriodEnd = plan.currentPeriodEnd;
+      subscription.updatedAt = this.#clock.now();
+      await tx.flush();
+    });
+  }
+
+  /** The trial where it is still available (verify-email, identity-provider signup); false otherwise. */
+  async grantTrialIfAvailable(em: EntityManager, user: UserRow): Promise<boolean> {
+    if (await this.trialUsed(em, user)) return false;
+    try {
+      await this.grantTrial(em, user);
+      return true;
+    } catch (error) {
+      if (error instanceof AppError && error.status === 409) return false;
+      throw error;
+    }
+  }
+
+  async creditsOf(em: EntityManager, userId: string): Promise<Credits> {
+    const [row] = await em.execute<{ balance: string; reserved: string }[]>(
+      `select
+         coalesce(sum(case kind when 'grant' then minutes when 'deduct' then -minutes else 0 end), 0) as balance,
+         coalesce(sum(minutes) filter (where kind = 'reserve' and not exists (
+           select 1 from credit_entries s
+           where s.user_id = e.user_id and s.reference = e.reference and s.kind in ('deduct', 'release'))), 0) as reserved
+       from credit_entries e where e.user_id = ?`,
+      [userId],
+    );
+    const balance = Number(row?.balance ?? 0);
+    const reserved = Number(row?.reserved ?? 0);
+    return { balance, reserved, available: Math.round((balance - reserved) * 10) / 10 };
+  }
+
+  /** Adds minutes (trial, monthly allowance, admin grant); a second grant with the same reference is a no-op. */
+  async grantCredits(em: EntityManager, userId: string, change: CreditChange): Promise<boolean> {
+    return this.#insertEntry(em, userId, 'grant', change.reference, roundMinutes(change.minutes));
+  }
+
+  /**
+   * Holds minutes for a job before it is queued: 402 when the available minutes do not
+   * cover it. Reserving the same reference again returns without holding more.
+   */
+  async reserveCredits(em: EntityManager, userId: string, change: CreditChange): Promise<boolean> {
+    const minutes = roundMinutes(change.minutes);
+    return em.transactional(async (tx) => {
+      await this.#lockSubscription(tx, userId);
+      if (await this.#hasEntry(tx, userId, 'reserve', change.reference)) return false;
+      const { available } = await this.creditsOf(tx, userId);
+      if (available < minutes) {
+        throw PaymentRequired('billing.insufficient_credits', { params: { needed: minutes, balance: Math.max(0, available) } });
+      }
+      return this.#insertEntry(tx, userId, 'reserve', change.reference, minutes);
+    });
+  }
+
+  /**
+   * Charges what a job actually used and settles its reservation. Settling happens once
+   * per reference: after a deduct or a release, both are no-ops (false).
+   */
+  async deductCredits(em: EntityManager, userId: string, change: CreditChange): Promise<boolean> {
+    return this.#settle(em, userId, 'deduct', change.reference, () => Promise.resolve(roundMinutes(change.minutes)));
+  }
+
+  /** Gives a failed job's reservation back; a no-op (false) once the reference is settled or was never reserved. */
+  async releaseCredits(em: EntityManager, userId: string, change: Pick<CreditChange, 'reference'>): Promise<boolean> {
+    return this.#settle(em, userId, 'release', change.reference, async (tx) => {
+      const [row] = await tx.execute<{ minutes: string }[]>(
+        `select minutes from credit_entries where user_id = ? and kind = 'reserve' and reference = ?`,
+        [userId, change.reference],
+      );
+      return row ? Number(row.minutes) : undefined;
+    });
+  }
+
+  async #settle(
+    em: EntityManager,
+    userId: string,
+    kind: 'deduct' | 'release',
+    reference: string,
+    amount: (tx: EntityManager) => Promise<number | undefined>,
+  ): Promise<boolean> {
+    return em.transactional(async (tx) => {
+      await this.#lockSubscription(tx, userId);
+      const [settled] = await tx.execute<{ n: string }[]>(
+        `select count(*) as n from credit_entries where user_id = ? and reference = ? and kind in ('deduct', 'release')`,
+        [userId, reference],
+      );
+      if (Number(settled?.n ?? 0) > 0) return false;
+      const minutes = await amount(tx);
+      if (minutes === undefined) return false;
+      return this.#insertEntry(tx, userId, kind, reference, minutes);
+    });
+  }
+
+  /** Serialises ledger changes of one user, so two reservations cannot both spend the same minutes. */
+  async #lockSubscription(em: EntityManager, userId: string): Promise<SubscriptionRow> {
+    const options = { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } as const;
+    const found = await em.findOne(Subscription, { user: userId }, options);
+    if (found) return found;
+    await this.#openMissingSubscription(em, userId);
+    return em.findOneOrFail(Subscription, { user: userId }, options);
+  }
+
+  /** A user made without one (seeded by SQL, say) is on Free; the row appears on first use. */
+  async #openMissingSubscription(em: EntityManager, userId: string): Promise<SubscriptionRow> {
+    await em.execute(`insert into subscriptions (user_id, updated_at) values (?, ?) on conflict (user_id) do nothing`, [userId, this.#clock.now()]);
+    return em.findOneOrFail(Subscription, { user: userId }, { refresh: true });
+  }
+
+  async #hasEntry(em: EntityManager, userId: string, kind: string, reference: string): Promise<boolean> {
+    const rows = await em.execute(`select 1 from credit_entries where user_id = ? and kind = ? and reference = ?`, [userId, kind, reference]);
+    return rows.length > 0;
+  }
+
+  async #insertEntry(em: EntityManager, userId: string, kind: string, reference: string, minutes: number): Promise<boolean> {
+    const result = await em.execute<QueryResult>(
+      `insert into credit_entries (id, user_id, kind, minutes, reference, created_at) values (?, ?, ?, ?, ?, ?)
+       on conflict (user_id, kind, reference) do nothing`,
+      [randomUUID(), userId, kind, minutes, reference, this.#clock.now()],
+      'run',
+    );
+    return result.affectedRows > 0;
+  }
+
+}

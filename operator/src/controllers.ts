@@ -1,0 +1,71 @@
+import type { V1Job } from '@kubernetes/client-node';
+import { cutroomApiVersion, jobKinds } from '../../crds/schema.ts';
+import type { JobKind } from '../../crds/schema.ts';
+import { managedBySelector } from './builders/job.ts';
+import type { JobKindProfile } from './builders/job.ts';
+import { WatchedResources } from './informer.ts';
+import { analysisJob } from './reconcilers/analysis-job.ts';
+import { artifactJob } from './reconcilers/artifact-job.ts';
+import { JobReconciler } from './reconcilers/job-reconciler.ts';
+import type { ReconcilerDeps } from './reconcilers/job-reconciler.ts';
+import { renderJob } from './reconcilers/render-job.ts';
+
+/** One reconciler per custom resource kind; the compiler insists every kind has one. */
+const jobKindProfiles = {
+  AnalysisJob: analysisJob,
+  RenderJob: renderJob,
+  ArtifactJob: artifactJob,
+} as const satisfies Record<JobKind, JobKindProfile>;
+
+function isJobKind(kind: string): kind is JobKind {
+  return Object.hasOwn(jobKinds, kind);
+}
+
+/** The custom resource that controls a Job, from its controller ownerReference. */
+function controllingResource(job: V1Job): { kind: JobKind; name: string } | undefined {
+  const owner = job.metadata?.ownerReferences?.find((ref) => ref.controller && ref.apiVersion === cutroomApiVersion);
+  return owner && isJobKind(owner.kind) ? { kind: owner.kind, name: owner.name } : undefined;
+}
+
+/**
+ * What the leader runs: the reconcilers, and one informer on the Jobs this operator
+ * made whose every change is handed to the reconciler of the Job's owner.
+ */
+export class JobControllers {
+  readonly reconcilers: ReadonlyMap<JobKind, JobReconciler>;
+  readonly #jobs: WatchedResources<V1Job>;
+
+  constructor(deps: Omit<ReconcilerDeps, 'jobs'>) {
+    const { cluster, config, metrics, logger } = deps;
+    this.#jobs = new WatchedResources<V1Job>({
+      resource: 'jobs',
+      kubeConfig: deps.kubeConfig,
+      path: `/apis/batch/v1/namespaces/${cluster.namespace}/jobs`,
+      labelSelector: managedBySelector,
+      list: () => cluster.listJobs(managedBySelector),
+      onChange: (_type, job) => {
+        const owner = controllingResource(job);
+        if (owner) this.reconcilers.get(owner.kind)?.enqueue(job.metadata?.namespace ?? cluster.namespace, owner.name);
+      },
+      onRestart: () => metrics.watchRestarts.inc({ resource: 'jobs' }),
+      retryBaseMs: config.OPERATOR_RETRY_BASE_MS,
+      retryMaxMs: config.OPERATOR_RETRY_MAX_MS,
+      logger,
+    });
+    const jobs = this.#jobs;
+    this.reconcilers = new Map(
+      Object.values(jobKindProfiles).map((profile) => [profile.kind, new JobReconciler(profile, { ...deps, jobs })] as const),
+    );
+  }
+
+  /** Jobs first, so that the resources' first reconciles find their Jobs in the cache. */
+  async start(): Promise<void> {
+    await this.#jobs.start();
+    await Promise.all([...this.reconcilers.values()].map((reconciler) => reconciler.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.reconcilers.values()].map((reconciler) => reconciler.stop()));
+    await this.#jobs.stop();
+  }
+}

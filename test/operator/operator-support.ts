@@ -1,0 +1,242 @@
+// Support for the operator's tests: an operator started in-process against the API
+// simulator (with the run's real PostgreSQL, Redis and S3), a stand-in kubelet that
+// runs a Job's real program, and readers for metrics.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { V1Job } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { loadConfig } from '../../api/src/config.ts';
+import type { ObjectStorage } from '../../api/src/storage/storage.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
+import { JobService } from '../../api/src/jobs/service.ts';
+import type { Services } from '../../api/src/app.ts';
+import type { ArtifactResult } from '../../job-images/ffmpeg/src/artifact/artifact-program.ts';
+import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
+import { jobKinds } from '../../crds/schema.ts';
+import type { JobKind, JobResource } from '../../crds/schema.ts';
+import { parseJobEvent } from '../../job-images/lib/job-events.ts';
+import { loadOperatorConfig } from '../../operator/src/config.ts';
+import type { OperatorConfig } from '../../operator/src/config.ts';
+import { startOperator } from '../../operator/src/operator.ts';
+import type { RunningOperator } from '../../operator/src/operator.ts';
+import type { KubeSim } from '../kube-sim/index.ts';
+import type { LogLine } from '../support/harness.ts';
+import { listenToUser } from '../support/events.ts';
+
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+let replicas = 0;
+
+/** Short lease timings so that failover takes about a second; quick retries. */
+export function operatorEnv(namespace: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    KUBE_NAMESPACE: namespace,
+    POD_NAME: `cutroom-operator-${++replicas}`,
+    OPERATOR_LEASE_NAME: 'cutroom-operator',
+    OPERATOR_LEASE_DURATION_SECONDS: '1',
+    OPERATOR_LEASE_RENEW_DEADLINE_SECONDS: '0.6',
+    OPERATOR_LEASE_RETRY_PERIOD_SECONDS: '0.15',
+    OPERATOR_METRICS_HOST: '127.0.0.1',
+    OPERATOR_METRICS_PORT: '0',
+    OPERATOR_RETRY_BASE_MS: '100',
+    OPERATOR_RETRY_MAX_MS: '2000',
+    OPERATOR_RESYNC_SECONDS: '0',
+    JOB_IMAGE_FFMPEG: 'registry.test/cutroom/job-ffmpeg:1.0.0',
+    JOB_IMAGE_WHISPER: 'registry.test/cutroom/job-whisper:1.0.0',
+    JOB_ENV_CONFIGMAP: 'cutroom-config',
+    JOB_ENV_SECRET: 'cutroom-credentials',
+    ...env,
+  };
+}
+
+export interface TestOperator extends RunningOperator {
+  config: OperatorConfig;
+  logs: LogLine[];
+}
+
+/** An operator replica on the simulator's namespace, with the run's database, Redis and S3. */
+export async function startTestOperator(sim: KubeSim, namespace: string, env: Record<string, string> = {}): Promise<TestOperator> {
+  const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_POOL_MAX: '3' });
+  const operatorConfig = loadOperatorConfig(operatorEnv(namespace, env));
+  const logs: LogLine[] = [];
+  const logDestination = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) logs.push(JSON.parse(line) as LogLine);
+      done();
+    },
+  });
+  const operator = await startOperator({ config, operatorConfig, kubeConfig: sim.kubeConfig(namespace), logDestination });
+  return Object.assign(operator, { config: operatorConfig, logs });
+}
+
+/** The value of one metric series (0 when it was never set). */
+export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  const { values } = await metric.get();
+  const matching = values.filter((value) => Object.entries(labels).every(([key, wanted]) => String((value.labels as Record<string, unknown>)[key]) === wanted));
+  return matching.reduce((sum, value) => sum + value.value, 0);
+}
+
+export function resourceOf(sim: KubeSim, kind: JobKind, namespace: string, name: string): JobResource | undefined {
+  return sim.get(jobKinds[kind].plural, namespace, name) as JobResource | undefined;
+}
+
+/** Waits for the Job of a resource (there must be exactly one) and returns it. */
+export async function jobOf(sim: KubeSim, namespace: string, resource: JobResource, timeoutMs = 5000): Promise<V1Job> {
+  const uid = resource.metadata.uid;
+  const jobs = await sim.waitFor(() => {
+    const owned = sim.list('jobs', namespace).filter((job) => job.metadata.ownerReferences?.some((ref) => ref.uid === uid));
+    return owned.length > 0 && owned;
+  }, timeoutMs);
+  if (jobs.length !== 1) throw new Error(`expected one Job for ${resource.metadata.name}, found ${jobs.length}`);
+  return jobs[0] as V1Job;
+}
+
+/** A file stored at S3 with its PROCESSING row and one library item, as the upload confirm leaves it. */
+export async function storedUpload(deps: { storage: ObjectStorage; orm: MikroORM }, path: string, contentType: string) {
+  const userId = randomUUID();
+  const fileId = randomUUID();
+  const key = `media/${fileId}/source`;
+  await deps.storage.client.send(new PutObjectCommand({ Bucket: deps.storage.bucket, Key: key, Body: await readFile(path), ContentType: contentType }));
+  const em = deps.orm.em.fork();
+  const file = em.create(MediaFile, {
+    id: fileId,
+    uploaderId: userId,
+    status: 'PROCESSING',
+    storageKey: key,
+    contentType,
+    originalFilename: 'clip',
+    declaredSizeBytes: 1,
+    sizeBytes: 1,
+  });
+  const item = em.create(MediaItem, { id: randomUUID(), userId, file, scope: 'library', displayName: 'My clip' });
+  await em.flush();
+  return { userId, file, item, key };
+}
+
+/**
+ * An artifact job for a file stored as an upload leaves it: the job recorded and its
+ * resource created through `jobs` (the api's job service), the operator's Job waited for,
+ * and the owner's event channel listened to.
+ */
+export async function submitUploadJob(sim: KubeSim, namespace: string, services: Services, jobs: JobService, path: string) {
+  const upload = await storedUpload(services, path, 'video/mp4');
+  const events = await listenToUser(services.bus, upload.userId);
+  const job = await jobs.submit(services.orm.em.fork(), {
+    program: 'artifact',
+    userId: upload.userId,
+    mediaFileId: upload.file.id,
+    input: { sourceKey: upload.key, contentType: 'video/mp4' },
+  });
+  const name = `artifact-${job.id}`;
+  const resource = await sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, name), 3000);
+  const jobName = (await jobOf(sim, namespace, resource)).metadata!.name!;
+  return { upload, events, job, name, resource, jobName };
+}
+
+export interface PodRun {
+  exitCode: number | null;
+  /** What the program left in its termination log. */
+  terminationMessage: string;
+  progressPatches: { step: string; progress: number }[];
+}
+
+/**
+ * Plays the kubelet for one Job: starts its pod (sim.startJob), runs the container's
+ * command from the repository root with the container's env plus the S3 settings the
+ * ConfigMap and Secret would bring (envFrom), then ends the Job the way the pod ended,
+ * with the program's termination message. The program reports progress on stdout here
+ * (no in-cluster credentials), and each report is applied as the status merge patch the
+ * program's Kubernetes reporter sends.
+ */
+export async function runJobPod(sim: KubeSim, namespace: string, jobName: string): Promise<PodRun> {
+  const job = sim.get('jobs', namespace, jobName) as V1Job | undefined;
+  const container = job?.spec?.template.spec?.containers[0];
+  if (!container?.command || container.command[0] !== 'node') throw new Error(`Job ${jobName} has no node command`);
+  const env = Object.fromEntries((container.env ?? []).map((entry) => [entry.name, entry.value ?? '']));
+  const resource = { plural: env.CUTROOM_CR_PLURAL!, name: env.CUTROOM_CR_NAME! };
+  const dir = await mkdtemp(join(tmpdir(), 'cutroom-pod-'));
+  const terminationLog = join(dir, 'termination-log');
+  await writeFile(terminationLog, '');
+  sim.startJob(namespace, jobName);
+  const progressPatches: PodRun['progressPatches'] = [];
+  try {
+    const exitCode = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, container.command!.slice(1), {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
+          ...env,
+          S3_ENDPOINT: process.env.S3_ENDPOINT!,
+          S3_REGION: process.env.S3_REGION!,
+          S3_BUCKET: process.env.S3_BUCKET!,
+          S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID!,
+          S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY!,
+          S3_FORCE_PATH_STYLE: process.env.S3_FORCE_PATH_STYLE!,
+          CUTROOM_PROGRESS: 'stdout',
+          CUTROOM_TERMINATION_LOG: terminationLog,
+        },
+      });
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const event = parseJobEvent(line);
+        if (event?.event !== 'progress') return;
+        progressPatches.push({ step: event.step, progress: event.progress });
+        sim.mergePatch(resource.plural, namespace, resource.name, { status: { step: event.step, progress: event.progress } }, 'status');
+      });
+      child.stderr.resume();
+      child.once('error', reject);
+      child.once('close', resolve);
+    });
+    const terminationMessage = (await readFile(terminationLog, 'utf8')).trim();
+    if (exitCode === 0) sim.completeJob(namespace, jobName);
+    else sim.failJob(namespace, jobName, { message: terminationMessage, exitCode: exitCode ?? 137 });
+    return { exitCode, terminationMessage, progressPatches };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The api's job service with the kubernetes backend on another namespace (one per test keeps leases apart). */
+export function jobServiceIn(services: Services, sim: KubeSim, namespace: string): JobService {
+  const dispatcher = new KubernetesJobDispatcher(sim.kubeConfig(namespace), namespace, services.jobMetrics);
+  return new JobService(dispatcher, services.completion, services.logger);
+}
+
+/**
+ * What the artifact program leaves in `<outputPrefix>/result.json` for a 1 s clip
+ * (typed by the program's own ArtifactResult), for tests that play the program's part.
+ */
+export async function putArtifactResult(storage: ObjectStorage, outputPrefix: string): Promise<ArtifactResult> {
+  const result: ArtifactResult = {
+    sha256: randomUUID().replaceAll('-', '').repeat(2),
+    size_bytes: 48_213,
+    kind: 'video',
+    duration_ms: 1000,
+    width: 640,
+    height: 360,
+    has_audio: true,
+    video_codec: 'h264',
+    audio_codec: 'aac',
+    container: 'mov,mp4,m4a,3gp,3g2,mj2',
+    web_compatible: true,
+    proxy_status: 'not_applicable',
+    artifacts: { waveform_key: null, thumbnail_key: `${outputPrefix}/thumbnail.jpg`, audio_key: `${outputPrefix}/audio.wav`, proxy_key: null, sprite_key: null },
+    sprite: null,
+    waveform_peaks_count: null,
+  };
+  await storage.client.send(new PutObjectCommand({ Bucket: storage.bucket, Key: `${outputPrefix}/result.json`, Body: JSON.stringify(result), ContentType: 'application/json' }));
+  return result;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
