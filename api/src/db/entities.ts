@@ -3,6 +3,8 @@ import { DeletedAccount, User, UserIdentity } from '../accounts/entities.ts';
 import { CreditEntry, Subscription } from '../billing/entities.ts';
 import { Job } from '../jobs/entities.ts';
 import { MediaFile, MediaItem } from '../media/entities.ts';
+import { Project } from '../projects/entities.ts';
+import { Canvas, CanvasMedia } from '../canvases/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema<any, any>[] = [
@@ -14,4 +16,7 @@ export const entities: EntitySchema<any, any>[] = [
   Job,
   MediaFile,
   MediaItem,
+  Project,
+  Canvas,
+  CanvasMedia,
 ];
