@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { listenToUser } from '../support/events.ts';
+import { storedUpload as storedFile } from '../support/stored-upload.ts';
 import { makeCorruptFile, makeVideo, sha256OfFile } from '../support/media.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
@@ -25,28 +25,7 @@ describe('job system: local backend with artifact jobs', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** A file stored at S3 with its PROCESSING row and one library item, as confirm leaves it. */
-  async function storedUpload(path: string, contentType: string) {
-    const { storage, orm } = app.services;
-    const userId = randomUUID();
-    const fileId = randomUUID();
-    const key = `media/${fileId}/source`;
-    await storage.client.send(new PutObjectCommand({ Bucket: storage.bucket, Key: key, Body: await readFile(path), ContentType: contentType }));
-    const em = orm.em.fork();
-    const file = em.create(MediaFile, {
-      id: fileId,
-      uploaderId: userId,
-      status: 'PROCESSING',
-      storageKey: key,
-      contentType,
-      originalFilename: 'clip',
-      declaredSizeBytes: 1,
-      sizeBytes: 1,
-    });
-    const item = em.create(MediaItem, { id: randomUUID(), userId, file, scope: 'library', displayName: 'My clip' });
-    await em.flush();
-    return { userId, file, item, key };
-  }
+  const storedUpload = (path: string, contentType: string) => storedFile(app.services, path, contentType);
 
   async function submitArtifact(upload: Awaited<ReturnType<typeof storedUpload>>) {
     return app.services.jobs.submit(app.services.orm.em.fork(), {

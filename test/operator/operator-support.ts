@@ -19,7 +19,6 @@ import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatche
 import { JobService } from '../../api/src/jobs/service.ts';
 import type { Services } from '../../api/src/app.ts';
 import type { ArtifactResult } from '../../job-images/ffmpeg/src/artifact/artifact-program.ts';
-import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { jobKinds } from '../../crds/schema.ts';
 import type { JobKind, JobResource } from '../../crds/schema.ts';
 import { parseJobEvent } from '../../job-images/lib/job-events.ts';
@@ -30,6 +29,8 @@ import type { RunningOperator } from '../../operator/src/operator.ts';
 import type { KubeSim } from '../kube-sim/index.ts';
 import type { LogLine } from '../support/harness.ts';
 import { listenToUser } from '../support/events.ts';
+import { storedUpload } from '../support/stored-upload.ts';
+export { storedUpload };
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -99,28 +100,6 @@ export async function jobOf(sim: KubeSim, namespace: string, resource: JobResour
   }, timeoutMs);
   if (jobs.length !== 1) throw new Error(`expected one Job for ${resource.metadata.name}, found ${jobs.length}`);
   return jobs[0] as V1Job;
-}
-
-/** A file stored at S3 with its PROCESSING row and one library item, as the upload confirm leaves it. */
-export async function storedUpload(deps: { storage: ObjectStorage; orm: MikroORM }, path: string, contentType: string) {
-  const userId = randomUUID();
-  const fileId = randomUUID();
-  const key = `media/${fileId}/source`;
-  await deps.storage.client.send(new PutObjectCommand({ Bucket: deps.storage.bucket, Key: key, Body: await readFile(path), ContentType: contentType }));
-  const em = deps.orm.em.fork();
-  const file = em.create(MediaFile, {
-    id: fileId,
-    uploaderId: userId,
-    status: 'PROCESSING',
-    storageKey: key,
-    contentType,
-    originalFilename: 'clip',
-    declaredSizeBytes: 1,
-    sizeBytes: 1,
-  });
-  const item = em.create(MediaItem, { id: randomUUID(), userId, file, scope: 'library', displayName: 'My clip' });
-  await em.flush();
-  return { userId, file, item, key };
 }
 
 /**
