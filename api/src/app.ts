@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client';
 import { publicBaseUrl, type Config } from './config.ts';
 import { openOrm } from './db/orm.ts';
 import { createRedis } from './redis.ts';
-import { ObjectStorage } from './storage/storage.ts';
+import { objectStorageFrom, type ObjectStorage } from './storage/storage.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './storage/embedded-s3.ts';
 import { ApiRouter, type Guards } from './http/router.ts';
 import { bodyParser, entityManagerPerRequest, errorsAndAccessLog, locale, requestId } from './http/middleware.ts';
@@ -75,17 +75,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const orm = await openOrm(config);
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const storage = new ObjectStorage(
-    {
-      endpoint: s3Endpoint,
-      region: config.S3_REGION,
-      bucket: config.S3_BUCKET,
-      accessKeyId: config.S3_ACCESS_KEY_ID,
-      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-      forcePathStyle: config.S3_FORCE_PATH_STYLE,
-    },
-    config.S3_PUBLIC_ENDPOINT,
-  );
+  const storage = objectStorageFrom(config, s3Endpoint);
   const metrics = createMetricsRegistry();
   const clock = overrides.clock ?? systemClock;
   const mailer = createMailer(config, logger);

@@ -8,7 +8,7 @@ import { EventBus } from '../../api/src/events/bus.ts';
 import { createJobCompletion } from '../../api/src/jobs/handlers.ts';
 import { createMetricsRegistry } from '../../api/src/ops/metrics.ts';
 import { createRedis } from '../../api/src/redis.ts';
-import { ObjectStorage } from '../../api/src/storage/storage.ts';
+import { objectStorageFrom } from '../../api/src/storage/storage.ts';
 import { Cluster } from './cluster.ts';
 import type { OperatorConfig } from './config.ts';
 import { JobControllers } from './controllers.ts';
@@ -55,17 +55,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const orm = await openOrm(config);
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const storage = new ObjectStorage(
-    {
-      endpoint: config.S3_ENDPOINT,
-      region: config.S3_REGION,
-      bucket: config.S3_BUCKET,
-      accessKeyId: config.S3_ACCESS_KEY_ID,
-      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-      forcePathStyle: config.S3_FORCE_PATH_STYLE,
-    },
-    config.S3_PUBLIC_ENDPOINT,
-  );
+  const storage = objectStorageFrom(config);
   const completion = createJobCompletion({ orm, logger, bus: new EventBus(redis, config.REDIS_KEY_PREFIX), storage });
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);

@@ -135,7 +135,7 @@ describe('job system: local backend with artifact jobs', function () {
     const events = await listenToUser(app.services.bus, upload.userId);
     try {
       const job = await submitArtifact(upload);
-      await app.services.jobs.cancel(job.id);
+      await app.services.jobs.cancel(app.services.orm.em.fork(), job.id);
       const failed = await events.next('media_failed');
       expect((failed.data as { error: string }).error).to.equal('The job was cancelled.');
     } finally {

@@ -249,7 +249,7 @@ describe('operator: custom resource → batch Job → status and completion', fu
     try {
       expect(resourceOf(sim, 'ArtifactJob', namespace, resource.metadata.name!)!.metadata.finalizers).to.deep.equal([completionFinalizer]);
       sim.startJob(namespace, jobName);
-      await app.services.jobs.cancel(job.id);
+      await app.services.jobs.cancel(app.services.orm.em.fork(), job.id);
 
       const failed = await events.next('media_failed');
       expect(failed.data).to.deep.include({ media_file_uuid: upload.file.id, error: 'The job was cancelled.' });

@@ -1,11 +1,11 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
-import type { DispatchedJob, JobDispatcher } from './programs.ts';
+import type { CancelledJob, DispatchedJob, JobDispatcher } from './programs.ts';
 
 /** The CR name of a job: deterministic, so a repeated dispatch finds the first one. */
-export function jobResourceName(job: DispatchedJob): string {
-  return `${job.spec.program}-${job.spec.jobId}`;
+export function jobResourceName(job: { program: string; jobId: string }): string {
+  return `${job.program}-${job.jobId}`;
 }
 
 export function jobResourceLabels(job: DispatchedJob): Record<string, string> {
@@ -28,7 +28,6 @@ export class KubernetesJobDispatcher implements JobDispatcher {
   readonly #api: CustomObjectsApi;
   readonly #namespace: string;
   readonly #metrics: JobMetrics;
-  readonly #names = new Map<string, { plural: string; name: string }>();
 
   constructor(kubeConfig: KubeConfig, namespace: string, metrics: JobMetrics) {
     this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -38,7 +37,7 @@ export class KubernetesJobDispatcher implements JobDispatcher {
 
   async dispatch(job: DispatchedJob): Promise<void> {
     const { plural } = jobKinds[job.kind];
-    const name = jobResourceName(job);
+    const name = jobResourceName(job.spec);
     const body = {
       apiVersion: cutroomApiVersion,
       kind: job.kind,
@@ -52,14 +51,13 @@ export class KubernetesJobDispatcher implements JobDispatcher {
       // Idempotent: the resource of an earlier attempt is the job.
       if (!(error instanceof ApiException && error.code === 409)) throw error;
     }
-    this.#names.set(job.spec.jobId, { plural, name });
   }
 
-  async cancel(jobId: string): Promise<void> {
-    const target = this.#names.get(jobId);
-    if (!target) return;
+  /** Deleting the resource is the cancel; the operator's finalizer settles the job. */
+  async cancel(job: CancelledJob): Promise<void> {
+    const { plural } = jobKinds[job.kind];
     try {
-      await this.#api.deleteNamespacedCustomObject({ group: cutroomGroup, version: cutroomVersion, namespace: this.#namespace, ...target });
+      await this.#api.deleteNamespacedCustomObject({ group: cutroomGroup, version: cutroomVersion, namespace: this.#namespace, plural, name: jobResourceName(job) });
     } catch (error) {
       if (!(error instanceof ApiException && error.code === 404)) throw error;
     }

@@ -7,7 +7,7 @@ import type { S3Settings } from '../storage/s3-client.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
 import { AppError } from '../http/errors.ts';
 import type { JobCompletion } from './completion.ts';
-import { jobPrograms, type DispatchedJob, type JobDispatcher } from './programs.ts';
+import { jobPrograms, type CancelledJob, type DispatchedJob, type JobDispatcher } from './programs.ts';
 
 const JOB_IMAGES = fileURLToPath(new URL('../../../job-images/', import.meta.url));
 
@@ -54,7 +54,7 @@ export class LocalJobRunner implements JobDispatcher {
     this.#pump(job.kind);
   }
 
-  async cancel(jobId: string): Promise<void> {
+  async cancel({ jobId }: CancelledJob): Promise<void> {
     for (const [kind, queue] of this.#waiting) {
       const index = queue.findIndex((job) => job.spec.jobId === jobId);
       if (index >= 0) {

@@ -20,9 +20,16 @@ export interface DispatchedJob {
   spec: JobSpec;
 }
 
+/** What names a job to cancel: enough to find its resource without remembering it. */
+export interface CancelledJob {
+  jobId: string;
+  kind: JobKind;
+  program: string;
+}
+
 /** Hands jobs to whoever runs them; both backends end in the same completion handlers. */
 export interface JobDispatcher {
   dispatch(job: DispatchedJob): Promise<void>;
-  cancel(jobId: string): Promise<void>;
+  cancel(job: CancelledJob): Promise<void>;
   close(): Promise<void>;
 }

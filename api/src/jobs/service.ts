@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { JobCompletion } from './completion.ts';
 import { Job, type JobRow } from './entities.ts';
+import type { JobKind } from '../../../crds/schema.ts';
 import { jobPrograms, type JobDispatcher, type JobProgram } from './programs.ts';
 
 export interface JobRequest {
@@ -66,7 +67,10 @@ export class JobService {
     return job;
   }
 
-  cancel(jobId: string): Promise<void> {
-    return this.#dispatcher.cancel(jobId);
+  /** Cancels a job that has not ended; its completion handler then settles it as failed. */
+  async cancel(em: EntityManager, jobId: string): Promise<void> {
+    const job = await em.findOne(Job, jobId);
+    if (!job || job.completedAt) return;
+    await this.#dispatcher.cancel({ jobId, kind: job.kind as JobKind, program: job.program });
   }
 }

@@ -1,6 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createS3Client, type S3Settings } from './s3-client.ts';
+import type { Config } from '../config.ts';
 
 /**
  * The object store as the api uses it. Bytes never cross the api: clients PUT and GET
@@ -69,4 +70,19 @@ export class ObjectStorage {
 export function isNotFound(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+}
+
+/** The object store the configuration names; `endpoint` overrides S3_ENDPOINT (the embedded server's address). */
+export function objectStorageFrom(config: Config, endpoint: string | undefined = config.S3_ENDPOINT): ObjectStorage {
+  return new ObjectStorage(
+    {
+      endpoint,
+      region: config.S3_REGION,
+      bucket: config.S3_BUCKET,
+      accessKeyId: config.S3_ACCESS_KEY_ID,
+      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+      forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    },
+    config.S3_PUBLIC_ENDPOINT,
+  );
 }
