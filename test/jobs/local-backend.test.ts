@@ -142,6 +142,14 @@ describe('job system: local backend with artifact jobs', function () {
       await events.close();
     }
   });
+  it('job metrics: created, succeeded and failed by kind, duration and queue depth on /metrics', async () => {
+    const text = await (await app.fetch('/metrics')).text();
+    expect(text).to.match(/^cutroom_jobs_created_total\{kind="ArtifactJob"\} [1-9]\d*$/m);
+    expect(text).to.match(/^cutroom_jobs_succeeded_total\{kind="ArtifactJob"\} [1-9]\d*$/m);
+    expect(text).to.match(/^cutroom_jobs_failed_total\{kind="ArtifactJob"\} [1-9]\d*$/m);
+    expect(text).to.match(/^cutroom_job_duration_seconds_count\{kind="ArtifactJob",outcome="succeeded"\} [1-9]\d*$/m);
+    expect(text).to.match(/^cutroom_job_queue_depth\{kind="ArtifactJob"\} 0$/m);
+  });
 });
 
 describe('job system: local backend bounds', function () {
