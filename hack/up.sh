@@ -9,6 +9,7 @@ export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 export JOB_BACKEND="${JOB_BACKEND:-local}"
 export EMBEDDED_S3="${EMBEDDED_S3:-true}"
 export EMBEDDED_S3_DIR="${EMBEDDED_S3_DIR:-$ROOT/.data/s3}"
+export EMBEDDED_S3_PORT="${EMBEDDED_S3_PORT:-8001}"  # a fixed port keeps presigned URLs stable across restarts
 export HOST="${HOST:-127.0.0.1}"
 export PORT="${PORT:-8000}"
 
