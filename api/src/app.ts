@@ -29,6 +29,9 @@ import { accountGuards } from './accounts/guards.ts';
 import { createMailer, type Mailer } from './accounts/mailer.ts';
 import { BillingService } from './billing/billing-service.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
+import { registerMediaUploads, scheduleMultipartSweep } from './media/uploads/feature.ts';
+import { registerMediaLibrary } from './media/library/feature.ts';
+import { registerMediaEdits } from './media/edits/feature.ts';
 
 export const API_VERSION = '0.1.0';
 
@@ -82,7 +85,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const billing = new BillingService({ clock });
   const jobMetrics = new JobMetrics(metrics);
   const bus = new EventBus(redis, config.REDIS_KEY_PREFIX);
-  const completion = createJobCompletion({ orm, logger, bus, storage });
+  const completion = createJobCompletion({ orm, logger, bus, storage, jobs: () => services.jobs });
   const dispatcher = createDispatcher(config, overrides, { storage, completion, logger, jobMetrics });
   const services: Services = {
     config,
@@ -102,6 +105,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     billing,
     baseUrl: publicBaseUrl(config),
     close: async () => {
+      stopMultipartSweep();
       await dispatcher.close();
       await services.accounts.idle();
       mailer.close();
@@ -111,6 +115,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await embedded?.close();
     },
   };
+  const stopMultipartSweep = scheduleMultipartSweep(services);
   return services;
 }
 
@@ -168,6 +173,9 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   });
   registerAccounts(router, { ...services, baseUrl: () => services.baseUrl });
   registerBillingRoutes(router, services.billing);
+  registerMediaUploads(router, services);
+  registerMediaLibrary(router, services);
+  registerMediaEdits(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
 

@@ -6,6 +6,8 @@ import type { Config } from '../../api/src/config.ts';
 import { openOrm } from '../../api/src/db/orm.ts';
 import { EventBus } from '../../api/src/events/bus.ts';
 import { createJobCompletion } from '../../api/src/jobs/handlers.ts';
+import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
+import { JobService } from '../../api/src/jobs/service.ts';
 import { createMetricsRegistry } from '../../api/src/ops/metrics.ts';
 import { createRedis } from '../../api/src/redis.ts';
 import { objectStorageFrom } from '../../api/src/storage/storage.ts';
@@ -56,10 +58,12 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const storage = objectStorageFrom(config);
-  const completion = createJobCompletion({ orm, logger, bus: new EventBus(redis, config.REDIS_KEY_PREFIX), storage });
+  const completion = createJobCompletion({ orm, logger, bus: new EventBus(redis, config.REDIS_KEY_PREFIX), storage, jobs: () => jobs });
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
+  // Jobs a completion starts (the proxy after an artifact) become custom resources in the operator's own namespace.
+  const jobs = new JobService(new KubernetesJobDispatcher(kubeConfig, operatorConfig.KUBE_NAMESPACE, metrics.jobs), completion, logger);
   const cluster = new Cluster(kubeConfig, operatorConfig.KUBE_NAMESPACE, identity, logger);
 
   let controllers: JobControllers | undefined;

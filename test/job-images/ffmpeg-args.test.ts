@@ -4,21 +4,24 @@ import {
   ffprobeArgs,
   firstFrameThumbnailArgs,
   measureDurationArgs,
+  needsProxy,
   planArtifacts,
+  planProxy,
+  proxyPassArgs,
   proxySize,
   spriteLayout,
   thumbnailSize,
 } from '../../job-images/ffmpeg/src/ffmpeg-args.ts';
-import type { ArtifactFiles } from '../../job-images/ffmpeg/src/ffmpeg-args.ts';
+import type { ArtifactFiles, ProxyFiles } from '../../job-images/ffmpeg/src/ffmpeg-args.ts';
 import type { MediaDescription } from '../../job-images/ffmpeg/src/media-probe.ts';
 
 const files: ArtifactFiles = {
   source: '/work/source',
   thumbnail: '/work/thumbnail.jpg',
   audio: '/work/audio.wav',
-  proxy: '/work/proxy.mp4',
-  sprite: '/work/sprite.jpg',
 };
+
+const proxyFiles: ProxyFiles = { source: '/work/source', proxy: '/work/proxy.mp4', sprite: '/work/sprite.jpg' };
 
 const common = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'error', '-progress', 'pipe:3', '-y'];
 const audioChain = 'aresample=16000,aformat=sample_fmts=s16:sample_rates=16000:channel_layouts=mono,asplit=2[audio][peaks]';
@@ -126,39 +129,40 @@ describe('ffmpeg arguments (job-images/ffmpeg/src/ffmpeg-args.ts)', () => {
   });
 
   describe('planArtifacts', () => {
-    it('web-compatible video gets a thumbnail at 10% and 16 kHz audio, no proxy or sprite', () => {
-      expect(planArtifacts(webVideo)).to.deep.equal({
-        thumbnail: { width: 640, height: 360, atSeconds: 6 },
-        audio: true,
-        proxy: null,
-        sprite: null,
-      });
+    it('web-compatible video gets a thumbnail at 10% and 16 kHz audio, no proxy', () => {
+      expect(planArtifacts(webVideo)).to.deep.equal({ thumbnail: { width: 640, height: 360, atSeconds: 6 }, audio: true });
+      expect(needsProxy(webVideo)).to.equal(false);
     });
 
-    it('non-web-compatible video also gets a 480p proxy and a sprite', () => {
-      const plan = planArtifacts(webmVideo);
-      expect(plan.proxy).to.deep.equal({ width: 854, height: 480 });
-      expect(plan.sprite).to.deep.equal({
-        tile_width_px: 160,
-        tile_height_px: 90,
-        tiles_per_row: 10,
-        total_tiles: 30,
-        seconds_per_tile: 1,
-      });
+    it('non-web-compatible video gets the same artifacts; its proxy and sprite are left to the proxy task', () => {
+      expect(planArtifacts(webmVideo)).to.deep.equal({ thumbnail: { width: 640, height: 360, atSeconds: 3 }, audio: true });
+      expect(needsProxy(webmVideo)).to.equal(true);
     });
 
-    it('audio gets only the 16 kHz audio and waveform; images only a thumbnail', () => {
-      expect(planArtifacts(audioOnly)).to.deep.equal({ thumbnail: null, audio: true, proxy: null, sprite: null });
-      expect(planArtifacts(image)).to.deep.equal({
-        thumbnail: { width: 640, height: 480, atSeconds: null },
-        audio: false,
-        proxy: null,
-        sprite: null,
-      });
+    it('audio gets only the 16 kHz audio and waveform; images only a thumbnail; neither needs a proxy', () => {
+      expect(planArtifacts(audioOnly)).to.deep.equal({ thumbnail: null, audio: true });
+      expect(planArtifacts(image)).to.deep.equal({ thumbnail: { width: 640, height: 480, atSeconds: null }, audio: false });
+      expect([needsProxy(audioOnly), needsProxy(image)]).to.deep.equal([false, false]);
     });
 
     it('video without a known duration cannot be planned', () => {
       expect(() => planArtifacts({ ...webVideo, durationSeconds: null })).to.throw(/duration/);
+    });
+  });
+
+  describe('planProxy', () => {
+    it('the proxy task plans a 480p proxy, a sprite and the sound', () => {
+      expect(planProxy(webmVideo)).to.deep.equal({
+        proxy: { width: 854, height: 480 },
+        sprite: { tile_width_px: 160, tile_height_px: 90, tiles_per_row: 10, total_tiles: 30, seconds_per_tile: 1 },
+        audio: true,
+      });
+    });
+
+    it('only video with a known duration gets a proxy', () => {
+      expect(() => planProxy(audioOnly)).to.throw(/video/);
+      expect(() => planProxy(image)).to.throw(/video/);
+      expect(() => planProxy({ ...webmVideo, durationSeconds: null })).to.throw(/duration/);
     });
   });
 
@@ -193,28 +197,45 @@ describe('ffmpeg arguments (job-images/ffmpeg/src/ffmpeg-args.ts)', () => {
       ]);
     });
 
-    it('non-web-compatible video: one decode split into thumbnail, sprite and faststart proxy; surround downmixed to stereo', () => {
+    it('non-web-compatible video: like web-compatible, the thumbnail from a seek and no proxy in this pass', () => {
       expect(artifactPassArgs(webmVideo, planArtifacts(webmVideo), files)).to.deep.equal([
+        ...common,
+        '-ss', '3', '-t', '2', '-i', '/work/source',
+        '-i', '/work/source',
+        '-filter_complex', `[0:0]scale=640:360,setsar=1[thumb];[1:1]${audioChain}`,
+        '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
+        ...audioOutputs,
+        '-map', '1:0', '-c', 'copy', '-f', 'null', '-',
+      ]);
+    });
+
+    it('proxy task: one decode split into sprite and faststart 480p proxy; the sound encoded to AAC, surround downmixed to stereo', () => {
+      expect(proxyPassArgs(webmVideo, planProxy(webmVideo), proxyFiles)).to.deep.equal([
         ...common,
         '-i', '/work/source',
         '-filter_complex',
         [
-          '[0:0]split=3[thumb_src][sprite_src][proxy_src]',
-          "[thumb_src]select='gte(t,3)',scale=640:360,setsar=1[thumb]",
+          '[0:0]split=2[sprite_src][proxy_src]',
           '[sprite_src]fps=1/1,trim=end_frame=30,scale=160:90,setsar=1,tile=10x3[sprite]',
           '[proxy_src]scale=854:480,setsar=1,format=yuv420p[proxy]',
-          '[0:1]asplit=2[proxy_audio][audio_src]',
-          `[audio_src]${audioChain}`,
         ].join(';'),
-        '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
         '-map', '[sprite]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '4', '/work/sprite.jpg',
-        '-map', '[proxy]', '-map', '[proxy_audio]',
+        '-map', '[proxy]', '-map', '0:1',
         '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-profile:v', 'main',
         '-force_key_frames', 'expr:gte(t,n_forced*2)',
         '-c:a', 'aac', '-b:a', '128k', '-ac', '2',
         '-movflags', '+faststart', '/work/proxy.mp4',
-        ...audioOutputs,
       ]);
+    });
+
+    it('proxy task without sound: a silent proxy, stereo sources not remixed', () => {
+      const silent: MediaDescription = { ...webmVideo, hasAudio: false, audioCodec: null, audioStreamIndex: null, audioChannels: null };
+      const args = proxyPassArgs(silent, planProxy(silent), proxyFiles);
+      expect(args.slice(args.indexOf('[proxy]'), args.indexOf('-c:v', args.indexOf('[proxy]')))).to.deep.equal(['[proxy]']);
+      expect(args).to.not.include('-c:a');
+      const stereo: MediaDescription = { ...webmVideo, audioChannels: 2 };
+      const stereoArgs = proxyPassArgs(stereo, planProxy(stereo), proxyFiles);
+      expect(stereoArgs).to.include('aac').and.not.include('-ac');
     });
 
     it('audio only: one decode resampled to 16 kHz mono, split into the WAV and the peaks pipe', () => {

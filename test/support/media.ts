@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,6 +15,19 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const FFMPEG = process.env.FFMPEG_PATH || 'ffmpeg';
 const FFPROBE = process.env.FFPROBE_PATH || 'ffprobe';
+
+/**
+ * Every generated file is unique (a random comment tag, or a random mark on images):
+ * the service stores identical content once, so tests sharing one database must not
+ * make the same bytes by accident. Tests that want identical content reuse one file.
+ */
+function uniqueTag(): string[] {
+  return ['-metadata', `comment=cutroom-test-${randomUUID()}`];
+}
+
+function uniqueMark(): string {
+  return `drawbox=x=0:y=0:w=4:h=4:t=fill:color=0x${randomBytes(3).toString('hex')}`;
+}
 
 async function ffmpeg(args: string[]): Promise<void> {
   await run(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 1 << 20 });
@@ -80,7 +93,7 @@ export async function makeVideo(dir: string, name: string, options: VideoOptions
     codec === 'h264'
       ? ['-c:v', 'libx264', '-preset', options.preset ?? 'ultrafast', '-pix_fmt', 'yuv420p', ...(options.faststart ? ['-movflags', '+faststart'] : [])]
       : ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '400k', ...(options.live ? ['-live', '1'] : [])];
-  await ffmpeg([...inputs, '-map', '0:v', ...videoArgs, ...audioArgs, ...(codec === 'vp9' ? ['-f', 'webm'] : []), output]);
+  await ffmpeg([...inputs, '-map', '0:v', ...videoArgs, ...audioArgs, ...uniqueTag(), ...(codec === 'vp9' ? ['-f', 'webm'] : []), output]);
   return output;
 }
 
@@ -100,7 +113,7 @@ export async function makeAudio(dir: string, name: string, options: AudioOptions
     source === 'sine'
       ? ['-f', 'lavfi', '-i', `sine=frequency=330:sample_rate=${sampleRate}:duration=${seconds}`]
       : ['-i', source.wav];
-  await ffmpeg([...input, '-ac', String(channels), '-ar', String(sampleRate), output]);
+  await ffmpeg([...input, '-ac', String(channels), '-ar', String(sampleRate), ...uniqueTag(), output]);
   return output;
 }
 
@@ -108,7 +121,7 @@ export async function makeAudio(dir: string, name: string, options: AudioOptions
 export async function makeImage(dir: string, name: string, options: { width?: number; height?: number } = {}): Promise<string> {
   const { width = 800, height = 600 } = options;
   const output = join(dir, name);
-  await ffmpeg(['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-frames:v', '1', '-update', '1', output]);
+  await ffmpeg(['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-vf', uniqueMark(), '-frames:v', '1', '-update', '1', output]);
   return output;
 }
 

@@ -5,6 +5,7 @@ import { Job } from '../jobs/entities.ts';
 import { MediaFile, MediaItem } from '../media/entities.ts';
 import { Project } from '../projects/entities.ts';
 import { Canvas, CanvasMedia } from '../canvases/entities.ts';
+import { MediaGroup, MediaGroupMembership } from '../media-groups/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema<any, any>[] = [
@@ -19,4 +20,5 @@ export const entities: EntitySchema<any, any>[] = [
   Project,
   Canvas,
   CanvasMedia,
+  MediaGroup, MediaGroupMembership,
 ];

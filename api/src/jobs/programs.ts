@@ -4,6 +4,8 @@ import type { JobKind, JobSpec } from '../../../crds/schema.ts';
 export const jobPrograms = {
   artifact: { kind: 'ArtifactJob', image: 'ffmpeg' },
   'media-edit': { kind: 'ArtifactJob', image: 'ffmpeg' },
+  'media-import': { kind: 'ArtifactJob', image: 'ffmpeg' },
+  proxy: { kind: 'ArtifactJob', image: 'ffmpeg' },
   render: { kind: 'RenderJob', image: 'ffmpeg' },
   transcribe: { kind: 'AnalysisJob', image: 'whisper' },
 } as const satisfies Record<string, { kind: JobKind; image: string }>;

@@ -1,9 +1,10 @@
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { EventBus } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { AfterCommit, CompletionHandler } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
+import type { JobService } from '../jobs/service.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from './entities.ts';
 
 /** The artifact program's result.json, as far as the api relies on it. */
@@ -18,7 +19,8 @@ const artifactResultSchema = z.object({
   video_codec: z.string().nullable(),
   audio_codec: z.string().nullable(),
   container: z.string(),
-  proxy_status: z.enum(['ready', 'not_applicable']),
+  // `ready` only from artifact jobs of before the proxy task, which made the proxy themselves.
+  proxy_status: z.enum(['pending', 'ready', 'not_applicable']),
   artifacts: z.object({
     waveform_key: z.string().nullable(),
     thumbnail_key: z.string().nullable(),
@@ -31,12 +33,21 @@ const artifactResultSchema = z.object({
 
 export type ArtifactResult = z.infer<typeof artifactResultSchema>;
 
+export interface ArtifactCompletionDeps {
+  bus: EventBus;
+  storage: ObjectStorage;
+  orm: MikroORM;
+  /** Resolved when used: the job service is built from the completion this handler belongs to. */
+  jobs: () => JobService;
+}
+
 /**
  * Settles artifact jobs: the file becomes UPLOADED with its metadata (or FAILED), and
  * each of its items' owners hears `media_ready` (or `media_failed`). Identical content
  * already stored is kept once: this file's items move onto the existing file.
+ * Video browsers cannot play gets its proxy from the `proxy` job started after the commit.
  */
-export function artifactCompletion(deps: { bus: EventBus; storage: ObjectStorage }): CompletionHandler {
+export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler {
   return {
     async succeeded(em, job, raw) {
       const parsed = artifactResultSchema.safeParse(raw);
@@ -80,7 +91,19 @@ export function artifactCompletion(deps: { bus: EventBus; storage: ObjectStorage
         error: null,
       });
       await em.flush();
-      return readyEvents(em, file, deps.bus);
+      const publish = await readyEvents(em, file, deps.bus);
+      if (result.proxy_status !== 'pending') return publish;
+      const proxyJob = {
+        program: 'proxy',
+        userId: job.userId,
+        ...(job.projectId ? { projectId: job.projectId } : {}),
+        mediaFileId: file.id,
+        input: { sourceKey: file.storageKey, contentType: file.contentType },
+      } as const;
+      return async () => {
+        await publish();
+        await deps.jobs().submit(deps.orm.em.fork(), proxyJob);
+      };
     },
     failed: (em, job, error) => markFailed(em, job, error, deps),
   };

@@ -45,6 +45,8 @@ export const MediaFile = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
+  // the stale multipart sweep looks uploads up by state and age
+  indexes: [{ properties: ['status', 'createdAt'] }],
 });
 
 export type MediaFileRow = InstanceType<typeof MediaFile.class>;
@@ -62,6 +64,8 @@ export const MediaItem = defineEntity({
     displayName: p.string().length(255).nullable(),
     tags: p.array().default([]),
     behaviorDefaults: p.json<Record<string, unknown>>().onCreate(() => ({})),
+    /** Bytes charged to this item's owner for it (the file's real size at confirm or complete); refunded when it is deleted. */
+    chargedBytes: p.bigint('number').default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createS3Client, type S3Settings } from './s3-client.ts';
 import type { Config } from '../config.ts';
@@ -24,6 +24,10 @@ export class ObjectStorage {
 
   presignPut(key: string, contentType: string, expiresIn: number): Promise<string> {
     return getSignedUrl(this.#signer, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }), { expiresIn });
+  }
+
+  presignUploadPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string> {
+    return getSignedUrl(this.#signer, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn });
   }
 
   presignGet(key: string, expiresIn: number, options: { filename?: string; cacheControl?: string } = {}): Promise<string> {

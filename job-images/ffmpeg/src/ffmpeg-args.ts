@@ -40,14 +40,23 @@ export interface ArtifactPlan {
   thumbnail: { width: number; height: number; atSeconds: number | null } | null;
   /** 16 kHz mono WAV plus the same samples on stdout for the waveform peaks. */
   audio: boolean;
-  proxy: { width: number; height: number } | null;
-  sprite: SpriteLayout | null;
 }
 
 export interface ArtifactFiles {
   source: string;
   thumbnail: string;
   audio: string;
+}
+
+/** What the proxy task makes of a video: a 480p proxy (with the sound, if any) and the sprite sheet. */
+export interface ProxyPlan {
+  proxy: { width: number; height: number };
+  sprite: SpriteLayout;
+  audio: boolean;
+}
+
+export interface ProxyFiles {
+  source: string;
   proxy: string;
   sprite: string;
 }
@@ -89,16 +98,27 @@ export function planArtifacts(media: MediaDescription): ArtifactPlan {
   const hasPicture = media.kind !== 'audio' && media.width !== null && media.height !== null;
   if (media.kind === 'video' && media.durationSeconds === null) throw new Error('planArtifacts needs the video duration');
   const duration = media.durationSeconds ?? 0;
-  const needsProxy = media.kind === 'video' && media.webCompatible === false;
-  const width = media.width ?? 0;
-  const height = media.height ?? 0;
   return {
     thumbnail: hasPicture
-      ? { ...thumbnailSize(width, height), atSeconds: media.kind === 'video' ? duration * THUMBNAIL_AT_FRACTION : null }
+      ? { ...thumbnailSize(media.width ?? 0, media.height ?? 0), atSeconds: media.kind === 'video' ? duration * THUMBNAIL_AT_FRACTION : null }
       : null,
     audio: media.hasAudio,
-    proxy: needsProxy ? proxySize(width, height) : null,
-    sprite: needsProxy ? spriteLayout(width, height, duration) : null,
+  };
+}
+
+/** Browsers cannot play it as uploaded: the separate proxy task makes a 480p proxy and a sprite. */
+export function needsProxy(media: MediaDescription): boolean {
+  return media.kind === 'video' && media.webCompatible === false;
+}
+
+/** The proxy task's plan; any video gets one (the task is only started for those that need it). */
+export function planProxy(media: MediaDescription): ProxyPlan {
+  if (media.kind !== 'video' || media.width === null || media.height === null) throw new Error('planProxy needs a video');
+  if (media.durationSeconds === null) throw new Error('planProxy needs the video duration');
+  return {
+    proxy: proxySize(media.width, media.height),
+    sprite: spriteLayout(media.width, media.height, media.durationSeconds),
+    audio: media.hasAudio,
   };
 }
 
@@ -137,63 +157,58 @@ const thumbnailOutput = (files: ArtifactFiles): string[] =>
 
 /**
  * The single ffmpeg invocation that makes every artifact of a source, each stream
- * decoded once. Web-compatible video reads the file twice but decodes its picture
- * only around the thumbnail (input seeking, a short window), while a stream copy to the null muxer
- * still walks every packet, so a truncated file reports "partial file". Video that
- * needs a proxy is decoded once and split into proxy, sprite and thumbnail.
- * Audio samples go to the WAV and, raw, to stdout for the waveform.
+ * decoded once. Video is read twice but its picture decoded only around the thumbnail
+ * (input seeking, a short window), while a stream copy to the null muxer still walks
+ * every packet, so a truncated file reports "partial file". Audio samples go to the
+ * WAV and, raw, to stdout for the waveform.
  */
 export function artifactPassArgs(media: MediaDescription, plan: ArtifactPlan, files: ArtifactFiles): string[] {
   const chains: string[] = [];
   const outputs: string[] = [];
-  // Without a proxy to encode, the picture is only needed around the thumbnail: seek to it.
-  const seekThumbnail = media.kind === 'video' && plan.proxy === null && plan.thumbnail !== null;
+  const seekThumbnail = media.kind === 'video' && plan.thumbnail !== null;
   const inputs = seekThumbnail
     ? ['-ss', secondsArg(plan.thumbnail?.atSeconds ?? 0), '-t', String(THUMBNAIL_WINDOW_SECONDS), '-i', files.source, '-i', files.source]
     : ['-i', files.source];
   const main = seekThumbnail ? 1 : 0;
-  const video = `${main}:${media.videoStreamIndex}`;
-  const audio = `${main}:${media.audioStreamIndex}`;
 
-  if (plan.proxy && plan.sprite && plan.thumbnail) {
-    const { sprite, proxy, thumbnail } = plan;
-    const rows = Math.ceil(sprite.total_tiles / sprite.tiles_per_row);
-    chains.push(
-      `[${video}]split=3[thumb_src][sprite_src][proxy_src]`,
-      `[thumb_src]select='gte(t,${secondsArg(thumbnail.atSeconds ?? 0)})',${thumbnailChain(thumbnail)}`,
-      `[sprite_src]fps=1/${sprite.seconds_per_tile},trim=end_frame=${sprite.total_tiles},` +
-        `scale=${sprite.tile_width_px}:${sprite.tile_height_px},setsar=1,tile=${sprite.tiles_per_row}x${rows}[sprite]`,
-      `[proxy_src]scale=${proxy.width}:${proxy.height},setsar=1,format=yuv420p[proxy]`,
-    );
-  } else if (plan.thumbnail) {
-    chains.push(`[${seekThumbnail ? `0:${media.videoStreamIndex}` : video}]${thumbnailChain(plan.thumbnail)}`);
-  }
-  if (plan.audio && plan.proxy) {
-    chains.push(`[${audio}]asplit=2[proxy_audio][audio_src]`, `[audio_src]${audioChain}`);
-  } else if (plan.audio) {
-    chains.push(`[${audio}]${audioChain}`);
-  }
+  if (plan.thumbnail) chains.push(`[0:${media.videoStreamIndex}]${thumbnailChain(plan.thumbnail)}`);
+  if (plan.audio) chains.push(`[${main}:${media.audioStreamIndex}]${audioChain}`);
 
   if (plan.thumbnail) outputs.push(...thumbnailOutput(files));
-  if (plan.sprite) {
-    outputs.push('-map', '[sprite]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '4', files.sprite);
-  }
-  if (plan.proxy) {
-    outputs.push(
-      '-map', '[proxy]',
-      ...(plan.audio ? ['-map', '[proxy_audio]'] : []),
-      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-profile:v', 'main',
-      '-force_key_frames', `expr:gte(t,n_forced*${PROXY_KEYFRAME_SECONDS})`,
-      ...(plan.audio ? ['-c:a', 'aac', '-b:a', '128k', ...((media.audioChannels ?? 2) > 2 ? ['-ac', '2'] : [])] : []),
-      '-movflags', '+faststart', files.proxy,
-    );
-  }
   if (plan.audio) {
     outputs.push('-map', '[audio]', '-c:a', 'pcm_s16le', '-f', 'wav', files.audio);
     outputs.push('-map', '[peaks]', '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1');
   }
   if (seekThumbnail) {
-    outputs.push('-map', `${video}`, '-c', 'copy', '-f', 'null', '-');
+    outputs.push('-map', `${main}:${media.videoStreamIndex}`, '-c', 'copy', '-f', 'null', '-');
   }
   return [...commonArgs, ...inputs, '-filter_complex', chains.join(';'), ...outputs];
+}
+
+/**
+ * The proxy task's single ffmpeg invocation: the picture decoded once and split into
+ * the sprite sheet and the 480p H.264 proxy (faststart, a keyframe every 2 s); the
+ * sound goes straight to the proxy's AAC, surround downmixed to stereo.
+ */
+export function proxyPassArgs(media: MediaDescription, plan: ProxyPlan, files: ProxyFiles): string[] {
+  const { sprite, proxy } = plan;
+  const rows = Math.ceil(sprite.total_tiles / sprite.tiles_per_row);
+  const chains = [
+    `[0:${media.videoStreamIndex}]split=2[sprite_src][proxy_src]`,
+    `[sprite_src]fps=1/${sprite.seconds_per_tile},trim=end_frame=${sprite.total_tiles},` +
+      `scale=${sprite.tile_width_px}:${sprite.tile_height_px},setsar=1,tile=${sprite.tiles_per_row}x${rows}[sprite]`,
+    `[proxy_src]scale=${proxy.width}:${proxy.height},setsar=1,format=yuv420p[proxy]`,
+  ];
+  return [
+    ...commonArgs,
+    '-i', files.source,
+    '-filter_complex', chains.join(';'),
+    '-map', '[sprite]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '4', files.sprite,
+    '-map', '[proxy]',
+    ...(plan.audio ? ['-map', `0:${media.audioStreamIndex}`] : []),
+    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-profile:v', 'main',
+    '-force_key_frames', `expr:gte(t,n_forced*${PROXY_KEYFRAME_SECONDS})`,
+    ...(plan.audio ? ['-c:a', 'aac', '-b:a', '128k', ...((media.audioChannels ?? 2) > 2 ? ['-ac', '2'] : [])] : []),
+    '-movflags', '+faststart', files.proxy,
+  ];
 }

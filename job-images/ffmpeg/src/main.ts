@@ -1,8 +1,11 @@
 import type { AnyJobProgram } from '../../lib/job-program.ts';
 import { runJob } from '../../lib/run-job.ts';
 import { artifactProgram } from './artifact/artifact-program.ts';
+import { mediaEditProgram } from './edit/edit-program.ts';
+import { mediaImportProgram } from './import/import-program.ts';
+import { proxyProgram } from './proxy/proxy-program.ts';
 
 /** The programs this image hosts; `media-edit` and `render` join by adding their module here. */
-const programs: readonly AnyJobProgram[] = [artifactProgram];
+const programs: readonly AnyJobProgram[] = [artifactProgram, mediaEditProgram, mediaImportProgram, proxyProgram];
 
 process.exitCode = await runJob({ programs });

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { JobFailure } from '../../lib/job-failure.ts';
+import { ffprobeArgs, measureDurationArgs } from './ffmpeg-args.ts';
+import { MediaToolError, runFfmpeg, runFfprobe } from './media-tools.ts';
+import type { MediaTools } from './media-tools.ts';
 
 /** The part of `ffprobe -print_format json -show_format -show_streams` we rely on. */
 const ffprobeStreamSchema = z.object({
@@ -126,4 +129,41 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
     audioStreamIndex: hasAudio ? (audio?.index ?? null) : null,
     audioChannels: hasAudio ? (audio?.channels ?? null) : null,
   };
+}
+
+/** Probes a downloaded source, turning ffprobe's complaints into messages a person can act on. */
+export async function probeSource(tools: MediaTools, source: string, key: string, signal: AbortSignal): Promise<MediaDescription> {
+  let output: unknown;
+  try {
+    output = await runFfprobe(tools, ffprobeArgs(source), signal);
+  } catch (error) {
+    if (!(error instanceof MediaToolError)) throw error;
+    const stderr = error.stderrTail.join('\n');
+    if (stderr.includes('moov atom not found')) {
+      throw new JobFailure(
+        `The media file "${key}" is truncated: its MP4 index (moov atom) is missing, so the upload was probably cut short; upload it again`,
+      );
+    }
+    const reason = (error.stderrTail.at(-1) ?? 'unknown format').replace(`${source}: `, '');
+    throw new JobFailure(`The file "${key}" is corrupt or not a media file ffmpeg can read (${reason})`);
+  }
+  return describeMedia(parseFfprobeOutput(output));
+}
+
+/** Browser recordings (MediaRecorder WebM) carry no duration; a demux-only pass measures it. */
+export async function withDuration(
+  tools: MediaTools,
+  media: MediaDescription,
+  source: string,
+  key: string,
+  signal: AbortSignal,
+): Promise<MediaDescription> {
+  if (media.kind === 'image' || media.durationSeconds !== null) return media;
+  try {
+    const { outSeconds } = await runFfmpeg(tools, measureDurationArgs(media, source), { signal });
+    if (outSeconds && outSeconds > 0) return { ...media, durationSeconds: outSeconds };
+  } catch (error) {
+    if (!(error instanceof MediaToolError)) throw error;
+  }
+  throw new JobFailure(`The media file "${key}" is unreadable: it has no measurable duration`);
 }

@@ -5,11 +5,11 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import { artifactPassArgs, ffprobeArgs, firstFrameThumbnailArgs, measureDurationArgs, planArtifacts } from '../ffmpeg-args.ts';
-import type { ArtifactFiles, ArtifactPlan, SpriteLayout } from '../ffmpeg-args.ts';
-import { describeMedia, parseFfprobeOutput } from '../media-probe.ts';
+import { artifactPassArgs, firstFrameThumbnailArgs, needsProxy, planArtifacts } from '../ffmpeg-args.ts';
+import type { ArtifactFiles, ArtifactPlan } from '../ffmpeg-args.ts';
+import { probeSource, withDuration } from '../media-probe.ts';
 import type { MediaDescription, MediaKind } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg, runFfprobe } from '../media-tools.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
 import type { MediaTools } from '../media-tools.ts';
 import { WaveformPeaks } from '../waveform.ts';
 
@@ -20,7 +20,8 @@ export const artifactInputSchema = z.object({
 
 export type ArtifactInput = z.infer<typeof artifactInputSchema>;
 
-export type ProxyStatus = 'ready' | 'not_applicable';
+/** `pending`: non-web-compatible video, whose proxy and sprite the separate `proxy` task makes. */
+export type ProxyStatus = 'pending' | 'not_applicable';
 
 /** `result.json` of the artifact program; nulls where an artifact or property does not apply. */
 export interface ArtifactResult {
@@ -42,10 +43,11 @@ export interface ArtifactResult {
     waveform_key: string | null;
     thumbnail_key: string | null;
     audio_key: string | null;
-    proxy_key: string | null;
-    sprite_key: string | null;
+    /** The proxy task's outputs, never this program's. */
+    proxy_key: null;
+    sprite_key: null;
   };
-  sprite: SpriteLayout | null;
+  sprite: null;
   waveform_peaks_count: number | null;
 }
 
@@ -54,8 +56,6 @@ export const ARTIFACT_FILES = {
   waveform: { name: 'waveform.json', contentType: 'application/json' },
   thumbnail: { name: 'thumbnail.jpg', contentType: 'image/jpeg' },
   audio: { name: 'audio.wav', contentType: 'audio/wav' },
-  proxy: { name: 'proxy.mp4', contentType: 'video/mp4' },
-  sprite: { name: 'sprite.jpg', contentType: 'image/jpeg' },
 } as const;
 
 /** Generic types browsers and phones send for media files they cannot name. */
@@ -73,47 +73,11 @@ function assertSupportedContentType(contentType: string): void {
   throw new JobFailure(`Unsupported content type "${contentType}": upload a video, audio or image file`);
 }
 
-async function probeSource(tools: MediaTools, source: string, key: string, signal: AbortSignal): Promise<MediaDescription> {
-  let output: unknown;
-  try {
-    output = await runFfprobe(tools, ffprobeArgs(source), signal);
-  } catch (error) {
-    if (!(error instanceof MediaToolError)) throw error;
-    const stderr = error.stderrTail.join('\n');
-    if (stderr.includes('moov atom not found')) {
-      throw new JobFailure(
-        `The media file "${key}" is truncated: its MP4 index (moov atom) is missing, so the upload was probably cut short; upload it again`,
-      );
-    }
-    const reason = (error.stderrTail.at(-1) ?? 'unknown format').replace(`${source}: `, '');
-    throw new JobFailure(`The file "${key}" is corrupt or not a media file ffmpeg can read (${reason})`);
-  }
-  return describeMedia(parseFfprobeOutput(output));
-}
-
-/** Browser recordings (MediaRecorder WebM) carry no duration; a demux-only pass measures it. */
-async function withDuration(
-  tools: MediaTools,
-  media: MediaDescription,
-  source: string,
-  key: string,
-  signal: AbortSignal,
-): Promise<MediaDescription> {
-  if (media.kind === 'image' || media.durationSeconds !== null) return media;
-  try {
-    const { outSeconds } = await runFfmpeg(tools, measureDurationArgs(media, source), { signal });
-    if (outSeconds && outSeconds > 0) return { ...media, durationSeconds: outSeconds };
-  } catch (error) {
-    if (!(error instanceof MediaToolError)) throw error;
-  }
-  throw new JobFailure(`The media file "${key}" is unreadable: it has no measurable duration`);
-}
-
 const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
 
 /** The artifacts the ffmpeg pass writes to files (the waveform is folded from its stdout). */
-function fileArtifacts(plan: ArtifactPlan): ('thumbnail' | 'audio' | 'proxy' | 'sprite')[] {
-  return (['thumbnail', 'audio', 'proxy', 'sprite'] as const).filter((artifact) => (artifact === 'audio' ? plan.audio : plan[artifact] !== null));
+function fileArtifacts(plan: ArtifactPlan): ('thumbnail' | 'audio')[] {
+  return (['thumbnail', 'audio'] as const).filter((artifact) => (artifact === 'audio' ? plan.audio : plan[artifact] !== null));
 }
 
 /** One ffmpeg pass that writes every local artifact and folds the audio into waveform peaks. */
@@ -170,8 +134,6 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
     source: join(ctx.workDir, 'source'),
     thumbnail: join(ctx.workDir, ARTIFACT_FILES.thumbnail.name),
     audio: join(ctx.workDir, ARTIFACT_FILES.audio.name),
-    proxy: join(ctx.workDir, ARTIFACT_FILES.proxy.name),
-    sprite: join(ctx.workDir, ARTIFACT_FILES.sprite.name),
   };
 
   ctx.progress.report('download', PROGRESS.download[0]);
@@ -219,20 +181,20 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
     audio_codec: media.audioCodec,
     container: media.container,
     web_compatible: media.webCompatible,
-    proxy_status: plan.proxy ? 'ready' : 'not_applicable',
+    proxy_status: needsProxy(media) ? 'pending' : 'not_applicable',
     artifacts: {
       waveform_key: keyOf('waveform'),
       thumbnail_key: keyOf('thumbnail'),
       audio_key: keyOf('audio'),
-      proxy_key: keyOf('proxy'),
-      sprite_key: keyOf('sprite'),
+      proxy_key: null,
+      sprite_key: null,
     },
-    sprite: plan.sprite,
+    sprite: null,
     waveform_peaks_count: waveformDocument?.peaks.length ?? null,
   };
 }
 
-/** `program: "artifact"`: checksum, probe, thumbnail, waveform, 16 kHz audio and, when needed, proxy and sprite. */
+/** `program: "artifact"`: checksum, probe, thumbnail, waveform and 16 kHz audio; whether a proxy is still to be made. */
 export const artifactProgram: JobProgram<ArtifactInput, ArtifactResult> = {
   name: 'artifact',
   inputSchema: artifactInputSchema,

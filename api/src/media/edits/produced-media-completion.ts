@@ -1,0 +1,130 @@
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
+import { BillingService } from '../../billing/billing-service.ts';
+import type { AfterCommit, CompletionHandler } from '../../jobs/completion.ts';
+import { systemClock } from '../../shared/clock.ts';
+import { artifactCompletion } from '../artifact-completion.ts';
+import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
+import { removeFileIfUnreferenced } from './file-release.ts';
+
+type ArtifactDeps = Parameters<typeof artifactCompletion>[0];
+
+/** What the media-edit and media-import programs return: the stored object and the artifact program's description of it. */
+const producedResultSchema = z.object({
+  output_key: z.string().min(1),
+  size_bytes: z.number().int().min(0),
+  content_type: z.string().min(1),
+  artifact: z.record(z.string(), z.unknown()),
+});
+
+const bookkeepingSchema = z.object({ replaceItemId: z.uuid().optional() }).loose();
+
+const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
+
+/**
+ * Settles jobs that produce a new stored file (media-edit, media-import): the produced
+ * object becomes the file's object, its size is charged to the job's user (over quota:
+ * FAILED, objects deleted, media_failed), then the artifact completion records the
+ * metadata and sends media_ready. For an edit with save_mode replace, the item is
+ * repointed at the new file only now, and the file it leaves goes if that was its last item.
+ */
+export function producedMediaCompletion(deps: ArtifactDeps): CompletionHandler {
+  const artifacts = artifactCompletion(deps);
+  // Completion runs outside any request; the plan only needs the clock.
+  const billing = new BillingService({ clock: systemClock });
+
+  return {
+    async succeeded(em, job, raw) {
+      const parsed = producedResultSchema.safeParse(raw);
+      if (!parsed.success) return this.failed(em, job, `The job returned an unreadable result: ${z.prettifyError(parsed.error)}`);
+      const result = parsed.data;
+      const { replaceItemId } = bookkeepingSchema.parse(job.input);
+      if (!job.mediaFileId) return;
+      const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const producedKeys = [result.output_key, ...artifactKeys(result.artifact)];
+      const deleteProduced = async () => {
+        await Promise.all(producedKeys.map((key) => deps.storage.delete(key).catch(() => {})));
+      };
+      if (!file) return deleteProduced; // deleted while the job ran
+
+      const replaced = replaceItemId ? await em.findOne(MediaItem, replaceItemId) : null;
+      if (replaceItemId && !replaced) {
+        // The item to replace was deleted meanwhile: the edit has nobody to serve.
+        em.remove(file);
+        await em.flush();
+        return deleteProduced;
+      }
+      const quota = (await billing.limitsOf(em, job.userId)).storageQuotaBytes;
+      if (!(await chargeStorage(em, job.userId, result.size_bytes, quota))) {
+        const error = `The result (${mb(result.size_bytes)} MB) does not fit in your storage quota (${mb(quota)} MB); free some space and try again.`;
+        const failed = await settleFailure(em, file, replaced, error);
+        return async () => {
+          await failed();
+          await deleteProduced();
+        };
+      }
+
+      file.storageKey = result.output_key;
+      file.sizeBytes = result.size_bytes;
+      file.declaredSizeBytes = result.size_bytes;
+      let releasedKeys: string[] = [];
+      if (replaced) {
+        const previous = replaced.file.id;
+        await refundStorage(em, replaced.userId, replaced.chargedBytes);
+        replaced.file = file;
+        replaced.chargedBytes = result.size_bytes;
+        await em.flush();
+        releasedKeys = await removeFileIfUnreferenced(em, previous);
+      } else {
+        await em.nativeUpdate(MediaItem, { file: file.id, userId: job.userId }, { chargedBytes: result.size_bytes });
+      }
+      await em.flush();
+      const ready = await artifacts.succeeded(em, job, result.artifact);
+      return async () => {
+        if (ready) await ready();
+        await Promise.all(releasedKeys.map((key) => deps.storage.delete(key).catch(() => {})));
+      };
+    },
+
+    async failed(em, job, error) {
+      const { replaceItemId } = bookkeepingSchema.parse(job.input);
+      if (!replaceItemId) return artifacts.failed(em, job, error);
+      if (!job.mediaFileId) return;
+      const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!file) return;
+      return settleFailure(em, file, await em.findOne(MediaItem, replaceItemId), error);
+    },
+  };
+
+  /**
+   * A copy's file stays FAILED with its item (the user sees why); a replace's file had
+   * no item yet, so it goes and the replaced item, still on its old file, hears media_failed.
+   */
+  async function settleFailure(em: EntityManager, file: MediaFileRow, replaced: MediaItemRow | null, error: string): Promise<AfterCommit> {
+    const items = replaced ? [replaced] : await em.find(MediaItem, { file: file.id });
+    const fileId = file.id;
+    if (replaced) {
+      em.remove(file);
+      await em.flush();
+    } else {
+      em.assign(file, { status: 'FAILED', error });
+      await em.flush();
+    }
+    return async () => {
+      for (const item of items) {
+        await deps.bus.publishToUser(item.userId, {
+          type: 'media_failed',
+          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error },
+        });
+      }
+    };
+  }
+}
+
+function artifactKeys(artifact: Record<string, unknown>): string[] {
+  const keys = artifact.artifacts;
+  if (!keys || typeof keys !== 'object') return [];
+  return Object.values(keys).filter((key): key is string => typeof key === 'string');
+}
+

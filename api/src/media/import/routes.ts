@@ -1,0 +1,24 @@
+import { requireAuth } from '../../accounts/guards.ts';
+import type { ApiRouter } from '../../http/router.ts';
+import { ImportAccepted, ImportRequest, type MediaImportService } from './import-service.ts';
+
+/** POST /media/videohost (superusers). */
+export function registerMediaImportRoutes(router: ApiRouter, imports: MediaImportService): void {
+  router.add({
+    method: 'post',
+    path: '/api/v1/media/videohost',
+    summary: 'Imports an external (Mux) video: metadata now, the download and processing as a job; reuses a file with the same external id.',
+    tags: ['media'],
+    access: 'superuser',
+    body: ImportRequest,
+    responses: {
+      202: { description: 'Queued, or deduplicated onto the existing file (no new download)', schema: ImportAccepted },
+      403: { description: 'Not a superuser' },
+      422: { description: 'Unsupported URL, metadata unavailable, or longer than MAX_EXTERNAL_VIDEO_DURATION_SECONDS' },
+    },
+    handler: async (ctx, { body }) => {
+      ctx.status = 202;
+      ctx.body = await imports.importVideo(ctx.state.em, requireAuth(ctx).user.id, body);
+    },
+  });
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import type { MediaFileRow, MediaFileStatus, MediaItemRow } from '../entities.ts';
+
+/** The lowercase status read models show: an upload not yet confirmed or completed is pending. */
+const itemStatus: Record<MediaFileStatus, 'pending' | 'processing' | 'uploaded' | 'failed'> = {
+  PENDING: 'pending',
+  MULTIPART_INITIATED: 'pending',
+  PROCESSING: 'processing',
+  UPLOADED: 'uploaded',
+  FAILED: 'failed',
+};
+
+export const MediaItemSchema = z
+  .object({
+    uuid: z.uuid(),
+    media_file_id: z.uuid(),
+    display_name: z.string().nullable(),
+    tags: z.array(z.string()),
+    behavior_defaults: z.record(z.string(), z.unknown()),
+    scope: z.enum(['library', 'project']),
+    scope_project_id: z.uuid().nullable(),
+    status: z.enum(['pending', 'processing', 'uploaded', 'failed']),
+    error: z.string().nullable().describe('Why processing failed, when status is failed.'),
+    kind: z.string().nullable().describe('video, audio or image, once processed.'),
+    content_type: z.string(),
+    original_filename: z.string(),
+    size_bytes: z.number().int().nullable().describe('The stored size; null before confirm or complete.'),
+    duration_ms: z.number().int().nullable(),
+    has_audio: z.boolean(),
+    dimensions: z.object({ width: z.number().int(), height: z.number().int() }).nullable(),
+    waveform_peaks: z.array(z.number()).nullable(),
+    proxy_status: z.enum(['not_applicable', 'pending', 'ready', 'unknown']),
+    group_ids: z.array(z.uuid()),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'MediaItem' });
+
+export type MediaItemView = z.infer<typeof MediaItemSchema>;
+
+/** An item joined with its file's metadata and the ids of the groups it belongs to. */
+export function mediaItemView(item: MediaItemRow, file: MediaFileRow, groupIds: string[]): MediaItemView {
+  return {
+    uuid: item.id,
+    media_file_id: file.id,
+    display_name: item.displayName ?? null,
+    tags: item.tags ?? [],
+    behavior_defaults: item.behaviorDefaults ?? {},
+    scope: item.scope,
+    scope_project_id: item.scopeProjectId ?? null,
+    status: itemStatus[file.status as MediaFileStatus],
+    error: file.status === 'FAILED' ? (file.error ?? null) : null,
+    kind: file.kind ?? null,
+    content_type: file.contentType,
+    original_filename: file.originalFilename,
+    size_bytes: file.sizeBytes ?? null,
+    duration_ms: file.durationMs ?? null,
+    has_audio: file.hasAudio,
+    dimensions: file.width && file.height ? { width: file.width, height: file.height } : null,
+    waveform_peaks: file.waveformJson ?? null,
+    proxy_status: file.proxyStatus,
+    group_ids: groupIds,
+    created_at: item.createdAt.toISOString(),
+    updated_at: item.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requireAuth } from '../../accounts/guards.ts';
+import { Conflict, NotFound, Unauthorized } from '../../http/errors.ts';
+import type { ApiRouter } from '../../http/router.ts';
+import type { ObjectStorage } from '../../storage/storage.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { MediaFile, type MediaFileRow } from '../entities.ts';
+import type { MediaLibrary } from '../library/library-service.ts';
+import { MediaItemParams } from '../library/routes.ts';
+import type { PlaybackObject, PlaybackTokens } from './playback-tokens.ts';
+
+/** Sprites never change under their key, so clients may keep them for good. */
+export const SPRITE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+/** The presigned GET outlives its token a little, so a redirect followed late still works. */
+const PRESIGN_GRACE_SECONDS = 60;
+
+const SpriteSchema = z.object({
+  url: z.string(),
+  expires_in: z.number().int(),
+  tile_width_px: z.number().int(),
+  tile_height_px: z.number().int(),
+  tiles_per_row: z.number().int(),
+  total_tiles: z.number().int(),
+  seconds_per_tile: z.number(),
+});
+
+const PlaybackSchema = z
+  .object({
+    url: z.string().describe('An api address carrying a signed token; it redirects to the object store.'),
+    expires_in: z.number().int(),
+    sprite: SpriteSchema.nullable(),
+  })
+  .meta({ id: 'MediaPlayback' });
+
+export interface PlaybackDeps {
+  library: MediaLibrary;
+  tokens: PlaybackTokens;
+  storage: ObjectStorage;
+  clock: Clock;
+  baseUrl: () => string;
+}
+
+/** GET /media/{media_item_id}/proxy (signed playback URLs) and the token endpoint they point at. */
+export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): void {
+  const { tokens } = deps;
+  const playUrl = async (fileId: string, object: PlaybackObject) =>
+    `${deps.baseUrl()}/api/v1/media/play/${await tokens.issue(fileId, object)}`;
+
+  router.add({
+    method: 'get',
+    path: '/api/v1/media/{media_item_id}/proxy',
+    summary: 'Short-lived playback URLs: the 480p proxy when ready (else the source) and the scrub sprite once it exists.',
+    tags: ['media'],
+    access: 'session',
+    params: MediaItemParams,
+    responses: {
+      200: { description: 'Playback URLs', schema: PlaybackSchema },
+      404: { description: 'No such item of yours' },
+      409: { description: 'The upload is not finished yet' },
+    },
+    handler: async (ctx, { params }) => {
+      const item = await deps.library.findOwned(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id);
+      const file = await ctx.state.em.findOneOrFail(MediaFile, item.file.id);
+      if (file.status !== 'PROCESSING' && file.status !== 'UPLOADED') throw Conflict('playback.not_ready');
+      const played: PlaybackObject = file.proxyStatus === 'ready' && file.proxyKey ? 'proxy' : 'source';
+      const layout = spriteLayout(file);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = {
+        url: await playUrl(file.id, played),
+        expires_in: tokens.ttlSeconds,
+        sprite: layout ? { url: await playUrl(file.id, 'sprite'), expires_in: tokens.ttlSeconds, ...layout } : null,
+      };
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: '/api/v1/media/play/{token}',
+    summary: 'Follows a playback URL: 302 to a presigned GET of the object (Range requests are passed on). 401 once the token expired.',
+    tags: ['media'],
+    access: 'public',
+    params: z.object({ token: z.string().min(1).max(2048) }),
+    responses: { 302: { description: 'Redirect to the object store' }, 401: { description: 'Invalid or expired token' } },
+    handler: async (ctx, { params }) => {
+      const claims = await tokens.read(params.token).catch(() => {
+        throw Unauthorized('playback.token_invalid');
+      });
+      const key = await objectKey(ctx.state.em, claims.fileId, claims.object);
+      const remaining = Math.max(1, Math.ceil((claims.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
+      const sprite = claims.object === 'sprite';
+      const url = await deps.storage.presignGet(key, remaining + PRESIGN_GRACE_SECONDS, sprite ? { cacheControl: SPRITE_CACHE_CONTROL } : {});
+      ctx.set('Cache-Control', sprite ? SPRITE_CACHE_CONTROL : 'private, no-store');
+      ctx.status = 302;
+      ctx.redirect(url);
+    },
+  });
+}
+
+async function objectKey(em: EntityManager, fileId: string, object: PlaybackObject): Promise<string> {
+  const file = await em.findOne(MediaFile, fileId);
+  const key = file && { source: file.storageKey, proxy: file.proxyKey, sprite: file.spriteKey }[object];
+  if (!key) throw NotFound('library.item_not_found');
+  return key;
+}
+
+function spriteLayout(file: MediaFileRow): Omit<z.infer<typeof SpriteSchema>, 'url' | 'expires_in'> | null {
+  const sprite = file.sprite;
+  if (!file.spriteKey || !sprite) return null;
+  const field = (name: string) => Number(sprite[name] ?? 0);
+  return {
+    tile_width_px: field('tile_width_px'),
+    tile_height_px: field('tile_height_px'),
+    tiles_per_row: field('tiles_per_row'),
+    total_tiles: field('total_tiles'),
+    seconds_per_tile: field('seconds_per_tile'),
+  };
+}

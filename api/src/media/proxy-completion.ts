@@ -1,0 +1,46 @@
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { CompletionHandler } from '../jobs/completion.ts';
+import type { JobRow } from '../jobs/entities.ts';
+import { MediaFile } from './entities.ts';
+
+/** The proxy program's result.json. */
+const proxyResultSchema = z.object({
+  proxy_key: z.string().min(1),
+  sprite_key: z.string().min(1),
+  sprite: z.object({
+    tile_width_px: z.number().int().positive(),
+    tile_height_px: z.number().int().positive(),
+    tiles_per_row: z.number().int().positive(),
+    total_tiles: z.number().int().positive(),
+    seconds_per_tile: z.number().positive(),
+  }),
+});
+
+/**
+ * Settles proxy jobs: the file's proxy and sprite become playable (proxy_status ready).
+ * A failed proxy leaves the file UPLOADED with proxy_status unknown: the source still plays.
+ * A file deleted in the meantime has nothing left to settle.
+ */
+export function proxyCompletion(deps: { logger: Logger }): CompletionHandler {
+  async function markUnknown(em: EntityManager, job: JobRow, error: string): Promise<void> {
+    deps.logger.warn({ job_id: job.id, media_file_id: job.mediaFileId, error }, 'proxy job failed; the file plays from its source');
+    if (!job.mediaFileId) return;
+    await em.nativeUpdate(MediaFile, { id: job.mediaFileId }, { proxyStatus: 'unknown' });
+  }
+
+  return {
+    async succeeded(em, job, raw) {
+      const parsed = proxyResultSchema.safeParse(raw);
+      if (!parsed.success) return markUnknown(em, job, `The proxy job returned an unreadable result: ${z.prettifyError(parsed.error)}`);
+      if (!job.mediaFileId) return;
+      const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!file) return;
+      const { proxy_key, sprite_key, sprite } = parsed.data;
+      em.assign(file, { proxyKey: proxy_key, spriteKey: sprite_key, sprite, proxyStatus: 'ready' });
+      await em.flush();
+    },
+    failed: (em, job, error) => markUnknown(em, job, error),
+  };
+}

@@ -1,0 +1,60 @@
+import type { Services } from '../../app.ts';
+import { registerCanvasRoutes } from '../../canvases/routes.ts';
+import type { ApiRouter } from '../../http/router.ts';
+import { registerProjectRoutes } from '../../projects/routes.ts';
+import { ProjectService } from '../../projects/service.ts';
+import { MultipartStore } from './multipart-store.ts';
+import { registerUploadRoutes } from './routes.ts';
+import { UploadService } from './service.ts';
+
+type UploadServices = Pick<Services, 'config' | 'storage' | 'billing' | 'jobs' | 'clock' | 'logger'>;
+
+/** The projects and upload services built from the app's services. */
+export function createUploads(services: UploadServices): { projects: ProjectService; uploads: UploadService; store: MultipartStore } {
+  const { config } = services;
+  const projects = new ProjectService({ billing: services.billing });
+  const store = new MultipartStore(services.storage);
+  const uploads = new UploadService({
+    storage: services.storage,
+    store,
+    billing: services.billing,
+    jobs: services.jobs,
+    projects,
+    clock: services.clock,
+    logger: services.logger,
+    limits: {
+      maxUploadBytes: config.STORAGE_MAX_UPLOAD_SIZE_MB * 1024 * 1024,
+      multipartCutoffBytes: config.MULTIPART_CUTOFF_BYTES,
+      partSizeBytes: config.MULTIPART_PART_SIZE_BYTES,
+      maxParts: config.MULTIPART_MAX_PARTS,
+      staleHours: config.MULTIPART_STALE_HOURS,
+    },
+  });
+  return { projects, uploads, store };
+}
+
+/**
+ * Projects, their canvases and spine, and uploads: routes, the billing project counter
+ * and the account-deletion step.
+ */
+export function registerMediaUploads(router: ApiRouter, services: UploadServices & Pick<Services, 'accounts'>): void {
+  const { projects, uploads } = createUploads(services);
+  services.billing.useProjectCounter((em, userId) => projects.count(em, userId));
+  services.accounts.onAccountDeletion((em, user) => uploads.deleteAccountMedia(em, user.id));
+  registerProjectRoutes(router, projects);
+  registerCanvasRoutes(router, projects);
+  registerUploadRoutes(router, uploads, projects);
+}
+
+/** Runs the stale multipart sweep every hour on an unref'd timer; returns its stop. */
+export function scheduleMultipartSweep(services: UploadServices & Pick<Services, 'orm'>, everyMs = 3600_000): () => void {
+  const { uploads } = createUploads(services);
+  const timer = setInterval(() => {
+    uploads.sweepStaleMultipart(services.orm.em.fork()).then(
+      (swept) => swept && services.logger.info({ swept }, 'stale multipart uploads swept'),
+      (error: unknown) => services.logger.warn({ err: error }, 'the stale multipart sweep failed'),
+    );
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

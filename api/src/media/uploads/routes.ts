@@ -1,0 +1,173 @@
+import { requireAuth } from '../../accounts/guards.ts';
+import { reorderSpine } from '../../canvases/spine.ts';
+import type { ApiRouter } from '../../http/router.ts';
+import type { ProjectService } from '../../projects/service.ts';
+import {
+  CompleteRequest,
+  MediaFileIdBody,
+  MediaFileIdParams,
+  MediaFileIdQuery,
+  MediaFileRead,
+  mediaFileRead,
+  MediaItemIdParams,
+  MultipartInitiateResponse,
+  PartUrlsQuery,
+  PartUrlsResponse,
+  PresignResponse,
+  ReorderRequest,
+  UploadedParts,
+  UploadRequest,
+} from './schemas.ts';
+import type { UploadService } from './service.ts';
+
+const tags = ['media'];
+
+/** Upload routes (single PUT and multipart), deleting an item, and reordering a project's spine. */
+export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, projects: ProjectService): void {
+  router.add({
+    method: 'post',
+    path: '/api/v1/media/presign',
+    summary: 'Starts a single-PUT upload (declared size under MULTIPART_CUTOFF_BYTES): the item, its file (PENDING) and a presigned PUT URL.',
+    tags,
+    access: 'session',
+    body: UploadRequest,
+    responses: {
+      201: { description: 'Where to PUT the file', schema: PresignResponse },
+      404: { description: 'scope_project_id is not a project of the caller' },
+      422: { description: 'Over the per-file maximum, content type not allowed, declared size beyond the quota, or multipart-sized' },
+    },
+    handler: async (ctx, { body }) => {
+      ctx.status = 201;
+      ctx.body = await uploads.presign(ctx.state.em, requireAuth(ctx).user.id, body);
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/media/{media_file_id}/confirm',
+    summary: "Charges the stored object's real size against the quota, sets PROCESSING and queues the artifact job. Idempotent.",
+    tags,
+    access: 'session',
+    params: MediaFileIdParams,
+    responses: {
+      200: { description: 'The file', schema: MediaFileRead },
+      400: { description: 'Nothing uploaded yet, or over quota (object deleted, file FAILED); code ValidationError' },
+      409: { description: 'A multipart upload (use complete) or a FAILED file' },
+    },
+    handler: async (ctx, { params }) => {
+      ctx.body = mediaFileRead(await uploads.confirm(ctx.state.em, requireAuth(ctx).user.id, params.media_file_id));
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/media/multipart/initiate',
+    summary: 'Starts a multipart upload (declared size from MULTIPART_CUTOFF_BYTES): the item, its file (MULTIPART_INITIATED) and the first 50 part URLs.',
+    tags,
+    access: 'session',
+    body: UploadRequest,
+    responses: {
+      201: { description: 'The upload and its first part URLs', schema: MultipartInitiateResponse },
+      404: { description: 'scope_project_id is not a project of the caller' },
+      422: { description: 'Size outside [cutoff, per-file maximum], over 10,000 parts, content type not allowed, or declared size beyond the quota' },
+    },
+    handler: async (ctx, { body }) => {
+      ctx.status = 201;
+      ctx.body = await uploads.initiate(ctx.state.em, requireAuth(ctx).user.id, body);
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: '/api/v1/media/multipart/parts',
+    summary: 'Every part uploaded so far (the full list across the store’s pages).',
+    tags,
+    access: 'session',
+    query: MediaFileIdQuery,
+    responses: { 200: { description: 'Uploaded parts', schema: UploadedParts }, 409: { description: 'Not a multipart upload in progress' } },
+    handler: async (ctx, { query }) => {
+      ctx.body = { uploaded_parts: await uploads.uploadedParts(ctx.state.em, requireAuth(ctx).user.id, query.media_file_id) };
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: '/api/v1/media/multipart/parts/urls',
+    summary: 'Fresh part URLs for parts from_part..to_part (at most 1000 at once).',
+    tags,
+    access: 'session',
+    query: PartUrlsQuery,
+    responses: {
+      200: { description: 'Part URLs', schema: PartUrlsResponse },
+      400: { description: 'from_part < 1, to_part > parts_count, from_part > to_part or more than 1000 parts; code ValidationError' },
+    },
+    handler: async (ctx, { query }) => {
+      ctx.body = await uploads.freshPartUrls(ctx.state.em, requireAuth(ctx).user.id, query.media_file_id, query.from_part, query.to_part);
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/media/multipart/complete',
+    summary: 'Assembles the parts (ETags byte-exact, quotes included), rechecks the quota on the real size, sets PROCESSING. Idempotent.',
+    tags,
+    access: 'session',
+    body: CompleteRequest,
+    responses: {
+      200: { description: 'The file', schema: MediaFileRead },
+      400: { description: 'Unknown or repeated part number, or over quota after completion (object deleted, file FAILED); code ValidationError' },
+      409: { description: 'The store rejected the parts (code MultipartCompleteError), or the upload is not in progress' },
+    },
+    handler: async (ctx, { body }) => {
+      ctx.body = mediaFileRead(await uploads.complete(ctx.state.em, requireAuth(ctx).user.id, body.media_file_id, body.parts));
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/media/multipart/abort',
+    summary: 'Deletes the upload’s rows (committed first), then aborts it at the store; 204 even if the store fails.',
+    tags,
+    access: 'session',
+    body: MediaFileIdBody,
+    responses: { 204: { description: 'Aborted' }, 409: { description: 'Not a multipart upload in progress' } },
+    handler: async (ctx, { body }) => {
+      await uploads.abort(ctx.state.em, requireAuth(ctx).user.id, body.media_file_id);
+      ctx.status = 204;
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/media/reorder',
+    summary: "Re-tiles the project's SINGLE canvases in the order of media_item_ids (every spine item exactly once).",
+    tags,
+    access: 'session',
+    body: ReorderRequest,
+    responses: {
+      204: { description: 'Reordered' },
+      404: { description: 'Not a project of the caller' },
+      409: { description: 'The spine is composed (a canvas other than SINGLE); code SpineComposed' },
+      422: { description: 'media_item_ids does not name each spine item exactly once; code ValidationError' },
+    },
+    handler: async (ctx, { body }) => {
+      const project = await projects.owned(ctx.state.em, requireAuth(ctx).user.id, body.project_id);
+      await ctx.state.em.transactional((tx) => reorderSpine(tx, project.id, body.media_item_ids));
+      ctx.status = 204;
+    },
+  });
+
+  router.add({
+    method: 'delete',
+    path: '/api/v1/media/{media_item_id}',
+    summary: 'Deletes the item: refunds what it was charged, removes and re-tiles its canvas, and deletes the file and its objects with the last item.',
+    tags,
+    access: 'session',
+    params: MediaItemIdParams,
+    responses: { 204: { description: 'Deleted' }, 404: { description: 'No such item of the caller' } },
+    handler: async (ctx, { params }) => {
+      await uploads.deleteItem(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id);
+      ctx.status = 204;
+    },
+  });
+}

@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { ownedBy } from '../../accounts/ownership.ts';
+import { chargeStorage, refundStorage, storageUsed } from '../../accounts/storage-usage.ts';
+import type { BillingService } from '../../billing/billing-service.ts';
+import { appendSingleCanvas, removeItemCanvases } from '../../canvases/spine.ts';
+import { BadRequest, Conflict, Unprocessable } from '../../http/errors.ts';
+import type { JobService } from '../../jobs/service.ts';
+import type { ProjectService } from '../../projects/service.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { ObjectStorage } from '../../storage/storage.ts';
+import { objectKeysOf } from '../file-objects.ts';
+import { MediaFile, MediaItem, type MediaFileRow, type MediaFileStatus, type MediaItemRow } from '../entities.ts';
+import { allowedContentTypes, isPlainFilename, normalizeContentType } from './content-types.ts';
+import { PartsRejected, type MultipartStore, type UploadedPart } from './multipart-store.ts';
+import type { UploadInput } from './schemas.ts';
+
+const MiB = 1024 * 1024;
+/** Lifetimes and batch sizes of the spec's Limits table. */
+export const SINGLE_PUT_URL_SECONDS = 3600;
+export const PART_URL_SECONDS = 7200;
+export const INITIAL_PART_URLS = 50;
+/** Ours: fresh part URLs per request, so one request cannot ask for 10,000 signatures. */
+export const MAX_PART_URLS_PER_REQUEST = 1000;
+
+export interface UploadLimits {
+  maxUploadBytes: number;
+  multipartCutoffBytes: number;
+  partSizeBytes: number;
+  maxParts: number;
+  staleHours: number;
+}
+
+export interface UploadDeps {
+  storage: ObjectStorage;
+  store: MultipartStore;
+  billing: BillingService;
+  jobs: JobService;
+  projects: ProjectService;
+  clock: Clock;
+  logger: Logger;
+  limits: UploadLimits;
+}
+
+/** What a removed file leaves at the store, deleted once the rows are gone. */
+interface Leftovers {
+  keys: string[];
+  prefixes: string[];
+  uploads: { key: string; uploadId: string }[];
+}
+
+const mb = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
+const validation = (key: Parameters<typeof Unprocessable>[0], params: Record<string, string | number> = {}) => Unprocessable(key, { code: 'ValidationError', params });
+
+/**
+ * Uploads: single-PUT (presign, confirm) and multipart (initiate, parts, complete, abort),
+ * storage accounting and deletion of media items with the files they are last to use.
+ *
+ * Accounting: at confirm or complete the uploader is charged the stored object's real
+ * size (atomically against the tier quota) and the item records it as charged_bytes;
+ * deleting an item refunds exactly its charged_bytes. Nothing is charged before the
+ * object exists, so a PENDING, MULTIPART_INITIATED or quota-FAILED item refunds 0.
+ */
+export class UploadService {
+  readonly #d: UploadDeps;
+
+  constructor(deps: UploadDeps) {
+    this.#d = deps;
+  }
+
+  async presign(em: EntityManager, userId: string, input: UploadInput) {
+    const contentType = await this.#checkRequest(em, userId, input);
+    if (input.size_bytes >= this.#d.limits.multipartCutoffBytes) throw validation('upload.use_multipart', { cutoff_bytes: this.#d.limits.multipartCutoffBytes });
+    const { file, item } = await this.#createUpload(em, userId, input, contentType, 'PENDING', {});
+    const uploadUrl = await this.#d.storage.presignPut(file.storageKey, contentType, SINGLE_PUT_URL_SECONDS);
+    return { media_file_id: file.id, media_item_id: item.id, upload_url: uploadUrl, content_type: contentType, expires_in: SINGLE_PUT_URL_SECONDS };
+  }
+
+  /** The stored object's real size is charged; over quota the object is deleted and the file FAILED. */
+  async confirm(em: EntityManager, userId: string, fileId: string): Promise<MediaFileRow> {
+    return this.#settle(em, userId, fileId, 'PENDING', async (file) => {
+      const size = await this.#d.storage.sizeOf(file.storageKey);
+      if (size === null) throw BadRequest('upload.object_missing', { code: 'ValidationError' });
+      return size;
+    });
+  }
+
+  async initiate(em: EntityManager, userId: string, input: UploadInput) {
+    const contentType = await this.#checkRequest(em, userId, input);
+    const { multipartCutoffBytes, partSizeBytes, maxParts } = this.#d.limits;
+    if (input.size_bytes < multipartCutoffBytes) throw validation('upload.use_presign', { cutoff_bytes: multipartCutoffBytes });
+    const partsCount = Math.ceil(input.size_bytes / partSizeBytes);
+    if (partsCount > maxParts) throw validation('upload.too_many_parts', { parts: partsCount, max: maxParts });
+    const fileId = randomUUID();
+    const key = sourceKey(fileId);
+    const uploadId = await this.#d.store.create(key, contentType);
+    let created;
+    try {
+      created = await this.#createUpload(em, userId, input, contentType, 'MULTIPART_INITIATED', { id: fileId, uploadId, partsCount, partSizeBytes });
+    } catch (error) {
+      await this.#d.store.abort(key, uploadId).catch(() => {});
+      throw error;
+    }
+    const parts = await this.#partUrls(key, uploadId, 1, Math.min(partsCount, INITIAL_PART_URLS));
+    return {
+      media_file_id: fileId,
+      media_item_id: created.item.id,
+      upload_id: uploadId,
+      key,
+      part_size_bytes: partSizeBytes,
+      parts_count: partsCount,
+      parts,
+      expires_in: PART_URL_SECONDS,
+    };
+  }
+
+  async uploadedParts(em: EntityManager, userId: string, fileId: string): Promise<UploadedPart[]> {
+    const file = await this.#multipartFile(em, userId, fileId);
+    return this.#d.store.listParts(file.storageKey, file.uploadId!);
+  }
+
+  async freshPartUrls(em: EntityManager, userId: string, fileId: string, from: number, to: number) {
+    const file = await this.#multipartFile(em, userId, fileId);
+    const partsCount = file.partsCount ?? 0;
+    if (from < 1 || to > partsCount || from > to || to - from + 1 > MAX_PART_URLS_PER_REQUEST) {
+      throw BadRequest('upload.part_range', { code: 'ValidationError', params: { parts_count: partsCount, max: MAX_PART_URLS_PER_REQUEST } });
+    }
+    return { parts: await this.#partUrls(file.storageKey, file.uploadId!, from, to), expires_in: PART_URL_SECONDS };
+  }
+
+  /** Assembles the parts at the store, then charges the real size like confirm; idempotent once done. */
+  async complete(em: EntityManager, userId: string, fileId: string, parts: { part_number: number; etag: string }[]): Promise<MediaFileRow> {
+    return this.#settle(em, userId, fileId, 'MULTIPART_INITIATED', async (file) => {
+      const partsCount = file.partsCount ?? 0;
+      const seen = new Set<number>();
+      for (const part of parts) {
+        if (part.part_number < 1 || part.part_number > partsCount || seen.has(part.part_number)) {
+          throw BadRequest('upload.unknown_part', { code: 'ValidationError', params: { part_number: part.part_number, parts_count: partsCount } });
+        }
+        seen.add(part.part_number);
+      }
+      try {
+        await this.#d.store.complete(file.storageKey, file.uploadId!, [...parts].sort((a, b) => a.part_number - b.part_number));
+      } catch (error) {
+        if (error instanceof PartsRejected) throw Conflict('upload.complete_rejected', { code: 'MultipartCompleteError', params: { reason: error.message } });
+        throw error;
+      }
+      return (await this.#d.storage.sizeOf(file.storageKey)) ?? 0;
+    });
+  }
+
+  /** Rows go first (committed), then the store; a store failure leaves the rows deleted. */
+  async abort(em: EntityManager, userId: string, fileId: string): Promise<void> {
+    const leftovers = await em.transactional(async (tx) => {
+      const file = ownedBy(await tx.findOne(MediaFile, fileId, { lockMode: LockMode.PESSIMISTIC_WRITE }), userId, { owner: (f) => f.uploaderId, notFound: 'upload.file_not_found' });
+      if (file.status !== 'MULTIPART_INITIATED') throw Conflict('upload.wrong_state', { params: { status: file.status } });
+      return this.#removeFile(tx, file);
+    });
+    await this.#cleanUp(leftovers);
+  }
+
+  /**
+   * Deletes the caller's item: its charged_bytes are refunded, a project item's canvas
+   * is removed and the spine re-tiled, and the file goes with its last item.
+   */
+  async deleteItem(em: EntityManager, userId: string, itemId: string): Promise<void> {
+    const leftovers = await em.transactional(async (tx) => {
+      const item = ownedBy(await tx.findOne(MediaItem, itemId), userId, { notFound: 'upload.item_not_found' });
+      // the file's row lock makes "is this the last item?" exact under concurrent deletes
+      const file = await tx.findOne(MediaFile, item.file.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      await refundStorage(tx, userId, item.chargedBytes);
+      await this.#removeItem(tx, item);
+      if (!file || (await tx.count(MediaItem, { file: file.id })) > 0) return null;
+      return this.#removeFile(tx, file);
+    });
+    if (leftovers) await this.#cleanUp(leftovers);
+  }
+
+  /** Removes MULTIPART_INITIATED uploads older than MULTIPART_STALE_HOURS, rows then store; returns how many. */
+  async sweepStaleMultipart(em: EntityManager, now: Date = this.#d.clock.now()): Promise<number> {
+    const before = new Date(now.getTime() - this.#d.limits.staleHours * 3600_000);
+    const stale = await em.fork().find(MediaFile, { status: 'MULTIPART_INITIATED', createdAt: { $lt: before } }, { fields: ['id'], limit: 500 });
+    let swept = 0;
+    for (const { id } of stale) {
+      const leftovers = await em.fork().transactional(async (tx) => {
+        const file = await tx.findOne(MediaFile, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!file || file.status !== 'MULTIPART_INITIATED') return null;
+        return this.#removeFile(tx, file);
+      });
+      if (!leftovers) continue;
+      swept += 1;
+      await this.#cleanUp(leftovers);
+    }
+    return swept;
+  }
+
+  /**
+   * The account-deletion step: the user's projects (canvases go with them), items and
+   * jobs; files whose last item was theirs, with their objects. Runs in the deleting
+   * transaction; objects are removed at once, best effort.
+   */
+  async deleteAccountMedia(tx: EntityManager, userId: string): Promise<void> {
+    const fileIds = (await tx.execute<{ id: string }[]>(
+      `select distinct media_file_id as id from media_items where user_id = ? union select id from media_files where uploader_id = ?`,
+      [userId, userId],
+    )).map((row) => row.id);
+    await tx.execute(`delete from media_items where user_id = ?`, [userId]);
+    const leftovers: Leftovers = { keys: [], prefixes: [], uploads: [] };
+    for (const id of fileIds) {
+      const file = await tx.findOne(MediaFile, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!file || (await tx.count(MediaItem, { file: id })) > 0) continue;
+      const left = await this.#removeFile(tx, file);
+      leftovers.keys.push(...left.keys);
+      leftovers.prefixes.push(...left.prefixes);
+      leftovers.uploads.push(...left.uploads);
+    }
+    await tx.execute(`delete from projects where user_id = ?`, [userId]);
+    await tx.execute(`delete from jobs where user_id = ?`, [userId]);
+    await this.#cleanUp(leftovers);
+  }
+
+  /** Content type, file name, scope, per-file maximum and the declared size against the quota. */
+  async #checkRequest(em: EntityManager, userId: string, input: UploadInput): Promise<string> {
+    const contentType = normalizeContentType(input.content_type);
+    if (!contentType) throw validation('upload.content_type', { content_type: input.content_type, allowed: allowedContentTypes.join(', ') });
+    if (!isPlainFilename(input.filename)) throw validation('upload.filename');
+    if ((input.scope === 'project') !== Boolean(input.scope_project_id)) throw validation('upload.scope_project');
+    if (input.scope_project_id) await this.#d.projects.owned(em, userId, input.scope_project_id);
+    const { maxUploadBytes } = this.#d.limits;
+    if (input.size_bytes > maxUploadBytes) throw validation('upload.too_large', { size_mb: mb(input.size_bytes), max_mb: mb(maxUploadBytes) });
+    const quota = (await this.#d.billing.limitsOf(em, userId)).storageQuotaBytes;
+    const used = await storageUsed(em, userId);
+    if (used + input.size_bytes > quota) {
+      throw validation('upload.quota', { needed_mb: mb(input.size_bytes), free_mb: mb(Math.max(quota - used, 0)), quota_mb: mb(quota) });
+    }
+    return contentType;
+  }
+
+  async #createUpload(
+    em: EntityManager,
+    userId: string,
+    input: UploadInput,
+    contentType: string,
+    status: MediaFileStatus,
+    multipart: { id?: string; uploadId?: string; partsCount?: number; partSizeBytes?: number },
+  ): Promise<{ file: MediaFileRow; item: MediaItemRow }> {
+    return em.transactional(async (tx) => {
+      const id = multipart.id ?? randomUUID();
+      const file = tx.create(MediaFile, {
+        id,
+        uploaderId: userId,
+        status,
+        storageKey: sourceKey(id),
+        contentType,
+        originalFilename: input.filename.trim(),
+        declaredSizeBytes: input.size_bytes,
+        uploadId: multipart.uploadId ?? null,
+        partsCount: multipart.partsCount ?? null,
+        partSizeBytes: multipart.partSizeBytes ?? null,
+      });
+      const item = tx.create(MediaItem, {
+        id: randomUUID(),
+        userId,
+        file,
+        scope: input.scope,
+        scopeProjectId: input.scope_project_id ?? null,
+        displayName: input.display_name ?? null,
+        tags: input.tags ?? [],
+      });
+      await tx.flush();
+      if (input.scope_project_id) await appendSingleCanvas(tx, input.scope_project_id, item.id);
+      return { file, item };
+    });
+  }
+
+  /**
+   * Confirm and complete alike: under the file's row lock, from `from` the object is
+   * made final (`finish` returns its real size), charged atomically against the quota,
+   * and the file moves to PROCESSING with the artifact job queued after the commit.
+   * Over quota the file becomes FAILED, the object is deleted and the request fails.
+   * A file already PROCESSING or UPLOADED is returned as it is.
+   */
+  async #settle(em: EntityManager, userId: string, fileId: string, from: MediaFileStatus, finish: (file: MediaFileRow) => Promise<number>): Promise<MediaFileRow> {
+    const outcome = await em.transactional(async (tx) => {
+      const file = ownedBy(await tx.findOne(MediaFile, fileId, { lockMode: LockMode.PESSIMISTIC_WRITE }), userId, { owner: (f) => f.uploaderId, notFound: 'upload.file_not_found' });
+      if (file.status === 'PROCESSING' || file.status === 'UPLOADED') return { file, queued: false, overQuota: null };
+      if (file.status !== from) throw Conflict('upload.wrong_state', { params: { status: file.status } });
+      const size = await finish(file);
+      const quota = (await this.#d.billing.limitsOf(tx, userId)).storageQuotaBytes;
+      if (!(await chargeStorage(tx, userId, size, quota))) {
+        const free = Math.max(quota - (await storageUsed(tx, userId)), 0);
+        tx.assign(file, { status: 'FAILED', sizeBytes: size, error: 'The uploaded file does not fit the storage quota.' });
+        return { file, queued: false, overQuota: { size_mb: mb(size), free_mb: mb(free) } };
+      }
+      tx.assign(file, { status: 'PROCESSING', sizeBytes: size, uploadId: null });
+      // the upload's one item (made with the file) carries the charge
+      await tx.nativeUpdate(MediaItem, { file: file.id, userId }, { chargedBytes: size });
+      return { file, queued: true, overQuota: null };
+    });
+    const { file } = outcome;
+    if (outcome.overQuota) {
+      await this.#d.storage.delete(file.storageKey).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.storageKey }, 'could not delete an over-quota upload'));
+      throw BadRequest('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota });
+    }
+    if (outcome.queued) {
+      await this.#d.jobs.submit(em, { program: 'artifact', userId, mediaFileId: file.id, input: { sourceKey: file.storageKey, contentType: file.contentType } });
+    }
+    return file;
+  }
+
+  async #multipartFile(em: EntityManager, userId: string, fileId: string): Promise<MediaFileRow> {
+    const file = ownedBy(await em.findOne(MediaFile, fileId), userId, { owner: (f) => f.uploaderId, notFound: 'upload.file_not_found' });
+    if (file.status !== 'MULTIPART_INITIATED' || !file.uploadId) throw Conflict('upload.wrong_state', { params: { status: file.status } });
+    return file;
+  }
+
+  #partUrls(key: string, uploadId: string, from: number, to: number) {
+    const numbers = Array.from({ length: to - from + 1 }, (_, index) => from + index);
+    return Promise.all(numbers.map(async (part_number) => ({ part_number, url: await this.#d.store.partUrl(key, uploadId, part_number, PART_URL_SECONDS) })));
+  }
+
+  async #removeItem(tx: EntityManager, item: MediaItemRow): Promise<void> {
+    if (item.scope === 'project' && item.scopeProjectId) await removeItemCanvases(tx, item.id, item.scopeProjectId);
+    await tx.nativeDelete(MediaItem, { id: item.id });
+  }
+
+  /** Deletes the file's rows (items, canvases) and says what to remove at the store. */
+  async #removeFile(tx: EntityManager, file: MediaFileRow): Promise<Leftovers> {
+    for (const item of await tx.find(MediaItem, { file: file.id })) await this.#removeItem(tx, item);
+    const jobs = await tx.execute<{ output_prefix: string }[]>(`select output_prefix from jobs where media_file_id = ? and program = 'artifact'`, [file.id]);
+    await tx.nativeDelete(MediaFile, { id: file.id });
+    return {
+      keys: objectKeysOf(file),
+      prefixes: jobs.map((job) => `${job.output_prefix}/`),
+      uploads: file.status === 'MULTIPART_INITIATED' && file.uploadId ? [{ key: file.storageKey, uploadId: file.uploadId }] : [],
+    };
+  }
+
+  async #cleanUp(leftovers: Leftovers): Promise<void> {
+    for (const upload of leftovers.uploads) {
+      await this.#d.store.abort(upload.key, upload.uploadId).catch((error: unknown) => this.#d.logger.warn({ err: error, ...upload }, 'could not abort a multipart upload at the store'));
+    }
+    await this.#d.store.deleteObjects(leftovers.keys, leftovers.prefixes).catch((error: unknown) => this.#d.logger.warn({ err: error, keys: leftovers.keys }, 'could not delete stored objects'));
+  }
+}
+
+/** Object keys come from ids, never from the client's file name. */
+export function sourceKey(fileId: string): string {
+  return `media/${fileId}/source`;
+}

@@ -1,0 +1,149 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { JobFailure } from '../../../lib/job-failure.ts';
+import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
+import type { JobSpec } from '../../../lib/job-spec.ts';
+import { progressSlice } from '../../../lib/progress.ts';
+import type { ArtifactResult } from '../artifact/artifact-program.ts';
+import { ffprobeArgs, measureDurationArgs } from '../ffmpeg-args.ts';
+import { describeMedia, parseFfprobeOutput, type MediaDescription } from '../media-probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media-tools.ts';
+import {
+  concatScript,
+  EDIT_OUTPUTS,
+  keptRanges,
+  keyframeProbeArgs,
+  keyframesFromProbe,
+  reencodeArgs,
+  snapToKeyframes,
+  streamCopyArgs,
+  totalMs,
+  type EditOutputKind,
+  type EditPlan,
+} from './edit-args.ts';
+import { artifactsOfStoredOutput } from './output-artifacts.ts';
+
+const range = z.object({ startMs: z.number().int().min(0), endMs: z.number().int().min(0) });
+
+export const mediaEditInputSchema = z.object({
+  sourceKey: z.string().min(1),
+  contentType: z.string().min(1),
+  /** What the api knew; null while the source had no measured duration (the program then clamps). */
+  durationMs: z.number().int().min(0).nullable(),
+  startMs: z.number().int().min(0).optional(),
+  endMs: z.number().int().min(0).optional(),
+  extractAudio: z.boolean(),
+  fastMode: z.boolean(),
+  cuts: z.array(range).default([]),
+});
+
+export type MediaEditInput = z.infer<typeof mediaEditInputSchema>;
+
+/** `result.json`: the edited object, and the artifact program's description of it. */
+export interface MediaEditResult {
+  output_key: string;
+  size_bytes: number;
+  content_type: string;
+  duration_ms: number;
+  /** Whether the pieces were copied (fast_mode on a source already H.264/AAC) or re-encoded. */
+  stream_copied: boolean;
+  artifact: ArtifactResult;
+}
+
+const PROGRESS = { download: [0, 15], probe: [15, 20], edit: [20, 60], upload: [60, 70], artifacts: 70 } as const;
+
+/** Stream copy into MP4/M4A is only H.264/AAC in, H.264/AAC out; anything else is re-encoded. */
+function canStreamCopy(media: MediaDescription, plan: EditPlan): boolean {
+  const videoOk = plan.videoStreamIndex === null || media.videoCodec === 'h264';
+  const audioOk = plan.audioStreamIndex === null || media.audioCodec === 'aac';
+  return videoOk && audioOk;
+}
+
+async function probe(tools: MediaTools, source: string, signal: AbortSignal): Promise<MediaDescription> {
+  let media: MediaDescription;
+  try {
+    media = describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(source), signal)));
+  } catch (error) {
+    if (error instanceof MediaToolError) throw new JobFailure('The source file is corrupt or not a media file ffmpeg can read', { cause: error });
+    throw error;
+  }
+  if (media.kind === 'image' || media.durationSeconds !== null) return media;
+  // Browser recordings carry no duration: a demux-only pass measures it.
+  const { outSeconds } = await runFfmpeg(tools, measureDurationArgs(media, source), { signal }).catch(() => ({ outSeconds: null }));
+  if (!outSeconds) throw new JobFailure('The source file has no measurable duration');
+  return { ...media, durationSeconds: outSeconds };
+}
+
+async function keyframesOf(tools: MediaTools, source: string, videoStreamIndex: number, signal: AbortSignal): Promise<number[]> {
+  return keyframesFromProbe(await runFfprobe(tools, keyframeProbeArgs(source, videoStreamIndex), signal));
+}
+
+async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<MediaEditResult> {
+  const input = spec.input;
+  const tools = mediaToolsFromEnv(ctx.env);
+  const source = join(ctx.workDir, 'source');
+
+  ctx.progress.report('download', PROGRESS.download[0]);
+  await ctx.storage.download(input.sourceKey, source, { signal: ctx.signal, onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download) });
+
+  ctx.progress.report('probe', PROGRESS.probe[0]);
+  const media = await probe(tools, source, ctx.signal);
+  if (media.kind === 'image') throw new JobFailure('Images cannot be edited: only video and audio files can be trimmed or cut');
+  if (input.extractAudio && !media.hasAudio) throw new JobFailure('The source has no audio track to extract');
+  const output: EditOutputKind = input.extractAudio || media.kind === 'audio' ? 'audio' : 'video';
+  const durationMs = Math.round((media.durationSeconds ?? 0) * 1000);
+  const kept = keptRanges({ startMs: input.startMs, endMs: input.endMs }, input.cuts, durationMs);
+  if (kept.length === 0) throw new JobFailure('Nothing of the source is left once the range is applied and the cuts are removed');
+
+  const plan: EditPlan = {
+    ranges: kept,
+    videoStreamIndex: output === 'video' ? media.videoStreamIndex : null,
+    audioStreamIndex: media.hasAudio ? media.audioStreamIndex : null,
+    output,
+  };
+  const streamCopy = input.fastMode && canStreamCopy(media, plan);
+  const file = EDIT_OUTPUTS[output];
+  const outputPath = join(ctx.workDir, file.name);
+  ctx.log.info('edit planned', { ranges: plan.ranges.length, kept_ms: totalMs(plan.ranges), stream_copy: streamCopy, output });
+
+  ctx.progress.report('edit', PROGRESS.edit[0]);
+  let args: string[];
+  if (streamCopy) {
+    if (plan.videoStreamIndex !== null) plan.ranges = snapToKeyframes(plan.ranges, await keyframesOf(tools, source, plan.videoStreamIndex, ctx.signal));
+    const script = join(ctx.workDir, 'pieces.ffconcat');
+    await writeFile(script, concatScript(source, plan.ranges));
+    args = streamCopyArgs(plan, { script, output: outputPath });
+  } else {
+    args = reencodeArgs(plan, { source, output: outputPath });
+  }
+  const reportEdit = progressSlice(ctx.progress, 'edit', ...PROGRESS.edit);
+  const expectedSeconds = totalMs(plan.ranges) / 1000;
+  try {
+    await runFfmpeg(tools, args, { signal: ctx.signal, onProgress: (outSeconds) => reportEdit(outSeconds / expectedSeconds) });
+  } catch (error) {
+    if (!(error instanceof MediaToolError)) throw error;
+    throw new JobFailure(`The edit could not be made: ${error.stderrTail.at(-1) ?? 'ffmpeg failed'}`, { cause: error });
+  }
+
+  ctx.progress.report('upload', PROGRESS.upload[0]);
+  const key = ctx.outputKey(file.name);
+  await ctx.storage.uploadFile(key, outputPath, file.contentType, ctx.signal);
+
+  const artifact = await artifactsOfStoredOutput(spec, ctx, { key, contentType: file.contentType }, PROGRESS.artifacts);
+  return {
+    output_key: key,
+    size_bytes: artifact.size_bytes,
+    content_type: file.contentType,
+    duration_ms: artifact.duration_ms ?? 0,
+    stream_copied: streamCopy,
+    artifact,
+  };
+}
+
+/** `program: "media-edit"`: keeps [start, end) minus the cuts of a source, as MP4 or M4A, then describes the result. */
+export const mediaEditProgram: JobProgram<MediaEditInput, MediaEditResult> = {
+  name: 'media-edit',
+  inputSchema: mediaEditInputSchema,
+  run,
+};

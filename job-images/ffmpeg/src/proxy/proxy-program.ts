@@ -1,0 +1,91 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { JobFailure } from '../../../lib/job-failure.ts';
+import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
+import type { JobSpec } from '../../../lib/job-spec.ts';
+import { progressSlice } from '../../../lib/progress.ts';
+import { planProxy, proxyPassArgs } from '../ffmpeg-args.ts';
+import type { ProxyFiles, SpriteLayout } from '../ffmpeg-args.ts';
+import { probeSource, withDuration } from '../media-probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
+
+export const proxyInputSchema = z.object({
+  sourceKey: z.string().min(1),
+  contentType: z.string().min(1),
+});
+
+export type ProxyInput = z.infer<typeof proxyInputSchema>;
+
+/** `result.json` of the proxy program. */
+export interface ProxyResult {
+  proxy_key: string;
+  sprite_key: string;
+  sprite: SpriteLayout;
+}
+
+/** Output file names under the job's prefix; fixed so that a retry overwrites. */
+export const PROXY_FILES = {
+  proxy: { name: 'proxy.mp4', contentType: 'video/mp4' },
+  sprite: { name: 'sprite.jpg', contentType: 'image/jpeg' },
+} as const;
+
+/** Progress slices of the job's percentage, by step: encoding the proxy is the work. */
+const PROGRESS = { download: [0, 15], probe: [15, 20], process: [20, 95], upload: [95, 100] } as const;
+
+const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+
+async function run(spec: JobSpec<ProxyInput>, ctx: JobContext): Promise<ProxyResult> {
+  const { sourceKey: key } = spec.input;
+  const tools = mediaToolsFromEnv(ctx.env);
+  const files: ProxyFiles = {
+    source: join(ctx.workDir, 'source'),
+    proxy: join(ctx.workDir, PROXY_FILES.proxy.name),
+    sprite: join(ctx.workDir, PROXY_FILES.sprite.name),
+  };
+
+  ctx.progress.report('download', PROGRESS.download[0]);
+  await ctx.storage.download(key, files.source, { signal: ctx.signal, onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download) });
+
+  ctx.progress.report('probe', PROGRESS.probe[0]);
+  const media = await withDuration(tools, await probeSource(tools, files.source, key, ctx.signal), files.source, key, ctx.signal);
+  if (media.kind !== 'video') throw new JobFailure(`The media file "${key}" is not a video: it has no proxy`);
+  const plan = planProxy(media);
+
+  ctx.progress.report('process', PROGRESS.process[0]);
+  const reportProcess = progressSlice(ctx.progress, 'process', ...PROGRESS.process);
+  try {
+    await runFfmpeg(tools, proxyPassArgs(media, plan, files), {
+      signal: ctx.signal,
+      onProgress: (seconds) => {
+        if (media.durationSeconds) reportProcess(seconds / media.durationSeconds);
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof MediaToolError)) throw error;
+    const reason = (error.stderrTail.at(-1) ?? 'no message').replace(`${files.source}: `, '');
+    throw new JobFailure(`The proxy of "${key}" could not be made (${reason})`, { cause: error });
+  }
+  for (const output of ['proxy', 'sprite'] as const) {
+    if (!(await exists(files[output]))) throw new JobFailure(`The proxy of "${key}" could not be made: ffmpeg produced no ${PROXY_FILES[output].name}`);
+  }
+
+  ctx.progress.report('upload', PROGRESS.upload[0]);
+  const reportUpload = progressSlice(ctx.progress, 'upload', ...PROGRESS.upload);
+  let uploaded = 0;
+  await Promise.all(
+    (['proxy', 'sprite'] as const).map((output) =>
+      ctx.storage
+        .uploadFile(ctx.outputKey(PROXY_FILES[output].name), files[output], PROXY_FILES[output].contentType, ctx.signal)
+        .then(() => reportUpload(++uploaded / 2)),
+    ),
+  );
+  return { proxy_key: ctx.outputKey(PROXY_FILES.proxy.name), sprite_key: ctx.outputKey(PROXY_FILES.sprite.name), sprite: plan.sprite };
+}
+
+/** `program: "proxy"`: the 480p H.264 proxy and the scrub sprite of a video browsers cannot play as uploaded. */
+export const proxyProgram: JobProgram<ProxyInput, ProxyResult> = {
+  name: 'proxy',
+  inputSchema: proxyInputSchema,
+  run,
+};

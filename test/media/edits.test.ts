@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { expect } from 'chai';
+import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { signUpAndLogin, type SignedIn } from '../support/users.ts';
+import { listenToUser } from '../support/events.ts';
+import { makeImage, makeVideo } from '../support/media.ts';
+import { MediaFile, MediaItem, type MediaItemRow } from '../../api/src/media/entities.ts';
+import { storageUsed } from '../../api/src/accounts/storage-usage.ts';
+
+describe('media edits: POST /media/{media_item_id}/edit', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let dir: string;
+  let owner: SignedIn;
+  let clip: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-media-edits-'));
+    app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '3' });
+    owner = await signUpAndLogin(app);
+    clip = await makeVideo(dir, 'source.mp4', { seconds: 4, width: 320, height: 180 });
+  });
+  after(async () => {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A stored file of `userId` that the artifact job has made UPLOADED, with `itemCount` library items. */
+  async function uploaded(userId: string, path = clip, contentType = 'video/mp4', itemCount = 1) {
+    const fileId = randomUUID();
+    const key = `media/${fileId}/source`;
+    await app.services.storage.client.send(new PutObjectCommand({ Bucket: app.services.storage.bucket, Key: key, Body: await readFile(path), ContentType: contentType }));
+    const em = app.services.orm.em.fork();
+    const file = em.create(MediaFile, { id: fileId, uploaderId: userId, status: 'PROCESSING', storageKey: key, contentType, originalFilename: 'clip.mp4', declaredSizeBytes: 1, sizeBytes: 1 });
+    const items = Array.from({ length: itemCount }, (_, index) =>
+      em.create(MediaItem, { id: randomUUID(), userId, file, scope: 'library', displayName: `Clip ${index}` }),
+    );
+    await em.flush();
+    const events = await listenToUser(app.services.bus, userId);
+    let readyFileId: string;
+    try {
+      await app.services.jobs.submit(app.services.orm.em.fork(), { program: 'artifact', userId, mediaFileId: fileId, input: { sourceKey: key, contentType } });
+      // Identical content folds into the file stored first: the items then reference that one.
+      readyFileId = ((await events.next('media_ready')).data as { media_file_uuid: string }).media_file_uuid;
+    } finally {
+      await events.close();
+    }
+    const fresh = await app.services.orm.em.fork().findOneOrFail(MediaFile, readyFileId);
+    return { file: fresh, items, key: fresh.storageKey };
+  }
+
+  const edit = (who: SignedIn, itemId: string, body: Record<string, unknown>) =>
+    who.client.post(`/api/v1/media/${itemId}/edit`, { extract_audio: false, save_mode: 'copy', fast_mode: false, ...body });
+
+  it('copy: 202 with a new pending item that becomes uploaded (media_ready); the source file is unchanged', async () => {
+    const source = await uploaded(owner.user.id);
+    const usedBefore = await storageUsed(app.services.orm.em.fork(), owner.user.id);
+    const events = await listenToUser(app.services.bus, owner.user.id);
+    try {
+      const response = await edit(owner, source.items[0]!.id, { start_ms: 500, end_ms: 3500, cuts: [{ start_ms: 1000, end_ms: 2000 }] });
+      expect(response.status).to.equal(202);
+      const { new_media_item_uuid: newItemId } = await json(response);
+      expect(newItemId).to.be.a('string').and.not.equal(source.items[0]!.id);
+      const pending = await app.services.orm.em.fork().findOneOrFail(MediaItem, newItemId, { populate: ['file'] });
+      expect(pending.file.id).to.not.equal(source.file.id);
+      expect(['PENDING', 'UPLOADED']).to.include(pending.file.status);
+
+      const ready = await events.next('media_ready');
+      expect(ready.data).to.include({ media_item_uuid: newItemId });
+      const em = app.services.orm.em.fork();
+      const item = await em.findOneOrFail(MediaItem, newItemId, { populate: ['file'] });
+      expect(item.file.status).to.equal('UPLOADED');
+      expect(item.file.durationMs).to.be.closeTo(2000, 100);
+      expect(item.file.uploaderId).to.equal(owner.user.id);
+      expect(item.chargedBytes).to.equal(item.file.sizeBytes).and.be.greaterThan(0);
+      expect(await storageUsed(em, owner.user.id)).to.equal(usedBefore + item.file.sizeBytes!);
+      const original = await em.findOneOrFail(MediaFile, source.file.id);
+      expect([original.status, original.sha256Hash, original.storageKey]).to.deep.equal(['UPLOADED', source.file.sha256Hash, source.key]);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('replace: the item is repointed at a new file; the shared source file is unchanged and still referenced by the other item', async () => {
+    const source = await uploaded(owner.user.id, clip, 'video/mp4', 2);
+    const [replaced, other] = source.items as [MediaItemRow, MediaItemRow];
+    const events = await listenToUser(app.services.bus, owner.user.id);
+    try {
+      const response = await edit(owner, replaced.id, { save_mode: 'replace', extract_audio: true, end_ms: 2000, fast_mode: true });
+      expect(response.status).to.equal(202);
+      expect(await json(response)).to.deep.equal({ new_media_item_uuid: replaced.id });
+      const ready = await events.next('media_ready');
+      expect(ready.data).to.include({ media_item_uuid: replaced.id });
+      const em = app.services.orm.em.fork();
+      const item = await em.findOneOrFail(MediaItem, replaced.id, { populate: ['file'] });
+      expect(item.file.id).to.not.equal(source.file.id);
+      expect([item.file.status, item.file.kind, item.file.contentType]).to.deep.equal(['UPLOADED', 'audio', 'audio/mp4']);
+      expect(item.file.durationMs).to.be.closeTo(2000, 150);
+      expect((await em.findOneOrFail(MediaItem, other.id)).file.id).to.equal(source.file.id);
+      const original = await em.findOneOrFail(MediaFile, source.file.id);
+      expect([original.status, original.sha256Hash]).to.deep.equal(['UPLOADED', source.file.sha256Hash]);
+      expect(await app.services.storage.sizeOf(source.key)).to.be.greaterThan(0);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('replace of the last reference: the old file and its object go once the edited file is ready', async () => {
+    const source = await uploaded(owner.user.id, await makeVideo(dir, 'alone.mp4', { seconds: 2, width: 160, height: 90 }));
+    const events = await listenToUser(app.services.bus, owner.user.id);
+    try {
+      const response = await edit(owner, source.items[0]!.id, { save_mode: 'replace', start_ms: 500 });
+      expect(response.status).to.equal(202);
+      // Until the edit is ready the item keeps its old file.
+      expect((await app.services.orm.em.fork().findOneOrFail(MediaItem, source.items[0]!.id)).file.id).to.equal(source.file.id);
+      await events.next('media_ready');
+      const em = app.services.orm.em.fork();
+      expect(await em.findOne(MediaFile, source.file.id)).to.equal(null);
+      expect(await app.services.storage.sizeOf(source.key)).to.equal(null);
+    } finally {
+      await events.close();
+    }
+  });
+
+  describe('422 bounds (duration_ms 4000)', () => {
+    let itemId: string;
+    before(async () => {
+      itemId = (await uploaded(owner.user.id)).items[0]!.id;
+    });
+
+    const cases: [string, Record<string, unknown>][] = [
+      ['start_ms exceeds duration_ms', { start_ms: 4500 }],
+      ['end_ms exceeds duration_ms', { end_ms: 4001 }],
+      ["a cut's end_ms exceeds duration_ms", { cuts: [{ start_ms: 3000, end_ms: 5000 }] }],
+      ['end_ms <= start_ms', { start_ms: 2000, end_ms: 2000 }],
+      ['end_ms <= start_ms (end defaulted to the duration)', { start_ms: 4000 }],
+      ["a cut's end_ms <= its start_ms", { cuts: [{ start_ms: 1500, end_ms: 1000 }] }],
+      ['cuts removing the whole range', { start_ms: 1000, end_ms: 2000, cuts: [{ start_ms: 500, end_ms: 1500 }, { start_ms: 1400, end_ms: 2500 }] }],
+    ];
+    for (const [rule, body] of cases) {
+      it(`${rule} → 422`, async () => {
+        const response = await edit(owner, itemId, body);
+        expect(response.status).to.equal(422);
+        expect((await json(response)).detail).to.be.a('string').and.not.equal('');
+      });
+    }
+
+    it('the 422 detail is localized (pt)', async () => {
+      const body = { extract_audio: false, save_mode: 'copy', fast_mode: false, end_ms: 9000 };
+      const response = await owner.client.post(`/api/v1/media/${itemId}/edit`, body, { headers: { 'Accept-Language': 'pt' } });
+      expect(response.status).to.equal(422);
+      expect((await json(response)).detail).to.match(/excede a duração/);
+    });
+  });
+
+  it('a project-scoped item → 422', async () => {
+    const source = await uploaded(owner.user.id);
+    const em = app.services.orm.em.fork();
+    const item = em.create(MediaItem, { id: randomUUID(), userId: owner.user.id, file: source.file.id, scope: 'project', scopeProjectId: randomUUID() });
+    await em.flush();
+    const response = await edit(owner, item.id, {});
+    expect(response.status).to.equal(422);
+    expect((await json(response)).detail).to.match(/library/);
+  });
+
+  it("another user's item → 404", async () => {
+    const stranger = await signUpAndLogin(app);
+    const source = await uploaded(owner.user.id);
+    const response = await edit(stranger, source.items[0]!.id, {});
+    expect(response.status).to.equal(404);
+  });
+
+  it('a source not uploaded yet → 409; an image → 422', async () => {
+    const em = app.services.orm.em.fork();
+    const file = em.create(MediaFile, { id: randomUUID(), uploaderId: owner.user.id, status: 'PENDING', storageKey: 'media/x/source', contentType: 'video/mp4', originalFilename: 'x.mp4', declaredSizeBytes: 1 });
+    const item = em.create(MediaItem, { id: randomUUID(), userId: owner.user.id, file, scope: 'library' });
+    await em.flush();
+    expect((await edit(owner, item.id, {})).status).to.equal(409);
+
+    const image = await uploaded(owner.user.id, await makeImage(dir, 'still.png', { width: 64, height: 64 }), 'image/png');
+    expect((await edit(owner, image.items[0]!.id, {})).status).to.equal(422);
+  });
+});

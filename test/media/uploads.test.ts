@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { json, startTestApp, type TestApp } from '../support/harness.ts';
+import { signUpAndLogin, type SignedIn } from '../support/users.ts';
+import { listenToUser } from '../support/events.ts';
+import { makeAudio, makeImage, makeVideo } from '../support/media.ts';
+import { putBytes, uploadMedia } from '../support/media-upload.ts';
+import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage.ts';
+import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
+
+const MiB = 1024 * 1024;
+const FREE_QUOTA = 500 * MiB;
+
+describe('media uploads: single PUT (presign and confirm), content addressing and delete accounting', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let dir: string;
+  let clip: string;
+  let clipSize: number;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-uploads-'));
+    app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '2' });
+    clip = await makeVideo(dir, 'clip.mp4', { seconds: 1 });
+    clipSize = (await stat(clip)).size;
+  });
+  after(async () => {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const em = () => app.services.orm.em.fork();
+  const used = (account: SignedIn) => storageUsed(em(), account.user.id);
+  const stored = (fileId: string) => app.services.storage.sizeOf(`media/${fileId}/source`);
+  const presignBody = (overrides: Record<string, unknown> = {}) => ({ filename: 'clip.mp4', content_type: 'video/mp4', size_bytes: clipSize, scope: 'library', ...overrides });
+
+  it('presign → PUT → confirm → media_ready: the file is UPLOADED and storage_used_bytes grows by the real size', async () => {
+    const account = await signUpAndLogin(app);
+    const events = await listenToUser(app.services.bus, account.user.id);
+    try {
+      const presigned = await account.client.post('/api/v1/media/presign', presignBody({ display_name: 'Intro' }));
+      expect(presigned.status).to.equal(201);
+      const body = await json(presigned);
+      expect(body).to.have.keys('media_file_id', 'media_item_id', 'upload_url', 'content_type', 'expires_in');
+      expect(body).to.include({ content_type: 'video/mp4', expires_in: 3600 });
+      expect(body.upload_url).to.include(`media/${body.media_file_id}/source`);
+      await putBytes(body.upload_url, await readFile(clip), 'video/mp4');
+      const confirmed = await account.client.post(`/api/v1/media/${body.media_file_id}/confirm`);
+      expect(confirmed.status).to.equal(200);
+      expect(await json(confirmed)).to.include({ id: body.media_file_id, status: 'PROCESSING', size_bytes: clipSize, content_type: 'video/mp4', duration_ms: null });
+      expect(await used(account)).to.equal(clipSize);
+      const ready = await events.next('media_ready');
+      expect(ready.data).to.include({ media_file_uuid: body.media_file_id, media_item_uuid: body.media_item_id, display_name: 'Intro' });
+      const file = await em().findOneOrFail(MediaFile, body.media_file_id);
+      expect(file.status).to.equal('UPLOADED');
+      expect(file.durationMs).to.be.greaterThan(0);
+
+      const again = await account.client.post(`/api/v1/media/${body.media_file_id}/confirm`);
+      expect(again.status, 'a double confirm is idempotent').to.equal(200);
+      expect(await json(again)).to.include({ status: 'UPLOADED', size_bytes: clipSize });
+      expect(await used(account), 'and charges nothing more').to.equal(clipSize);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('confirm over quota: the object is deleted, the request fails with 400 ValidationError, accounting unchanged', async () => {
+    const account = await signUpAndLogin(app);
+    const { mediaFileId, url } = await presignAndPut(account, clip, 'video/mp4');
+    await chargeStorage(em(), account.user.id, FREE_QUOTA - clipSize + 1, FREE_QUOTA);
+    const before = await used(account);
+    const confirmed = await account.client.post(`/api/v1/media/${mediaFileId}/confirm`);
+    expect(confirmed.status).to.equal(400);
+    expect(await json(confirmed)).to.include({ code: 'ValidationError' });
+    expect(url).to.be.a('string');
+    expect(await stored(mediaFileId)).to.equal(null);
+    expect(await used(account)).to.equal(before);
+    expect((await em().findOneOrFail(MediaFile, mediaFileId)).status).to.equal('FAILED');
+  });
+
+  it('quota under concurrency: two confirms racing for the last bytes cannot both pass', async () => {
+    const account = await signUpAndLogin(app);
+    const audio = await makeAudio(dir, 'race.m4a', { seconds: 1 });
+    const image = await makeImage(dir, 'race.png');
+    const a = await presignAndPut(account, audio, 'audio/mp4');
+    const b = await presignAndPut(account, image, 'image/png');
+    const sizes = [(await stat(audio)).size, (await stat(image)).size];
+    // room for the larger of the two, not for both
+    await chargeStorage(em(), account.user.id, FREE_QUOTA - Math.max(...sizes), FREE_QUOTA);
+    const before = await used(account);
+    const answers = await Promise.all([a, b].map((upload) => account.client.post(`/api/v1/media/${upload.mediaFileId}/confirm`)));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).to.deep.equal([200, 400]);
+    const winner = answers[0]!.status === 200 ? 0 : 1;
+    expect(await used(account)).to.equal(before + sizes[winner]!);
+    expect(await used(account)).to.be.at.most(FREE_QUOTA);
+  });
+
+  it('bad input gets a clear 4xx and leaves storage accounting unchanged', async () => {
+    const account = await signUpAndLogin(app);
+    const other = await signUpAndLogin(app);
+    await uploadMedia(account.client, clip, { contentType: 'video/mp4' });
+    const before = await used(account);
+    const cases: [string, Record<string, unknown>, number][] = [
+      ['path tricks in the file name', { filename: '../../etc/passwd' }, 422],
+      ['folders in the file name', { filename: 'a\\b.mp4' }, 422],
+      ['a control character in the file name', { filename: 'a\u0000.mp4' }, 422],
+      ['a content type outside the allow-list', { content_type: 'application/x-msdownload' }, 422],
+      ['text disguised as video', { content_type: 'text/html' }, 422],
+      ['a negative size', { size_bytes: -1 }, 422],
+      ['a zero size', { size_bytes: 0 }, 422],
+      ['a non-integer size', { size_bytes: 10.5 }, 422],
+      ['a size given as a string', { size_bytes: '100' }, 422],
+      ['a huge size (beyond the per-file maximum)', { size_bytes: 3 * 1024 * MiB, filename: 'big.mp4' }, 422],
+      ['a multipart-sized file at presign', { size_bytes: 30 * MiB }, 422],
+      ['scope project without scope_project_id', { scope: 'project' }, 422],
+      ['scope library with a scope_project_id', { scope_project_id: randomUUID() }, 422],
+      ["another user's (or no) project", { scope: 'project', scope_project_id: randomUUID() }, 404],
+    ];
+    for (const [what, overrides, status] of cases) {
+      const answer = await account.client.post('/api/v1/media/presign', presignBody(overrides));
+      expect(answer.status, what).to.equal(status);
+      expect((await json(answer)).detail, what).to.be.a('string').and.not.empty;
+    }
+    // declared size beyond the quota (but within the per-file maximum)
+    await chargeStorage(em(), account.user.id, FREE_QUOTA - before - 10 * MiB, FREE_QUOTA);
+    const overQuota = await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 20 * MiB }));
+    expect(overQuota.status).to.equal(422);
+    expect((await json(overQuota)).detail).to.match(/storage/);
+    await app.services.orm.em.fork().execute('update users set storage_used_bytes = ? where id = ?', [before, account.user.id]);
+
+    const mine = await presignAndPut(account, clip, 'video/mp4');
+    const foreign = await other.client.post(`/api/v1/media/${mine.mediaFileId}/confirm`);
+    expect(foreign.status, "another user's media_file_id").to.equal(404);
+    expect((await account.client.post(`/api/v1/media/${randomUUID()}/confirm`)).status).to.equal(404);
+    expect(await used(other)).to.equal(0);
+
+    const unuploaded = await json(await account.client.post('/api/v1/media/presign', presignBody()));
+    const early = await account.client.post(`/api/v1/media/${unuploaded.media_file_id}/confirm`);
+    expect(early.status, 'confirm before the PUT').to.equal(400);
+    expect(await used(account)).to.equal(before);
+    expect((await account.client.delete(`/api/v1/media/${unuploaded.media_item_id}`)).status).to.equal(204);
+    expect(await used(account), 'deleting a never-charged item refunds nothing').to.equal(before);
+  });
+
+  it('content addressing: identical content is stored once; deletes refund each uploader and the object goes with the last reference', async () => {
+    const alice = await signUpAndLogin(app);
+    const bob = await signUpAndLogin(app);
+    // content no other test uploads, so alice's file is the first with this sha256
+    const shared = await makeAudio(dir, 'shared.m4a', { seconds: 2 });
+    const size = (await stat(shared)).size;
+    const aliceEvents = await listenToUser(app.services.bus, alice.user.id);
+    const bobEvents = await listenToUser(app.services.bus, bob.user.id);
+    try {
+      const a = await uploadMedia(alice.client, shared, { contentType: 'audio/mp4' });
+      await aliceEvents.next('media_ready');
+      const b = await uploadMedia(bob.client, shared, { contentType: 'audio/mp4' });
+      const ready = await bobEvents.next('media_ready');
+      expect(ready.data).to.include({ media_file_uuid: a.mediaFileId, media_item_uuid: b.mediaItemId });
+      expect(await em().findOne(MediaFile, b.mediaFileId), "bob's twin file is folded away").to.equal(null);
+      expect((await em().findOneOrFail(MediaItem, b.mediaItemId)).file.id).to.equal(a.mediaFileId);
+      expect([await used(alice), await used(bob)]).to.deep.equal([size, size]);
+
+      expect((await alice.client.delete(`/api/v1/media/${a.mediaItemId}`)).status).to.equal(204);
+      expect(await used(alice)).to.equal(0);
+      expect(await stored(a.mediaFileId), 'still referenced by bob').to.equal(size);
+      expect((await bob.client.delete(`/api/v1/media/${a.mediaItemId}`)).status, "alice's item is gone (and was never bob's)").to.equal(404);
+
+      const thumbnail = (await em().findOneOrFail(MediaFile, a.mediaFileId)).thumbnailKey;
+      expect((await bob.client.delete(`/api/v1/media/${b.mediaItemId}`)).status).to.equal(204);
+      expect(await used(bob)).to.equal(0);
+      expect(await em().findOne(MediaFile, a.mediaFileId)).to.equal(null);
+      expect(await stored(a.mediaFileId), 'the object goes with the last reference').to.equal(null);
+      if (thumbnail) expect(await app.services.storage.sizeOf(thumbnail), 'and its artifacts').to.equal(null);
+      expect((await bob.client.delete(`/api/v1/media/${b.mediaItemId}`)).status).to.equal(404);
+    } finally {
+      await aliceEvents.close();
+      await bobEvents.close();
+    }
+  });
+
+  async function presignAndPut(account: SignedIn, path: string, contentType: string) {
+    const size = (await stat(path)).size;
+    const presigned = await json(await account.client.post('/api/v1/media/presign', { filename: path.split('/').pop(), content_type: contentType, size_bytes: size, scope: 'library' }));
+    await putBytes(presigned.upload_url, await readFile(path), contentType);
+    return { mediaFileId: presigned.media_file_id as string, mediaItemId: presigned.media_item_id as string, url: presigned.upload_url as string };
+  }
+});
