@@ -31,6 +31,7 @@ import { BillingService } from './billing/billing-service.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
 import { registerMediaUploads, scheduleMultipartSweep } from './media/uploads/feature.ts';
 import { registerMediaLibrary } from './media/library/feature.ts';
+import { ChannelSubscriber } from './events/stream-subscriber.ts';
 import { registerMediaEdits } from './media/edits/feature.ts';
 
 export const API_VERSION = '0.1.0';
@@ -46,6 +47,8 @@ export interface Services {
   metrics: Registry;
   jobMetrics: JobMetrics;
   bus: EventBus;
+  /** One Redis subscriber connection per process, shared by every event stream. */
+  subscriber: ChannelSubscriber;
   completion: JobCompletion;
   dispatcher: JobDispatcher;
   jobs: JobService;
@@ -85,6 +88,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const billing = new BillingService({ clock });
   const jobMetrics = new JobMetrics(metrics);
   const bus = new EventBus(redis, config.REDIS_KEY_PREFIX);
+  const subscriber = new ChannelSubscriber(redis, logger);
   const completion = createJobCompletion({ orm, logger, bus, storage, jobs: () => services.jobs });
   const dispatcher = createDispatcher(config, overrides, { storage, completion, logger, jobMetrics });
   const services: Services = {
@@ -97,6 +101,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metrics,
     jobMetrics,
     bus,
+    subscriber,
     completion,
     dispatcher,
     jobs: new JobService(dispatcher, completion, logger),
@@ -108,6 +113,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       stopMultipartSweep();
       await dispatcher.close();
       await services.accounts.idle();
+      subscriber.close();
       mailer.close();
       storage.close();
       redis.disconnect();

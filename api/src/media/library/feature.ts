@@ -2,7 +2,6 @@ import type { Services } from '../../app.ts';
 import type { ApiRouter } from '../../http/router.ts';
 import { registerUserStream } from '../../events/stream.ts';
 import { StreamConnections } from '../../events/stream-connections.ts';
-import { ChannelSubscriber } from '../../events/stream-subscriber.ts';
 import { MediaGroups } from '../../media-groups/groups-service.ts';
 import { registerMediaGroupRoutes } from '../../media-groups/routes.ts';
 import { PlaybackTokens } from '../playback/playback-tokens.ts';
@@ -26,20 +25,13 @@ export function registerMediaLibrary(router: ApiRouter, services: Services): voi
     baseUrl: () => services.baseUrl,
   });
 
-  const subscriber = new ChannelSubscriber(services.redis, services.logger);
   registerUserStream(router, {
     bus: services.bus,
-    subscriber,
+    subscriber: services.subscriber,
     // Three missed keepalives and a stream of a vanished replica stops counting.
     connections: new StreamConnections(services.redis, 3 * config.SSE_KEEPALIVE_SECONDS * 1000 + 5000),
     logger: services.logger,
     keepaliveSeconds: config.SSE_KEEPALIVE_SECONDS,
     maxConnectionsPerUser: config.SSE_MAX_CONNECTIONS_PER_USER,
   });
-  // The subscriber connection closes with the other services (one registration line in buildApp).
-  const closeServices = services.close;
-  services.close = async () => {
-    subscriber.close();
-    await closeServices();
-  };
 }
