@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -16,7 +16,7 @@ import {
   probeFile,
   sha256OfFile,
 } from '../support/media.ts';
-import { runJobProcess, startJobBucket } from './job-process.ts';
+import { recordingFfmpeg, runJobProcess, startJobBucket } from './job-process.ts';
 import type { JobBucket, JobProcessOutcome } from './job-process.ts';
 
 interface ArtifactRun extends JobProcessOutcome {
@@ -40,9 +40,7 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
     bucket = await startJobBucket();
     dir = await mkdtemp(join(tmpdir(), 'cutroom-artifact-test-'));
     // Counts the program's ffmpeg invocations: the efficiency rule is "one pass".
-    ffmpegWrapper = join(dir, 'ffmpeg-recording');
-    await writeFile(ffmpegWrapper, '#!/bin/sh\nprintf "%s\\n" "$*" >> "$CUTROOM_TEST_FFMPEG_LOG"\nexec ffmpeg "$@"\n');
-    await chmod(ffmpegWrapper, 0o755);
+    ffmpegWrapper = await recordingFfmpeg(dir);
   });
 
   after(async () => {

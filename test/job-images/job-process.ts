@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -122,4 +122,15 @@ export function runJobProcess(spec: object, env: Record<string, string>): Promis
       });
     });
   });
+}
+
+/**
+ * An ffmpeg that records each invocation's arguments (one line each) to the file named
+ * by CUTROOM_TEST_FFMPEG_LOG, then runs the real one: how tests count decode passes.
+ */
+export async function recordingFfmpeg(dir: string): Promise<string> {
+  const path = join(dir, 'ffmpeg-recording');
+  await writeFile(path, '#!/bin/sh\nprintf "%s\\n" "$*" >> "$CUTROOM_TEST_FFMPEG_LOG"\nexec ffmpeg "$@"\n');
+  await chmod(path, 0o755);
+  return path;
 }

@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { ProxyResult } from '../../job-images/ffmpeg/src/proxy/proxy-program.ts';
 import { makeAudio, makeVideo, probeFile } from '../support/media.ts';
-import { runJobProcess, startJobBucket } from './job-process.ts';
+import { recordingFfmpeg, runJobProcess, startJobBucket } from './job-process.ts';
 import type { JobBucket, JobProcessOutcome } from './job-process.ts';
 
 interface ProxyRun extends JobProcessOutcome {
@@ -59,9 +59,7 @@ describe('proxy program, end to end (node job-images/ffmpeg/src/main.ts)', funct
     bucket = await startJobBucket();
     dir = await mkdtemp(join(tmpdir(), 'cutroom-proxy-test-'));
     // Counts the program's ffmpeg invocations: the efficiency rule is "one decode pass".
-    ffmpegWrapper = join(dir, 'ffmpeg-recording');
-    await writeFile(ffmpegWrapper, '#!/bin/sh\nprintf "%s\\n" "$*" >> "$CUTROOM_TEST_FFMPEG_LOG"\nexec ffmpeg "$@"\n');
-    await chmod(ffmpegWrapper, 0o755);
+    ffmpegWrapper = await recordingFfmpeg(dir);
   });
 
   after(async () => {
