@@ -122,6 +122,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     },
   };
   const stopMultipartSweep = scheduleMultipartSweep(services);
+  // Job recovery (local backend): jobs a previous process left unfinished run again; the operator does this for kubernetes.
+  if (config.JOB_BACKEND === 'local') await services.jobs.recover(orm.em.fork());
   return services;
 }
 
@@ -163,7 +165,8 @@ export interface BuiltApp {
 
 export function buildApp(services: Services, options: AppOptions = {}): BuiltApp {
   const { config } = services;
-  const app = new Koa<AppState>({ proxy: config.TRUST_PROXY });
+  // Only the hops we trust may name the client: a client's own X-Forwarded-For entries are ignored.
+  const app = new Koa<AppState>({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUSTED_PROXY_HOPS });
   app.silent = true; // errors are logged by the access-log middleware, with their support id
 
   const guards: Guards = accountGuards(services.accounts);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
+const DEV_SECRET_KEY = 'dev-secret-change-me-in-production';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -20,8 +21,9 @@ export const configSchema = z.object({
   PORT: int().max(65535).default(8000).describe('Port the api listens on (0 picks a free one).'),
   PUBLIC_BASE_URL: optional(url).describe('Public address of the api, used in e-mailed links and playback URLs; defaults to http://HOST:PORT.'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('JSON log level.'),
-  SECRET_KEY: z.string().min(16).default('dev-secret-change-me-in-production').describe('Key that signs e-mail tokens and playback tokens (set a long random value in production).'),
+  SECRET_KEY: z.string().min(16).default(DEV_SECRET_KEY).describe('Key that signs e-mail tokens and playback tokens (set a long random value in production; the default is refused there).'),
   TRUST_PROXY: bool.default(false).describe('Trust X-Forwarded-For (behind an ingress).'),
+  TRUSTED_PROXY_HOPS: int(1).max(10).default(1).describe('With TRUST_PROXY: how many proxies in front of the api append to X-Forwarded-For; entries further left are the client\'s own claims and are ignored.'),
   MAX_JSON_BODY_BYTES: int(1).default(1 * MiB).describe('Largest accepted JSON or form body; larger gets 413.'),
 
   DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/cutroom').describe('PostgreSQL connection URL.'),
@@ -89,6 +91,9 @@ export const configSchema = z.object({
     .transform((value) => value.split(',').map((locale) => locale.trim()).filter(Boolean))
     .pipe(z.array(z.enum(['en', 'pt', 'es'])).min(1))
     .describe('Locales users may choose (comma-separated; catalogs exist for en, pt, es).'),
+}).refine((config) => config.NODE_ENV !== 'production' || config.SECRET_KEY !== DEV_SECRET_KEY, {
+  path: ['SECRET_KEY'],
+  message: 'must be set in production (the development default signs tokens anyone can forge)',
 });
 
 export type Config = z.infer<typeof configSchema>;

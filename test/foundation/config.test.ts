@@ -40,6 +40,11 @@ describe('configuration', () => {
     }
   });
 
+  it('production refuses the development SECRET_KEY', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /\bSECRET_KEY\b/);
+    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a-long-random-production-secret' }).NODE_ENV).to.equal('production');
+  });
+
   it('the main entry point exits with the message when configuration is bad', async () => {
     const { spawnSync } = await import('node:child_process');
     const result = spawnSync(process.execPath, ['api/src/main.ts'], {

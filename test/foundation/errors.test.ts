@@ -115,6 +115,21 @@ describe('HTTP error model', () => {
     expect(await json(response)).to.deep.equal({ detail: 'El cuerpo de la solicitud no es JSON válido.' });
   });
 
+  it('a NUL character in any string → 422 naming the field, never a database 500', async () => {
+    const response = await post('/api/v1/test/echo', JSON.stringify({ email: 'a\u0000@b.co', age: 1 }), { 'Accept-Language': 'pt' });
+    expect(response.status).to.equal(422);
+    const body = await json(response);
+    expect(body.detail).to.equal('Erro de validação: body.email: o texto não pode conter o caractere NUL.');
+    const inQuery = await app.fetch('/api/v1/nowhere?x=%00');
+    expect(inQuery.status).to.equal(404);
+  });
+
+  it('a body whose Content-Encoding does not match its bytes → 400, never 500', async () => {
+    const response = await post('/api/v1/test/echo', '{"email":"a@b.co","age":1}', { 'Content-Encoding': 'gzip' });
+    expect(response.status).to.equal(400);
+    expect(await json(response)).to.deep.equal({ detail: 'The request body could not be read.' });
+  });
+
   it('oversized body → 413', async () => {
     const response = await post('/api/v1/test/echo', JSON.stringify({ email: 'a@b.co', age: 1, pad: 'x'.repeat(5000) }));
     expect(response.status).to.equal(413);

@@ -19,6 +19,7 @@ export const httpMessages = defineMessages({
     'request.malformed_json': 'The request body is not valid JSON.',
     'request.malformed_body': 'The request body could not be read.',
     'request.validation': 'Validation error: {field}: {message}',
+    'request.nul_character': 'Validation error: {field}: text may not contain the NUL character.',
     'request.unknown_route': 'No route matches {method} {path}.',
   },
   pt: {
@@ -38,6 +39,7 @@ export const httpMessages = defineMessages({
     'request.malformed_json': 'O corpo do pedido não é JSON válido.',
     'request.malformed_body': 'Não foi possível ler o corpo do pedido.',
     'request.validation': 'Erro de validação: {field}: {message}',
+    'request.nul_character': 'Erro de validação: {field}: o texto não pode conter o caractere NUL.',
     'request.unknown_route': 'Nenhuma rota corresponde a {method} {path}.',
   },
   es: {
@@ -57,6 +59,7 @@ export const httpMessages = defineMessages({
     'request.malformed_json': 'El cuerpo de la solicitud no es JSON válido.',
     'request.malformed_body': 'No se pudo leer el cuerpo de la solicitud.',
     'request.validation': 'Error de validación: {field}: {message}',
+    'request.nul_character': 'Error de validación: {field}: el texto no puede contener el carácter NUL.',
     'request.unknown_route': 'Ninguna ruta coincide con {method} {path}.',
   },
 });

@@ -88,6 +88,8 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   const status = (error as { status?: unknown; statusCode?: unknown })?.status ?? (error as { statusCode?: unknown })?.statusCode;
+  // A body whose Content-Encoding does not match its bytes fails in zlib, without a status.
+  if (typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('Z_')) return new AppError(400, 'request.malformed_body');
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   const type = (error as { type?: unknown }).type;
   if (status === 413) return new AppError(413, 'http.413');

@@ -80,6 +80,9 @@ export class ApiRouter {
 }
 
 function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: string, locale: AppState['locale']): z.infer<T> {
+  // PostgreSQL text cannot hold NUL: refuse it here as bad input rather than fail at the database.
+  const nulAt = pathToNul(value, [where]);
+  if (nulAt) throw Unprocessable('request.nul_character', { code: 'ValidationError', params: { field: nulAt } });
   const result = schema.safeParse(value, { error: zodErrorMap(locale) });
   if (result.success) return result.data;
   const errors = result.error.issues.map((issue) => ({
@@ -92,6 +95,16 @@ function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: strin
     params: { field: first.field, message: first.message },
     extra: { errors },
   });
+}
+
+function pathToNul(value: unknown, path: string[]): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path.join('.') : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = key.includes('\u0000') ? [...path, key].join('.') : pathToNul(inner, [...path, key]);
+    if (found) return found;
+  }
+  return null;
 }
 
 function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): RouteConfig {

@@ -24,6 +24,9 @@ export function createS3Client(settings: S3Settings): S3Client {
     credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // Bounded outbound calls: a store that stops answering fails the request instead of holding it.
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+    maxAttempts: 3,
   });
 }
 
