@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { json } from '../support/harness.ts';
 import { authorizeAtProvider, IdentityProvider } from '../support/oidc.ts';
-import { createAccount, uniqueUsername, type Client } from '../support/users.ts';
-import { startAccountsApp, type AccountsTestApp } from './fixtures.ts';
+import { createAccount, uniqueUsername, Client } from '../support/users.ts';
+import { User } from '../../api/src/accounts/entities.ts';
+import { newSignup, startAccountsApp, type AccountsTestApp } from './fixtures.ts';
 
 const CALLBACK = '/api/v1/auth/oauth/callback/idp';
 
@@ -83,6 +84,49 @@ describe('rule 5: OpenID Connect sign-in (a real provider on loopback, the whole
     const me = await json(await client.get('/api/v1/users/me'));
     expect(me.id).to.equal(account.user.id);
     expect(me.has_password).to.equal(true);
+  });
+
+  it('linking an unverified pre-registered account drops its password and ends its sessions', async () => {
+    // Someone signs up with the victim's address and a password of their own, never verifying it.
+    const signup = newSignup();
+    const squatter = fixture.client();
+    expect((await squatter.post('/api/v1/users/', signup)).status).to.equal(201);
+    expect((await fixture.client().logIn(signup.username, signup.password)).status, 'password right, address unverified').to.equal(403);
+    const em = fixture.app.services.orm.em.fork();
+    const preRegistered = await em.findOneOrFail(User, { email: signup.email });
+    // Unverified accounts cannot log in, so a session of theirs is made directly: any that exist must end.
+    const started = await fixture.app.services.accounts.startSession(preRegistered, false);
+    const oldSession = new Client(fixture.app);
+    oldSession.cookies.set('session', started.cookie);
+    oldSession.cookies.set('csrf_token', started.csrfToken);
+    expect((await json(await oldSession.get('/api/v1/auth/check-auth'))).authenticated, 'old session before').to.equal(true);
+
+    // The address's owner signs in through the provider, which has verified the address.
+    const subject = `sub-${uniqueUsername()}`;
+    idp.accounts.set(subject, { email: signup.email, email_verified: true });
+    const owner = fixture.client();
+    expect((await signIn(owner, subject)).status).to.equal(302);
+
+    const check = await json(await owner.get('/api/v1/auth/check-auth'));
+    expect(check.authenticated).to.equal(true);
+    expect(check.user).to.include({ id: preRegistered.id, email: signup.email, email_verified: true, has_password: false });
+    expect((await owner.patch('/api/v1/users/me', { name: 'The Real Owner' })).status, 'OIDC session works').to.equal(200);
+
+    expect((await fixture.client().logIn(signup.username, signup.password)).status, 'old password by username').to.equal(401);
+    expect((await fixture.client().logIn(signup.email, signup.password)).status, 'old password by address').to.equal(401);
+    expect((await json(await oldSession.get('/api/v1/auth/check-auth'))).authenticated, 'old session after').to.equal(false);
+    expect(await fixture.app.services.accounts.sessions.endAll(preRegistered.id), 'only the OIDC session is live').to.equal(1);
+  });
+
+  it('linking an already verified account keeps its password and sessions', async () => {
+    const account = await createAccount(fixture.app);
+    const existing = new Client(fixture.app);
+    expect((await existing.logIn(account.username, account.password)).status).to.equal(200);
+    const subject = `sub-${uniqueUsername()}`;
+    idp.accounts.set(subject, { email: account.email, email_verified: true });
+    expect((await signIn(fixture.client(), subject)).status).to.equal(302);
+    expect((await json(await existing.get('/api/v1/auth/check-auth'))).authenticated).to.equal(true);
+    expect((await fixture.client().logIn(account.username, account.password)).status).to.equal(200);
   });
 
   it('an identity without a verified e-mail address is refused (400), no account made', async () => {

@@ -52,6 +52,20 @@ describe('rule 7: rate limits, 429 with Retry-After', () => {
     expectRetryAfter(last, 300);
   });
 
+  it('verification and reset e-mails: 3 per IP per 5 minutes, one allowance for both routes', async () => {
+    for (const fourth of ['/api/v1/auth/send-verification', '/api/v1/auth/forgot-password']) {
+      const client = fixture.client();
+      const statuses = [];
+      for (const path of ['/api/v1/auth/send-verification', '/api/v1/auth/send-verification', '/api/v1/auth/forgot-password']) {
+        statuses.push((await client.post(path, { email: 'someone@example.test' })).status);
+      }
+      expect(statuses, fourth).to.deep.equal([200, 200, 200]);
+      const last = await client.post(fourth, { email: 'someone@example.test' });
+      expectRetryAfter(last, 300);
+      expect((await fixture.client().post(fourth, { email: 'someone@example.test' })).status, 'another IP').to.equal(200);
+    }
+  });
+
   it('change-password: 5 per 300 seconds (per user)', async () => {
     const { client } = await signUpAndLogin(fixture.app);
     const { statuses, last } = await burst(6, () => client.post('/api/v1/auth/change-password', { current_password: 'wrong guess', new_password: 'whatever password' }));

@@ -283,7 +283,9 @@ export class AccountsService {
   /**
    * The user behind a provider identity: the linked one; else the account with the same
    * address, which the provider has verified, gets linked; else a new verified account
-   * with the trial. `created` tells which.
+   * with the trial. `created` tells which. Linking an account whose address was never
+   * verified drops its password and ends its sessions: whoever registered it had not
+   * proven the address, so their password must not keep working on the owner's account.
    */
   async signInWithIdentity(em: EntityManager, identity: ProviderIdentity, locale: Locale): Promise<{ user: UserRow; created: boolean }> {
     const link = await em.findOne(UserIdentity, { issuer: identity.issuer, subject: identity.subject }, { populate: ['user'] });
@@ -295,8 +297,13 @@ export class AccountsService {
       em.create(UserIdentity, { id: randomUUID(), user: existing, issuer: identity.issuer, subject: identity.subject, createdAt: this.#deps.clock.now() });
       const newlyVerified = !existing.emailVerified;
       existing.emailVerified = true;
+      // A pre-registrant of someone else's address would otherwise keep a working password.
+      if (newlyVerified) existing.passwordHash = null;
       await em.flush();
-      if (newlyVerified) await this.#deps.billing.grantTrialIfAvailable(em, existing);
+      if (newlyVerified) {
+        await this.sessions.endAll(existing.id);
+        await this.#deps.billing.grantTrialIfAvailable(em, existing);
+      }
       return { user: existing, created: false };
     }
     const username = await this.#freeUsername(em, identity.preferredUsername ?? email.split('@')[0] ?? 'user');
@@ -412,6 +419,7 @@ export class AccountsService {
     const language = LOCALES.find((known) => known === locale) ?? DEFAULT_LOCALE;
     const mail: Mail = {
       to,
+      template: kind,
       subject: translate(language, `auth.mail.${kind}.subject`, params),
       text: translate(language, `auth.mail.${kind}.body`, params),
       ...(params.link ? { link: params.link } : {}),

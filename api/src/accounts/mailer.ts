@@ -4,9 +4,11 @@ import type { Logger } from 'pino';
 /** One e-mail, already written in its recipient's language. */
 export interface Mail {
   to: string;
+  /** Which mail this is (`verify`, `reset`…): what a log may show instead of the contents. */
+  template: string;
   subject: string;
   text: string;
-  /** The link the mail carries, if any (also written to the log by LogMailer). */
+  /** The link the mail carries, if any (also written to the log by LogMailer outside production). */
   link?: string;
   /** What the front end behind `link` does with it, for people trying the api without one. */
   apiAction?: string;
@@ -47,21 +49,34 @@ export class SmtpMailer implements Mailer {
   }
 }
 
-/** Without SMTP_URL (the local default) every mail goes to the JSON log, links included. */
+/**
+ * Without SMTP_URL every mail goes to the JSON log. In development (hack/up.sh) that
+ * includes its text and link; with `withholdContents` (production) only the recipient
+ * and template, because a reset or verification link is a credential.
+ */
 export class LogMailer implements Mailer {
   readonly #logger: Logger;
+  readonly #withholdContents: boolean;
 
-  constructor(logger: Logger) {
+  constructor(logger: Logger, options: { withholdContents?: boolean } = {}) {
     this.#logger = logger;
+    this.#withholdContents = options.withholdContents ?? false;
   }
 
   async send(mail: Mail): Promise<void> {
+    if (this.#withholdContents) {
+      this.#logger.warn({ mail: { to: mail.to, template: mail.template } }, `mail to ${mail.to} not sent (SMTP_URL is unset); link withheld: configure SMTP_URL`);
+      return;
+    }
     this.#logger.info({ mail }, `mail to ${mail.to} (not sent: SMTP_URL is unset)`);
   }
 
   close(): void {}
 }
 
-export function createMailer(config: { SMTP_URL?: string | undefined; MAIL_FROM: string }, logger: Logger): Mailer {
-  return config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM) : new LogMailer(logger);
+export function createMailer(config: { SMTP_URL?: string | undefined; MAIL_FROM: string; NODE_ENV: string }, logger: Logger): Mailer {
+  if (config.SMTP_URL) return new SmtpMailer(config.SMTP_URL, config.MAIL_FROM);
+  const production = config.NODE_ENV === 'production';
+  if (production) logger.warn('SMTP_URL is unset: mails are not delivered and their links are not logged');
+  return new LogMailer(logger, { withholdContents: production });
 }

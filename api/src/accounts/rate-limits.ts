@@ -6,10 +6,8 @@ import { TooManyRequests } from '../http/errors.ts';
 export const RATE_LIMITS = {
   /** Per IP. */
   signup: { points: 5, seconds: 600 },
-  /** Per IP. */
-  'send-verification': { points: 3, seconds: 300 },
-  /** Per IP. */
-  'forgot-password': { points: 3, seconds: 300 },
+  /** Per IP, one allowance for send-verification and forgot-password together (the spec's one row). */
+  'link-mail': { points: 3, seconds: 300 },
   /** Per user. */
   'change-password': { points: 5, seconds: 300 },
   /** Per user. */
@@ -28,8 +26,7 @@ export class RateLimits {
       new RateLimiterRedis({ storeClient: redis, keyPrefix: `rate:${name}`, points: RATE_LIMITS[name].points, duration: RATE_LIMITS[name].seconds });
     this.#limiters = {
       signup: limiter('signup'),
-      'send-verification': limiter('send-verification'),
-      'forgot-password': limiter('forgot-password'),
+      'link-mail': limiter('link-mail'),
       'change-password': limiter('change-password'),
       'request-email-change': limiter('request-email-change'),
       'password-check': limiter('password-check'),

@@ -122,11 +122,10 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     },
   });
 
-  /** A public "mail me a link" route: limited per IP, and the same answer whatever the address. */
+  /** A public "mail me a link" route: one per-IP limit shared by all of them, and the same answer whatever the address. */
   const mailLinkRoute = (
     path: string,
     summary: string,
-    limit: 'send-verification' | 'forgot-password',
     send: (ctx: AppContext, email: string) => Promise<void>,
     answer: 'auth.verification_sent' | 'auth.reset_sent',
   ) =>
@@ -137,9 +136,9 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
       tags,
       access: 'public',
       body: z.object({ email: Email }),
-      responses: { ...ok('Same answer whatever the address'), 429: { description: 'More than 3 per IP in 5 minutes' } },
+      responses: { ...ok('Same answer whatever the address'), 429: { description: 'More than 3 verification and reset mails per IP in 5 minutes' } },
       handler: async (ctx, { body }) => {
-        await limits.consume(limit, ctx.ip);
+        await limits.consume('link-mail', ctx.ip);
         await send(ctx, body.email);
         ctx.body = detail(ctx, answer);
       },
@@ -148,7 +147,6 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
   mailLinkRoute(
     '/api/v1/auth/send-verification',
     'Mails a new verification link if the address awaits verification. Always 200.',
-    'send-verification',
     (ctx, email) => accounts.resendVerification(ctx.state.em, email),
     'auth.verification_sent',
   );
@@ -170,7 +168,6 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
   mailLinkRoute(
     '/api/v1/auth/forgot-password',
     'Mails a password-reset link if the address has an account. Always 200.',
-    'forgot-password',
     (ctx, email) => accounts.forgotPassword(ctx.state.em, email),
     'auth.reset_sent',
   );
