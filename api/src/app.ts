@@ -122,9 +122,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     },
   };
   const stopMultipartSweep = scheduleMultipartSweep(services);
-  // Job recovery (local backend): jobs a previous process left unfinished run again; the operator does this for kubernetes.
-  if (config.JOB_BACKEND === 'local') await services.jobs.recover(orm.em.fork());
   return services;
+}
+
+/**
+ * At process start (local backend): jobs a previous process left unfinished run again;
+ * under kubernetes the operator owns this. Not part of createServices, so a test app
+ * does not pick up other tests' rows, and a database that is down only delays it.
+ */
+export async function recoverUnfinishedJobs(services: Services): Promise<void> {
+  if (services.config.JOB_BACKEND === 'local') await services.jobs.recover(services.orm.em.fork());
 }
 
 function createDispatcher(

@@ -35,6 +35,7 @@ describe('chart values.schema.json (draft-07, as Helm reads it)', () => {
     ['an image digest that is not sha256', { api: { image: { digest: 'md5:abc' } } }],
     ['an ingress path without a leading slash', { api: { ingress: { hosts: [{ host: 'a.example', paths: [{ path: 'api', pathType: 'Prefix' }] }] } } }],
     ['an existingSecret that is not a Kubernetes name', { existingSecret: 'Cutroom_Secrets' }],
+    ['an existingJobSecret that is not a Kubernetes name', { existingJobSecret: 'Cutroom_Job_Secrets' }],
   ];
   for (const [what, override] of rejected) {
     it(`rejects ${what}`, () => {

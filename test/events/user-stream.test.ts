@@ -41,6 +41,19 @@ async function openStream(client: Client) {
         }
       }
     },
+    /** Resolves once the server ends the body; fails after timeoutMs. */
+    async ended(timeoutMs: number): Promise<void> {
+      if (!reader) throw new Error('no body');
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        pending ??= reader.read();
+        const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())).unref());
+        const result = await Promise.race([pending, timeout]);
+        if (result === 'timeout') throw new Error(`the stream did not end within ${timeoutMs} ms`);
+        pending = undefined;
+        if (result.done) return;
+      }
+    },
     close: () => controller.abort(),
   };
 }
@@ -134,6 +147,20 @@ describe('user stream: GET /api/v1/user-stream', () => {
       await app.services.bus.publishToUser(alice.user.id, { type: 'media_ready', data: { ...payload, display_name: 'mine' } });
       expect(dataOf(await stream.next(eventFrame('media_ready'))).display_name).to.equal('mine');
       expect(stream.frames.filter(eventFrame('media_ready'))).to.deep.equal([]);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('the stream ends with its session: after logout-all it is closed at the next keepalive', async () => {
+    const { client } = await signUpAndLogin(app);
+    const stream = await openStream(client);
+    try {
+      await stream.next((frame) => frame === ': connected');
+      expect((await client.post('/api/v1/auth/logout-all')).status).to.equal(200);
+      const started = Date.now();
+      await stream.ended(2500);
+      expect(Date.now() - started).to.be.below(2500);
     } finally {
       stream.close();
     }

@@ -10,6 +10,7 @@ import { listenToUser } from '../support/events.ts';
 import { makeImage, makeVideo } from '../support/media.ts';
 import { MediaFile, MediaItem, type MediaItemRow } from '../../api/src/media/entities.ts';
 import { storageUsed } from '../../api/src/accounts/storage-usage.ts';
+import { Job } from '../../api/src/jobs/entities.ts';
 
 describe('media edits: POST /media/{media_item_id}/edit', function () {
   this.timeout(60_000);
@@ -183,5 +184,34 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
 
     const image = await uploaded(owner.user.id, await makeImage(dir, 'still.png', { width: 64, height: 64 }), 'image/png');
     expect((await edit(owner, image.items[0]!.id, {})).status).to.equal(422);
+  });
+
+  it('an edit whose output is not web-compatible (a 1440p source keeps its height) → media_ready with proxy_status pending, then its proxy job makes it ready', async () => {
+    const tall = await makeVideo(dir, 'tall.mp4', { seconds: 1, fps: 10, width: 1080, height: 1440 });
+    const source = await uploaded(owner.user.id, tall);
+    const events = await listenToUser(app.services.bus, owner.user.id);
+    let newItemId: string;
+    try {
+      const response = await edit(owner, source.items[0]!.id, { start_ms: 100 });
+      expect(response.status).to.equal(202);
+      newItemId = (await json(response)).new_media_item_uuid;
+      const ready = await events.next('media_ready');
+      expect(ready.data).to.include({ media_item_uuid: newItemId, proxy_status: 'pending' });
+    } finally {
+      await events.close();
+    }
+    const em = app.services.orm.em.fork();
+    const fileId = (await em.findOneOrFail(MediaItem, newItemId)).file.id;
+    const deadline = Date.now() + 30_000;
+    let file = await em.fork().findOneOrFail(MediaFile, fileId);
+    while (file.proxyStatus === 'pending' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      file = await em.fork().findOneOrFail(MediaFile, fileId);
+    }
+    expect([file.status, file.height, file.proxyStatus]).to.deep.equal(['UPLOADED', 1440, 'ready']);
+    const [proxyJob] = await em.fork().find(Job, { program: 'proxy', mediaFileId: fileId });
+    expect(proxyJob?.input).to.deep.equal({ sourceKey: file.storageKey, contentType: file.contentType });
+    expect(file.proxyKey).to.equal(`${proxyJob?.outputPrefix}/proxy.mp4`);
+    expect(await app.services.storage.sizeOf(file.proxyKey!)).to.be.greaterThan(0);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -8,10 +9,11 @@ import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { listenToUser } from '../support/events.ts';
 import { makeVideo } from '../support/media.ts';
+import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 
 /** A local double of the Mux endpoints the importer uses: playback id → asset → asset, and the MP4 rendition. */
-async function startMuxDouble(assets: Record<string, { assetId: string; duration: number; title: string }>, mp4: Buffer) {
+async function startMuxDouble(assets: Record<string, { assetId: string; duration: number; title: string; mp4?: Buffer }>, mp4: Buffer) {
   const downloads: string[] = [];
   const server: Server = createServer((request, response) => {
     const path = request.url ?? '';
@@ -30,8 +32,9 @@ async function startMuxDouble(assets: Record<string, { assetId: string; duration
     match = /^\/(\w+)\/highest\.mp4$/.exec(path);
     if (match && assets[match[1]!]) {
       downloads.push(match[1]!);
-      response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': mp4.length });
-      return response.end(mp4);
+      const bytes = assets[match[1]!]!.mp4 ?? mp4;
+      response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': bytes.length });
+      return response.end(bytes);
     }
     reply(404, { error: { type: 'not_found' } });
   });
@@ -50,10 +53,15 @@ describe('external video import: POST /media/videohost (Mux)', function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cutroom-import-'));
     const mp4 = await readFile(await makeVideo(dir, 'hosted.mp4', { seconds: 2, width: 160, height: 90 }));
+    // distinct bytes per asset: identical content would be folded onto one file by sha256
+    const own = async (name: string) => readFile(await makeVideo(dir, name, { seconds: 1, width: 160, height: 90 }));
     mux = await startMuxDouble(
       {
         PlaybackShort0001: { assetId: 'AssetShort0001', duration: 2.0, title: 'Short clip' },
         PlaybackLong00001: { assetId: 'AssetLong00001', duration: 3601.5, title: 'Long talk' },
+        PlaybackProject01: { assetId: 'AssetProject01', duration: 1.0, title: 'Project clip', mp4: await own('project.mp4') },
+        PlaybackRace00001: { assetId: 'AssetRace00001', duration: 1.0, title: 'Raced clip', mp4: await own('race.mp4') },
+        PlaybackCharge001: { assetId: 'AssetCharge001', duration: 1.0, title: 'Charged clip', mp4: await own('charge.mp4') },
       },
       mp4,
     );
@@ -117,5 +125,111 @@ describe('external video import: POST /media/videohost (Mux)', function () {
     } finally {
       await events.close();
     }
+  });
+
+  it('import with scope project → the item in the caller\'s project with a SINGLE canvas (CANVAS_FILL) at the end of the spine; another user\'s project → 404', async () => {
+    const project = await json(await admin.client.post('/api/v1/projects/', { name: 'Imports' }));
+    const upload = await admin.client.post('/api/v1/media/presign', { filename: 'a.png', content_type: 'image/png', size_bytes: 10, scope: 'project', scope_project_id: project.uuid });
+    const uploaded = await json(upload);
+    const events = await listenToUser(app.services.bus, admin.user.id);
+    try {
+      const first = await json(await importUrl(admin, 'PlaybackProject01', { scope: 'project', scope_project_id: project.uuid }));
+      expect(first.deduplicated).to.equal(false);
+      await events.next('media_ready');
+      const second = await importUrl(admin, 'PlaybackProject01', { scope: 'project', scope_project_id: project.uuid });
+      expect(second.status).to.equal(202);
+      const deduplicated = await json(second);
+      expect(deduplicated).to.include({ media_file_id: first.media_file_id, deduplicated: true });
+
+      const spine = await json(await admin.client.get(`/api/v1/projects/${project.uuid}/spine`));
+      expect(spine.map((s: { media_item_id: string }) => s.media_item_id)).to.deep.equal([uploaded.media_item_id, first.media_item_id, deduplicated.media_item_id]);
+      expect(spine.map((s: { sequence_position: number }) => s.sequence_position)).to.deep.equal([0, 1, 2]);
+      const canvases = await json(await admin.client.get(`/api/v1/projects/${project.uuid}/canvases`));
+      expect(canvases.map((c: { type: string }) => c.type)).to.deep.equal(['SINGLE', 'SINGLE', 'SINGLE']);
+      expect(canvases[1].media).to.deep.equal([{ media_item_id: first.media_item_id, role: 'CANVAS_FILL' }]);
+      const item = await app.services.orm.em.fork().findOneOrFail(MediaItem, first.media_item_id);
+      expect([item.scope, item.scopeProjectId]).to.deep.equal(['project', project.uuid]);
+    } finally {
+      await events.close();
+    }
+
+    const stranger = await signUpAndLogin(app);
+    const theirs = await json(await stranger.client.post('/api/v1/projects/', { name: 'Theirs' }));
+    const refused = await importUrl(admin, 'PlaybackProject01', { scope: 'project', scope_project_id: theirs.uuid });
+    expect(refused.status).to.equal(404);
+    expect((await importUrl(admin, 'PlaybackProject01', { scope: 'library', scope_project_id: project.uuid })).status, 'a project id with library scope').to.equal(422);
+    expect((await importUrl(admin, 'PlaybackProject01', { scope: 'project' })).status, 'project scope without a project id').to.equal(422);
+  });
+
+  it('concurrent imports of the same external id create one file: the loser of the race dedupes onto it (202 deduplicated true)', async () => {
+    const racer = await signUpAndLogin(app, { superuser: true });
+    const events = await listenToUser(app.services.bus, racer.user.id);
+    try {
+      const answers = await Promise.all([1, 2, 3].map(() => importUrl(racer, 'PlaybackRace00001')));
+      expect(answers.map((answer) => answer.status)).to.deep.equal([202, 202, 202]);
+      const bodies = await Promise.all(answers.map((answer) => json(answer)));
+      expect(new Set(bodies.map((body) => body.media_file_id)).size, 'one file').to.equal(1);
+      expect(bodies.filter((body) => !body.deduplicated)).to.have.length(1);
+      expect(new Set(bodies.map((body) => body.media_item_id)).size, 'an item each').to.equal(3);
+      expect(await app.services.orm.em.fork().count(MediaFile, { externalVideoId: 'mux:AssetRace00001' })).to.equal(1);
+      await events.next('media_ready');
+      expect(mux.downloads.filter((id) => id === 'PlaybackRace00001')).to.have.length(1);
+      const em = app.services.orm.em.fork();
+      const size = (await em.findOneOrFail(MediaFile, bodies[0].media_file_id)).sizeBytes!;
+      const items = await em.find(MediaItem, { id: { $in: bodies.map((body) => body.media_item_id) } });
+      expect(items.map((item) => item.chargedBytes), 'items deduplicated while processing are charged at completion').to.deep.equal([size, size, size]);
+      expect(await storageUsed(em, racer.user.id)).to.equal(3 * size);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('the database holds one live file per external id; a FAILED one does not count', async () => {
+    const em = app.services.orm.em.fork();
+    const file = (status: 'FAILED' | 'PROCESSING') =>
+      em.create(MediaFile, { id: randomUUID(), uploaderId: admin.user.id, status, storageKey: `media/${randomUUID()}/imported`, contentType: 'video/mp4', originalFilename: 'x.mp4', declaredSizeBytes: 0, externalVideoId: 'mux:AssetUnique0001' });
+    file('FAILED');
+    file('PROCESSING');
+    await em.flush();
+    file('PROCESSING');
+    await em.flush().then(
+      () => expect.fail('a second live file with the same external id was stored'),
+      (error: Error) => expect(error.name).to.equal('UniqueConstraintViolationException'),
+    );
+  });
+
+  it('a deduplicated import item is charged the file\'s size, as a second uploader of identical content is; over quota → 422 and nothing created; deleting it refunds the charge', async () => {
+    const importer = await signUpAndLogin(app, { superuser: true });
+    const em = () => app.services.orm.em.fork();
+    const used = () => storageUsed(em(), importer.user.id);
+    const events = await listenToUser(app.services.bus, importer.user.id);
+    let first;
+    try {
+      first = await json(await importUrl(importer, 'PlaybackCharge001'));
+      await events.next('media_ready');
+    } finally {
+      await events.close();
+    }
+    const size = (await em().findOneOrFail(MediaFile, first.media_file_id)).sizeBytes!;
+    expect(size).to.be.greaterThan(0);
+    expect(await used()).to.equal(size);
+
+    const again = await json(await importUrl(importer, 'PlaybackCharge001'));
+    expect(again).to.include({ media_file_id: first.media_file_id, deduplicated: true });
+    expect((await em().findOneOrFail(MediaItem, again.media_item_id)).chargedBytes).to.equal(size);
+    expect(await used()).to.equal(2 * size);
+
+    const quota = (await app.services.billing.limitsOf(em(), importer.user.id)).storageQuotaBytes;
+    await chargeStorage(em(), importer.user.id, quota - 2 * size - size + 1, quota);
+    const before = await used();
+    const refused = await importUrl(importer, 'PlaybackCharge001');
+    expect(refused.status).to.equal(422);
+    expect(await json(refused)).to.include({ code: 'ValidationError' });
+    expect(await used()).to.equal(before);
+    expect(await em().count(MediaItem, { userId: importer.user.id })).to.equal(2);
+
+    expect((await importer.client.delete(`/api/v1/media/${again.media_item_id}`)).status).to.equal(204);
+    expect(await used()).to.equal(before - size);
+    expect(await em().findOne(MediaFile, first.media_file_id), 'the file stays for the first item').to.not.equal(null);
   });
 });

@@ -111,11 +111,12 @@ describe('playback proxy: GET /media/{media_item_id}/proxy and its signed URLs',
     expect(Buffer.from(await sprite.arrayBuffer()).equals(spriteBytes)).to.equal(true);
   });
 
-  it('sprite responses carry Cache-Control: public, max-age=31536000, immutable (the redirect and the object itself)', async () => {
+  it('sprite cache: the redirect to the short-lived presigned URL is private, no-store; only the object is public, max-age=31536000, immutable', async () => {
     const body = await playback(stored.item.id);
     const redirect = await fetch(body.sprite.url, { redirect: 'manual' });
     expect(redirect.status).to.equal(302);
-    expect(redirect.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+    expect(redirect.headers.get('cache-control')).to.equal('private, no-store');
+    expect(new URL(redirect.headers.get('location')!).searchParams.get('response-cache-control')).to.equal('public, max-age=31536000, immutable');
     const object = await fetch(body.sprite.url);
     expect(object.status).to.equal(200);
     expect(object.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');

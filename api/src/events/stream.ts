@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
-import { requireAuth } from '../accounts/guards.ts';
+import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
+import type { SessionStore } from '../accounts/sessions.ts';
 import { TooManyRequests } from '../http/errors.ts';
 import type { ApiRouter } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
@@ -13,6 +14,8 @@ export interface UserStreamDeps {
   bus: EventBus;
   subscriber: ChannelSubscriber;
   connections: StreamConnections;
+  /** Re-checked on every keepalive: a stream ends with its session (logout, logout-all, expiry). */
+  sessions: Pick<SessionStore, 'find'>;
   logger: Logger;
   keepaliveSeconds: number;
   maxConnectionsPerUser: number;
@@ -41,7 +44,8 @@ export function registerUserStream(router: ApiRouter, deps: UserStreamDeps): voi
 }
 
 async function openUserStream(ctx: AppContext, deps: UserStreamDeps): Promise<void> {
-  const { user } = requireAuth(ctx);
+  const { user, session } = requireAuth(ctx);
+  const cookie = ctx.cookies.get(SESSION_COOKIE) ?? '';
   const limit = deps.maxConnectionsPerUser;
   const lease = await deps.connections.admit(user.id, limit, randomUUID());
   if (!lease) throw TooManyRequests(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
@@ -72,10 +76,21 @@ async function openUserStream(ctx: AppContext, deps: UserStreamDeps): Promise<vo
   }
   if (closed) return void stopListening();
 
-  keepalive = setInterval(() => {
+  const tick = async () => {
+    const alive = await deps.sessions.find(cookie).then(
+      (current) => current?.key === session.key,
+      (error: unknown) => {
+        // A transient Redis failure should not drop every stream; the next tick checks again.
+        deps.logger.warn({ err: error }, 'checking the session of a stream failed');
+        return true;
+      },
+    );
+    if (closed) return;
+    if (!alive) return close();
     stream.write(': keepalive\n\n');
     lease.renew().catch((error: unknown) => deps.logger.warn({ err: error }, 'renewing a stream lease failed'));
-  }, deps.keepaliveSeconds * 1000);
+  };
+  keepalive = setInterval(() => void tick(), deps.keepaliveSeconds * 1000);
 
   // The stream lives far longer than any request timeout.
   ctx.req.socket.setTimeout(0);

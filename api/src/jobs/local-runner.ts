@@ -80,6 +80,7 @@ export class LocalJobRunner implements JobDispatcher {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // Queued jobs stay unfinished in the jobs table: the next start dispatches them again (JobService.recover).
     for (const queue of this.#waiting.values()) queue.length = 0;
     for (const running of this.#running.values()) {
       running.cancelled = true;

@@ -6,6 +6,7 @@ import type { AfterCommit, CompletionHandler } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import type { JobService } from '../jobs/service.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from './entities.ts';
+import { deleteObjects } from './file-objects.ts';
 
 /** The artifact program's result.json, as far as the api relies on it. */
 const artifactResultSchema = z.object({
@@ -55,18 +56,20 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       const result = parsed.data;
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!file) return; // deleted while processing: nothing left to settle
+      const outputKeys = Object.values(result.artifacts).filter((key): key is string => key !== null);
+      // deleted while processing: the delete ran before these outputs existed
+      if (!file) return () => deleteObjects(deps.storage, outputKeys);
 
       const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } });
       if (twin) {
         await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
-        const orphanKeys = [file.storageKey, ...Object.values(result.artifacts).filter((key): key is string => key !== null)];
+        const orphanKeys = [file.storageKey, ...outputKeys];
         em.remove(file);
         await em.flush();
         const publish = await readyEvents(em, twin, deps.bus);
         return async () => {
           await publish();
-          await Promise.all(orphanKeys.map((key) => deps.storage.delete(key).catch(() => {})));
+          await deleteObjects(deps.storage, orphanKeys);
         };
       }
 

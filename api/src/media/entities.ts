@@ -45,8 +45,12 @@ export const MediaFile = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
-  // the stale multipart sweep looks uploads up by state and age
-  indexes: [{ properties: ['status', 'createdAt'] }],
+  indexes: [
+    // the stale multipart sweep looks uploads up by state and age
+    { properties: ['status', 'createdAt'] },
+    // concurrent imports of one external video cannot both create a file; a FAILED one may be retried
+    { name: 'media_files_external_video_id_live_unique', expression: `create unique index "media_files_external_video_id_live_unique" on "media_files" ("external_video_id") where "status" <> 'FAILED'` },
+  ],
 });
 
 export type MediaFileRow = InstanceType<typeof MediaFile.class>;

@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { CompletionHandler } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
+import type { ObjectStorage } from '../storage/storage.ts';
 import { MediaFile } from './entities.ts';
+import { deleteObjects } from './file-objects.ts';
 
 /** The proxy program's result.json. */
 const proxyResultSchema = z.object({
@@ -21,9 +23,9 @@ const proxyResultSchema = z.object({
 /**
  * Settles proxy jobs: the file's proxy and sprite become playable (proxy_status ready).
  * A failed proxy leaves the file UPLOADED with proxy_status unknown: the source still plays.
- * A file deleted in the meantime has nothing left to settle.
+ * A file deleted in the meantime has nothing left to settle: the job's outputs are removed.
  */
-export function proxyCompletion(deps: { logger: Logger }): CompletionHandler {
+export function proxyCompletion(deps: { logger: Logger; storage: ObjectStorage }): CompletionHandler {
   async function markUnknown(em: EntityManager, job: JobRow, error: string): Promise<void> {
     deps.logger.warn({ job_id: job.id, media_file_id: job.mediaFileId, error }, 'proxy job failed; the file plays from its source');
     if (!job.mediaFileId) return;
@@ -36,8 +38,9 @@ export function proxyCompletion(deps: { logger: Logger }): CompletionHandler {
       if (!parsed.success) return markUnknown(em, job, `The proxy job returned an unreadable result: ${z.prettifyError(parsed.error)}`);
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!file) return;
       const { proxy_key, sprite_key, sprite } = parsed.data;
+      // the file's delete ran before these existed, so nothing else will remove them
+      if (!file) return () => deleteObjects(deps.storage, [proxy_key, sprite_key]);
       em.assign(file, { proxyKey: proxy_key, spriteKey: sprite_key, sprite, proxyStatus: 'ready' });
       await em.flush();
     },

@@ -69,6 +69,16 @@ app.kubernetes.io/part-of: cutroom
 {{- default (include "cutroom.fullname" .) .Values.existingSecret }}
 {{- end }}
 
+{{/* The job pods' Secret (S3 keys only): the user's existingJobSecret or the chart's own. */}}
+{{- define "cutroom.jobSecretName" -}}
+{{- default (include "cutroom.componentName" (dict "ctx" . "component" "job")) .Values.existingJobSecret }}
+{{- end }}
+
+{{/* The job pods' ConfigMap (no secrets, no api.settings). */}}
+{{- define "cutroom.jobConfigMapName" -}}
+{{- include "cutroom.componentName" (dict "ctx" . "component" "job") }}
+{{- end }}
+
 {{- define "cutroom.leaseName" -}}
 {{- default (include "cutroom.componentName" (dict "ctx" . "component" "operator")) .Values.operator.leaderElection.leaseName }}
 {{- end }}

@@ -1,5 +1,6 @@
 import type { Services } from '../../app.ts';
 import type { ApiRouter } from '../../http/router.ts';
+import { ProjectService } from '../../projects/service.ts';
 import { MediaImportService } from '../import/import-service.ts';
 import { registerMediaImportRoutes } from '../import/routes.ts';
 import { MuxVideoHost } from '../import/video-host.ts';
@@ -16,6 +17,8 @@ export function registerMediaEdits(router: ApiRouter, services: Services): void 
     new MediaImportService({
       host,
       jobs: services.jobs,
+      projects: new ProjectService({ billing: services.billing }),
+      billing: services.billing,
       limits: { maxDurationSeconds: config.MAX_EXTERNAL_VIDEO_DURATION_SECONDS, maxBytes: config.STORAGE_MAX_UPLOAD_SIZE_MB * 1024 * 1024 },
     }),
   );

@@ -16,7 +16,7 @@ export const mediaEditMessages = defineMessages({
     'media_import.metadata_unavailable': 'The video details could not be fetched from {host}; check the address and try again.',
     'media_import.too_long': 'The video lasts {duration_s} s; imported videos may last at most {max_s} s.',
     'media_import.scope_project': 'scope_project_id is required for project scope and not allowed for library scope.',
-    'media_import.project_scope_unavailable': 'Importing into a project is not available yet; import into the library.',
+    'media_import.quota': 'This video needs {needed_mb} MB but only {free_mb} MB of your {quota_mb} MB storage is free.',
   },
   pt: {
     'media_edit.item_not_found': 'Item de mídia não encontrado.',
@@ -32,7 +32,7 @@ export const mediaEditMessages = defineMessages({
     'media_import.metadata_unavailable': 'Não foi possível obter os detalhes do vídeo em {host}; verifique o endereço e tente de novo.',
     'media_import.too_long': 'O vídeo dura {duration_s} s; vídeos importados podem durar no máximo {max_s} s.',
     'media_import.scope_project': 'scope_project_id é obrigatório no âmbito de projeto e não é permitido no âmbito da biblioteca.',
-    'media_import.project_scope_unavailable': 'A importação para um projeto ainda não está disponível; importe para a biblioteca.',
+    'media_import.quota': 'Este vídeo precisa de {needed_mb} MB, mas só {free_mb} MB dos seus {quota_mb} MB de armazenamento estão livres.',
   },
   es: {
     'media_edit.item_not_found': 'Elemento multimedia no encontrado.',
@@ -48,6 +48,6 @@ export const mediaEditMessages = defineMessages({
     'media_import.metadata_unavailable': 'No se pudieron obtener los datos del vídeo de {host}; compruebe la dirección e inténtelo de nuevo.',
     'media_import.too_long': 'El vídeo dura {duration_s} s; los vídeos importados pueden durar como máximo {max_s} s.',
     'media_import.scope_project': 'scope_project_id es obligatorio en el ámbito de proyecto y no se admite en el ámbito de biblioteca.',
-    'media_import.project_scope_unavailable': 'La importación a un proyecto aún no está disponible; importe a la biblioteca.',
+    'media_import.quota': 'Este vídeo necesita {needed_mb} MB, pero solo quedan libres {free_mb} MB de sus {quota_mb} MB de almacenamiento.',
   },
 });

@@ -2,10 +2,12 @@ import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import { BillingService } from '../../billing/billing-service.ts';
+import { removeItemCanvases } from '../../canvases/spine.ts';
 import type { AfterCommit, CompletionHandler } from '../../jobs/completion.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { artifactCompletion } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
+import { deleteObjects } from '../file-objects.ts';
 import { removeFileIfUnreferenced } from './file-release.ts';
 
 type ArtifactDeps = Parameters<typeof artifactCompletion>[0];
@@ -43,9 +45,7 @@ export function producedMediaCompletion(deps: ArtifactDeps): CompletionHandler {
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
       const producedKeys = [result.output_key, ...artifactKeys(result.artifact)];
-      const deleteProduced = async () => {
-        await Promise.all(producedKeys.map((key) => deps.storage.delete(key).catch(() => {})));
-      };
+      const deleteProduced = () => deleteObjects(deps.storage, producedKeys);
       if (!file) return deleteProduced; // deleted while the job ran
 
       const replaced = replaceItemId ? await em.findOne(MediaItem, replaceItemId) : null;
@@ -76,14 +76,14 @@ export function producedMediaCompletion(deps: ArtifactDeps): CompletionHandler {
         replaced.chargedBytes = result.size_bytes;
         await em.flush();
         releasedKeys = await removeFileIfUnreferenced(em, previous);
-      } else {
-        await em.nativeUpdate(MediaItem, { file: file.id, userId: job.userId }, { chargedBytes: result.size_bytes });
       }
+      const dropped = replaced ? null : await chargeItems(em, file.id, job.userId, result.size_bytes);
       await em.flush();
       const ready = await artifacts.succeeded(em, job, result.artifact);
       return async () => {
+        if (dropped) await dropped();
         if (ready) await ready();
-        await Promise.all(releasedKeys.map((key) => deps.storage.delete(key).catch(() => {})));
+        await deleteObjects(deps.storage, releasedKeys);
       };
     },
 
@@ -96,6 +96,40 @@ export function producedMediaCompletion(deps: ArtifactDeps): CompletionHandler {
       return settleFailure(em, file, await em.findOne(MediaItem, replaceItemId), error);
     },
   };
+
+  /**
+   * The item made with the file takes the charge made above; items deduplicated onto it
+   * while it was processing (imports) are charged to their owners now, as a second
+   * uploader of identical content is. One that does not fit its owner's quota is removed
+   * (with its canvas) and its owner hears media_failed after the commit.
+   */
+  async function chargeItems(em: EntityManager, fileId: string, jobUserId: string, size: number): Promise<AfterCommit> {
+    const uncharged = await em.find(MediaItem, { file: fileId, chargedBytes: 0 }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const producing = uncharged.find((item) => item.userId === jobUserId);
+    // the job's own item was deleted while it ran: nothing holds the charge made for it
+    if (producing) producing.chargedBytes = size;
+    else await refundStorage(em, jobUserId, size);
+    const refused: { item: MediaItemRow; error: string }[] = [];
+    for (const item of uncharged.filter((candidate) => candidate !== producing)) {
+      const quota = (await billing.limitsOf(em, item.userId)).storageQuotaBytes;
+      if (await chargeStorage(em, item.userId, size, quota)) {
+        item.chargedBytes = size;
+        continue;
+      }
+      if (item.scope === 'project' && item.scopeProjectId) await removeItemCanvases(em, item.id, item.scopeProjectId);
+      em.remove(item);
+      refused.push({ item, error: `The video (${mb(size)} MB) does not fit in your storage quota (${mb(quota)} MB); free some space and import it again.` });
+    }
+    await em.flush();
+    return async () => {
+      for (const { item, error } of refused) {
+        await deps.bus.publishToUser(item.userId, {
+          type: 'media_failed',
+          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error },
+        });
+      }
+    };
+  }
 
   /**
    * A copy's file stays FAILED with its item (the user sees why); a replace's file had

@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Unprocessable } from '../../http/errors.ts';
 import type { MessageKey, MessageParams } from '../../i18n/index.ts';
+import { chargeStorage, storageUsed } from '../../accounts/storage-usage.ts';
+import type { BillingService } from '../../billing/billing-service.ts';
 import type { JobService } from '../../jobs/service.ts';
-import { MediaFile, MediaItem, mediaScopes } from '../entities.ts';
-import { VideoHostUnavailable, type VideoHost } from './video-host.ts';
+import type { ProjectService } from '../../projects/service.ts';
+import { appendSingleCanvas } from '../../canvases/spine.ts';
+import { MediaFile, MediaItem, mediaScopes, type MediaFileRow } from '../entities.ts';
+import { VideoHostUnavailable, type ExternalVideo, type VideoHost } from './video-host.ts';
 
 export const ImportRequest = z
   .object({
@@ -23,24 +28,29 @@ export const ImportAccepted = z
   .object({ media_file_id: z.uuid(), media_item_id: z.uuid(), deduplicated: z.boolean() })
   .meta({ id: 'VideoHostImportAccepted' });
 
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 const invalid = (key: MessageKey, params: MessageParams = {}) => Unprocessable(key, { code: 'ValidationError', params });
 
 /** POST /media/videohost: metadata now (422 when unreadable or too long), then dedupe by external id or download as a job. */
 export class MediaImportService {
   readonly #host: VideoHost;
   readonly #jobs: JobService;
+  readonly #projects: ProjectService;
+  readonly #billing: BillingService;
   readonly #limits: { maxDurationSeconds: number; maxBytes: number };
 
-  constructor(deps: { host: VideoHost; jobs: JobService; limits: { maxDurationSeconds: number; maxBytes: number } }) {
+  constructor(deps: { host: VideoHost; jobs: JobService; projects: ProjectService; billing: BillingService; limits: { maxDurationSeconds: number; maxBytes: number } }) {
     this.#host = deps.host;
     this.#jobs = deps.jobs;
+    this.#projects = deps.projects;
+    this.#billing = deps.billing;
     this.#limits = deps.limits;
   }
 
   async importVideo(em: EntityManager, userId: string, input: ImportInput): Promise<z.infer<typeof ImportAccepted>> {
     if ((input.scope === 'project') !== Boolean(input.scope_project_id)) throw invalid('media_import.scope_project');
-    // Project items need their SINGLE canvas; until the spine helper is wired here, library only.
-    if (input.scope === 'project') throw invalid('media_import.project_scope_unavailable');
+    // another user's project is 404 like a missing one, as for uploads
+    if (input.scope_project_id) await this.#projects.owned(em, userId, input.scope_project_id);
     const parsed = this.#host.parse(input.url);
     if (!parsed) throw invalid('media_import.unsupported_url');
     let video;
@@ -53,30 +63,10 @@ export class MediaImportService {
     const max = this.#limits.maxDurationSeconds;
     if (video.durationSeconds > max) throw invalid('media_import.too_long', { duration_s: Math.round(video.durationSeconds), max_s: max });
 
-    const created = await em.transactional(async (tx) => {
-      const existing = await tx.findOne(MediaFile, { externalVideoId: video.externalId, status: { $ne: 'FAILED' } }, { orderBy: { createdAt: 'asc' } });
-      const file =
-        existing ??
-        tx.create(MediaFile, {
-          id: randomUUID(),
-          uploaderId: userId,
-          status: 'PROCESSING',
-          storageKey: `media/${randomUUID()}/imported`,
-          contentType: 'video/mp4',
-          originalFilename: `${(video.title ?? parsed.id).replace(/[^\w .-]+/g, '_').slice(0, 200)}.mp4`,
-          declaredSizeBytes: 0,
-          externalVideoId: video.externalId,
-        });
-      const item = tx.create(MediaItem, {
-        id: randomUUID(),
-        userId,
-        file,
-        scope: 'library',
-        displayName: input.display_name ?? video.title,
-        tags: input.tags ?? [],
-      });
-      await tx.flush();
-      return { file, item, deduplicated: existing !== null };
+    const created = await this.#createItem(em, userId, input, video, parsed.id).catch((error: unknown) => {
+      // a concurrent import of the same video created the file first: this one dedupes onto it
+      if (error instanceof UniqueConstraintViolationException) return this.#createItem(em, userId, input, video, parsed.id);
+      throw error;
     });
     if (!created.deduplicated) {
       await this.#jobs.submit(em, {
@@ -87,5 +77,53 @@ export class MediaImportService {
       });
     }
     return { media_file_id: created.file.id, media_item_id: created.item.id, deduplicated: created.deduplicated };
+  }
+
+  /** The item, on the live file of this external video or on a new one (unique per external id in the database). */
+  #createItem(em: EntityManager, userId: string, input: ImportInput, video: ExternalVideo, playbackId: string) {
+    return em.transactional(async (tx) => {
+      // the row lock orders this against the import's completion, which charges the items it finds
+      const existing = await tx.findOne(MediaFile, { externalVideoId: video.externalId, status: { $ne: 'FAILED' } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const chargedBytes = existing ? await this.#chargeDuplicate(tx, userId, existing) : 0;
+      const file =
+        existing ??
+        tx.create(MediaFile, {
+          id: randomUUID(),
+          uploaderId: userId,
+          status: 'PROCESSING',
+          storageKey: `media/${randomUUID()}/imported`,
+          contentType: 'video/mp4',
+          originalFilename: `${(video.title ?? playbackId).replace(/[^\w .-]+/g, '_').slice(0, 200)}.mp4`,
+          declaredSizeBytes: 0,
+          externalVideoId: video.externalId,
+        });
+      const item = tx.create(MediaItem, {
+        id: randomUUID(),
+        userId,
+        file,
+        scope: input.scope,
+        scopeProjectId: input.scope_project_id ?? null,
+        displayName: input.display_name ?? video.title,
+        tags: input.tags ?? [],
+        chargedBytes,
+      });
+      await tx.flush();
+      if (input.scope_project_id) await appendSingleCanvas(tx, input.scope_project_id, item.id);
+      return { file, item, deduplicated: existing !== null };
+    });
+  }
+
+  /**
+   * A deduplicated item is charged the file's size, as a second uploader of identical
+   * content is: now when the file is UPLOADED (over quota → 422, nothing created),
+   * otherwise by the import's completion once the size is known.
+   */
+  async #chargeDuplicate(tx: EntityManager, userId: string, file: MediaFileRow): Promise<number> {
+    const size = file.sizeBytes;
+    if (file.status !== 'UPLOADED' || size === null || size === undefined) return 0;
+    const quota = (await this.#billing.limitsOf(tx, userId)).storageQuotaBytes;
+    if (await chargeStorage(tx, userId, size, quota)) return size;
+    const free = Math.max(quota - (await storageUsed(tx, userId)), 0);
+    throw invalid('media_import.quota', { needed_mb: mb(size), free_mb: mb(free), quota_mb: mb(quota) });
   }
 }

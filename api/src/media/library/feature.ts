@@ -30,6 +30,7 @@ export function registerMediaLibrary(router: ApiRouter, services: Services): voi
     subscriber: services.subscriber,
     // Three missed keepalives and a stream of a vanished replica stops counting.
     connections: new StreamConnections(services.redis, 3 * config.SSE_KEEPALIVE_SECONDS * 1000 + 5000),
+    sessions: services.accounts.sessions,
     logger: services.logger,
     keepaliveSeconds: config.SSE_KEEPALIVE_SECONDS,
     maxConnectionsPerUser: config.SSE_MAX_CONNECTIONS_PER_USER,

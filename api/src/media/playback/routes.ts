@@ -10,8 +10,10 @@ import type { MediaLibrary } from '../library/library-service.ts';
 import { MediaItemParams } from '../library/routes.ts';
 import type { PlaybackObject, PlaybackTokens } from './playback-tokens.ts';
 
-/** Sprites never change under their key, so clients may keep them for good. */
+/** Sprites never change under their key, so clients may keep the object for good (set on the store's response). */
 export const SPRITE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+/** Every redirect: it points at a presigned URL that expires in minutes, so it must never be reused. */
+const REDIRECT_CACHE_CONTROL = 'private, no-store';
 /** The presigned GET outlives its token a little, so a redirect followed late still works. */
 const PRESIGN_GRACE_SECONDS = 60;
 
@@ -90,7 +92,7 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
       const remaining = Math.max(1, Math.ceil((claims.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
       const sprite = claims.object === 'sprite';
       const url = await deps.storage.presignGet(key, remaining + PRESIGN_GRACE_SECONDS, sprite ? { cacheControl: SPRITE_CACHE_CONTROL } : {});
-      ctx.set('Cache-Control', sprite ? SPRITE_CACHE_CONTROL : 'private, no-store');
+      ctx.set('Cache-Control', REDIRECT_CACHE_CONTROL);
       ctx.status = 302;
       ctx.redirect(url);
     },

@@ -10,10 +10,10 @@ import { UploadService } from './service.ts';
 type UploadServices = Pick<Services, 'config' | 'storage' | 'billing' | 'jobs' | 'clock' | 'logger'>;
 
 /** The projects and upload services built from the app's services. */
-export function createUploads(services: UploadServices): { projects: ProjectService; uploads: UploadService; store: MultipartStore } {
+export function createUploads(services: UploadServices, options: { partsPageSize?: number } = {}): { projects: ProjectService; uploads: UploadService; store: MultipartStore } {
   const { config } = services;
   const projects = new ProjectService({ billing: services.billing });
-  const store = new MultipartStore(services.storage);
+  const store = new MultipartStore(services.storage, options);
   const uploads = new UploadService({
     storage: services.storage,
     store,

@@ -26,11 +26,14 @@ export class MultipartStore {
   readonly #storage: ObjectStorage;
   readonly #client: S3Client;
   readonly #bucket: string;
+  readonly #partsPageSize: number;
 
-  constructor(storage: ObjectStorage) {
+  /** `partsPageSize`: ListParts' max-parts (S3's own ceiling, 1000, by default); tests make it small to walk pages. */
+  constructor(storage: ObjectStorage, options: { partsPageSize?: number } = {}) {
     this.#storage = storage;
     this.#client = storage.client;
     this.#bucket = storage.bucket;
+    this.#partsPageSize = options.partsPageSize ?? 1000;
   }
 
   async create(key: string, contentType: string): Promise<string> {
@@ -43,12 +46,12 @@ export class MultipartStore {
     return this.#storage.presignUploadPart(key, uploadId, partNumber, expiresIn);
   }
 
-  /** Every uploaded part, following the store's pages (ListParts answers at most 1000 at a time). */
+  /** Every uploaded part, following the store's pages (ListParts answers at most `partsPageSize` at a time). */
   async listParts(key: string, uploadId: string): Promise<UploadedPart[]> {
     const parts: UploadedPart[] = [];
     let marker: string | undefined;
     for (;;) {
-      const page = await this.#client.send(new ListPartsCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }));
+      const page = await this.#client.send(new ListPartsCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId, MaxParts: this.#partsPageSize, ...(marker ? { PartNumberMarker: marker } : {}) }));
       for (const part of page.Parts ?? []) parts.push({ part_number: part.PartNumber ?? 0, etag: part.ETag ?? '', size_bytes: part.Size ?? 0 });
       if (!page.IsTruncated || !page.NextPartNumberMarker || page.NextPartNumberMarker === marker) return parts;
       marker = page.NextPartNumberMarker;

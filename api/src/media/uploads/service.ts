@@ -328,7 +328,8 @@ export class UploadService {
   /** Deletes the file's rows (items, canvases) and says what to remove at the store. */
   async #removeFile(tx: EntityManager, file: MediaFileRow): Promise<Leftovers> {
     for (const item of await tx.find(MediaItem, { file: file.id })) await this.#removeItem(tx, item);
-    const jobs = await tx.execute<{ output_prefix: string }[]>(`select output_prefix from jobs where media_file_id = ? and program = 'artifact'`, [file.id]);
+    // every job of the file (artifact, proxy, media-edit, media-import) wrote only that file's objects under its prefix
+    const jobs = await tx.execute<{ output_prefix: string }[]>(`select output_prefix from jobs where media_file_id = ?`, [file.id]);
     await tx.nativeDelete(MediaFile, { id: file.id });
     return {
       keys: objectKeysOf(file),
