@@ -72,13 +72,13 @@ describe('media groups: /media-groups and /media/{media_item_id}/groups/{group_i
     expect(count).to.equal(1);
   });
 
-  it('membership: POST → 201 (200 when already a member), the item lists under ?group_id and shows the group id; DELETE → 204', async () => {
+  it('membership: POST → 201 (also when already a member, adding nothing), the item lists under ?group_id and shows the group id; DELETE → 204', async () => {
     const group = await create(alice, { name: 'Members' });
     const { item } = await createItem(app, alice.user.id);
     const added = await alice.client.post(`/api/v1/media/${item.id}/groups/${group.uuid}`);
     expect(added.status).to.equal(201);
     expect(await json(added)).to.include({ media_group_id: group.uuid, media_item_id: item.id });
-    expect((await alice.client.post(`/api/v1/media/${item.id}/groups/${group.uuid}`)).status).to.equal(200);
+    expect((await alice.client.post(`/api/v1/media/${item.id}/groups/${group.uuid}`)).status).to.equal(201);
     const listed = await json(await alice.client.get(`/api/v1/media?group_id=${group.uuid}`));
     expect(listed.data.map((i: { uuid: string }) => i.uuid)).to.deep.equal([item.id]);
     expect(listed.data[0].group_ids).to.deep.equal([group.uuid]);

@@ -118,18 +118,17 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
   router.add({
     method: 'post',
     path: '/api/v1/media/{media_item_id}/groups/{group_id}',
-    summary: 'Puts a media item in a group (201; 200 when it already is there).',
+    summary: 'Puts a media item in a group (201, also when it already was there: the membership exists either way).',
     tags,
     access: 'session',
     params: MembershipParams,
     responses: {
       201: { description: 'The membership', schema: MembershipSchema },
-      200: { description: 'Already a member', schema: MembershipSchema },
       404: { description: 'No such item or group of yours' },
     },
     handler: async (ctx, { params }) => {
-      const { membership, created } = await groups.addItem(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, params.group_id);
-      ctx.status = created ? 201 : 200;
+      const { membership } = await groups.addItem(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, params.group_id);
+      ctx.status = 201;
       ctx.body = membership;
     },
   });
