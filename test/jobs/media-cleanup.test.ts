@@ -6,11 +6,12 @@ import { expect } from 'chai';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin } from '../support/users.ts';
+import { eventually, fileWhen } from '../support/wait.ts';
 import { listenToUser } from '../support/events.ts';
 import { makeVideo } from '../support/media.ts';
 import { uploadMedia } from '../support/media-upload.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
-import { MediaFile, MediaItem, type MediaFileRow } from '../../api/src/media/entities.ts';
+import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 
 describe('media cleanup: deleting a file removes every object its jobs made', function () {
   this.timeout(90_000);
@@ -39,16 +40,6 @@ describe('media cleanup: deleting a file removes every object its jobs made', fu
     return keys;
   }
 
-  async function fileWhen(id: string, done: (file: MediaFileRow) => boolean): Promise<MediaFileRow> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const file = await em().findOneOrFail(MediaFile, id);
-      if (done(file)) return file;
-      if (Date.now() > deadline) throw new Error(`file ${id} still ${file.status}/${file.proxyStatus}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
   it('deleting the last item of a non-web-compatible file removes its source, artifacts, proxy and sprite, and everything under its jobs\' prefixes (artifact, proxy, media-edit)', async () => {
     const account = await signUpAndLogin(app);
     const clip = await makeVideo(dir, 'clip.webm', { codec: 'vp9', seconds: 2, fps: 15, width: 320, height: 180 });
@@ -62,15 +53,14 @@ describe('media cleanup: deleting a file removes every object its jobs made', fu
       expect(edit.status).to.equal(202);
       editedItemId = (await json(edit)).new_media_item_uuid;
       // next() answers the first event of a type, so wait for the edit's own media_ready
-      const deadline = Date.now() + 30_000;
-      while (!events.events.some((event) => event.type === 'media_ready' && (event.data as { media_item_uuid?: string }).media_item_uuid === editedItemId)) {
-        if (Date.now() > deadline) throw new Error('no media_ready for the edited item');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await eventually(
+        async () => events.events.find((event) => event.type === 'media_ready' && event.data.media_item_uuid === editedItemId),
+        'media_ready for the edited item',
+      );
     } finally {
       await events.close();
     }
-    const source = await fileWhen(uploaded.mediaFileId, (file) => file.proxyStatus !== 'pending');
+    const source = await fileWhen(app.services.orm, uploaded.mediaFileId, (file) => file.proxyStatus !== 'pending');
     expect(source.proxyStatus).to.equal('ready');
     const editedFileId = (await em().findOneOrFail(MediaItem, editedItemId)).file.id;
 

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/harness.ts';
+import { fileWhen } from '../support/wait.ts';
 import { listenToUser } from '../support/events.ts';
 import { storedUpload as storedFile } from '../support/stored-upload.ts';
 import { makeCorruptFile, makeVideo } from '../support/media.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
-import type { MediaFileRow } from '../../api/src/media/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 import type { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
 
@@ -38,17 +38,6 @@ describe('proxy task: non-web-compatible video gets its proxy and sprite after U
     });
   }
 
-  /** The file's row once `done` holds, polled; fails after `timeoutMs`. */
-  async function fileWhen(id: string, done: (file: MediaFileRow) => boolean, timeoutMs = 30_000): Promise<MediaFileRow> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const file = await app.services.orm.em.fork().findOneOrFail(MediaFile, id);
-      if (done(file)) return file;
-      if (Date.now() > deadline) throw new Error(`file ${id} still ${file.status}/${file.proxyStatus} after ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
   const proxyJobsOf = (fileId: string) => app.services.orm.em.fork().find(Job, { program: 'proxy', mediaFileId: fileId });
 
   it('non-web-compatible upload → media_ready with proxy_status pending and the file UPLOADED; then the proxy job makes it ready', async () => {
@@ -65,7 +54,7 @@ describe('proxy task: non-web-compatible video gets its proxy and sprite after U
       });
       expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id)).status).to.equal('UPLOADED');
 
-      const file = await fileWhen(upload.file.id, (row) => row.proxyStatus !== 'pending');
+      const file = await fileWhen(app.services.orm, upload.file.id, (row) => row.proxyStatus !== 'pending');
       expect([file.status, file.proxyStatus]).to.deep.equal(['UPLOADED', 'ready']);
       const [job] = await proxyJobsOf(upload.file.id);
       expect(job?.status).to.equal('succeeded');
@@ -101,7 +90,7 @@ describe('proxy task: non-web-compatible video gets its proxy and sprite after U
     const upload = await storedUpload(await makeCorruptFile(dir, 'unplayable.webm'), 'video/webm');
     await app.services.orm.em.fork().nativeUpdate(MediaFile, { id: upload.file.id }, { status: 'UPLOADED', proxyStatus: 'pending' });
     const job = await submit('proxy', upload);
-    const file = await fileWhen(upload.file.id, (row) => row.proxyStatus !== 'pending');
+    const file = await fileWhen(app.services.orm, upload.file.id, (row) => row.proxyStatus !== 'pending');
     expect([file.status, file.proxyStatus, file.proxyKey, file.spriteKey, file.error]).to.deep.equal(['UPLOADED', 'unknown', null, null, null]);
     const row = await app.services.orm.em.fork().findOneOrFail(Job, job.id);
     expect(row.status).to.equal('failed');

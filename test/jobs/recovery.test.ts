@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { recoverUnfinishedJobs } from '../../api/src/app.ts';
+import { eventually } from '../support/wait.ts';
 import { storedUpload } from '../support/stored-upload.ts';
 import { makeVideo } from '../support/media.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
@@ -27,16 +28,6 @@ async function insertUnfinishedJob(app: TestApp, row: Partial<JobRow> & { userId
   });
   await em.flush();
   return id;
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe('job system: local backend recovery at start-up', function () {
@@ -73,10 +64,10 @@ describe('job system: local backend recovery at start-up', function () {
     const app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '2' });
     try {
       await recoverUnfinishedJobs(app.services); // what api/src/main.ts does at start-up
-      const job = await until(async () => {
+      const job = await eventually(async () => {
         const row = await app.services.orm.em.fork().findOneOrFail(Job, jobId);
         return row.completedAt ? row : undefined;
-      }, 60_000);
+      }, 'the recovered job settled', 60_000);
       expect([job.status, job.error, job.progress]).to.deep.equal(['succeeded', null, 100]);
       const file = await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id);
       expect(file.status).to.equal('UPLOADED');
