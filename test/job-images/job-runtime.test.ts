@@ -122,7 +122,11 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
 
   it('the termination log is never created where none exists', async () => {
     const terminationLog = join(scratch, 'absent-termination-log');
-    await runWith(echoProgram(async () => ({})), undefined, { CUTROOM_TERMINATION_LOG: terminationLog });
+    const failing = echoProgram(async () => {
+      throw new JobFailure('The source is not a video');
+    });
+    const { exitCode } = await runWith(failing, spec(), { CUTROOM_TERMINATION_LOG: terminationLog });
+    expect(exitCode, 'a failed run, which writes the log where it exists').to.equal(1);
     await access(terminationLog).then(
       () => expect.fail('termination log was created'),
       () => {},
