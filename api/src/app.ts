@@ -89,7 +89,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const jobMetrics = new JobMetrics(metrics);
   const bus = new EventBus(redis, config.REDIS_KEY_PREFIX);
   const subscriber = new ChannelSubscriber(redis, logger);
-  const completion = createJobCompletion({ orm, logger, bus, storage, jobs: () => services.jobs });
+  const completion = createJobCompletion({ orm, logger, bus, storage, billing, jobs: () => services.jobs });
   const dispatcher = createDispatcher(config, overrides, { storage, completion, logger, jobMetrics });
   const services: Services = {
     config,

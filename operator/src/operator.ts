@@ -6,6 +6,8 @@ import type { Config } from '../../api/src/config.ts';
 import { openOrm } from '../../api/src/db/orm.ts';
 import { EventBus } from '../../api/src/events/bus.ts';
 import { createJobCompletion } from '../../api/src/jobs/handlers.ts';
+import { BillingService } from '../../api/src/billing/billing-service.ts';
+import { systemClock } from '../../api/src/shared/clock.ts';
 import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
 import { JobService } from '../../api/src/jobs/service.ts';
 import { createMetricsRegistry } from '../../api/src/ops/metrics.ts';
@@ -58,7 +60,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const storage = objectStorageFrom(config);
-  const completion = createJobCompletion({ orm, logger, bus: new EventBus(redis, config.REDIS_KEY_PREFIX), storage, jobs: () => jobs });
+  const billing = new BillingService({ clock: systemClock });
+  const completion = createJobCompletion({ orm, logger, bus: new EventBus(redis, config.REDIS_KEY_PREFIX), storage, billing, jobs: () => jobs });
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();

@@ -66,6 +66,21 @@ describe('rule 6: GET, PATCH and DELETE /api/v1/users/me', () => {
     expect((await fixture.client().logIn(account.username, account.password)).status).to.equal(401);
   });
 
+  it('a deletion step\'s returned callback runs after the commit; its failure is logged and does not undo the deletion', async () => {
+    const account = await signUpAndLogin(fixture.app);
+    const rowsSeenAfterCommit: number[] = [];
+    fixture.app.services.accounts.onAccountDeletion(async (_em, user) => {
+      if (user.id !== account.user.id) return;
+      return async () => {
+        const [row] = await fixture.app.services.orm.em.fork().execute<{ n: string }[]>('select count(*) as n from users where id = ?', [user.id]);
+        rowsSeenAfterCommit.push(Number(row!.n));
+        throw new Error('the store is down');
+      };
+    });
+    expect((await account.client.delete('/api/v1/users/me', { password: account.password })).status).to.equal(204);
+    expect(rowsSeenAfterCommit, 'called once, with the user row already gone').to.deep.equal([0]);
+  });
+
   it("a session whose user is gone gets 401, even before its sessions are ended", async () => {
     const { client, user } = await signUpAndLogin(fixture.app);
     await fixture.app.services.orm.em.fork().execute('delete from users where id = ?', [user.id]);

@@ -10,7 +10,9 @@ import { listenToUser } from '../support/events.ts';
 import { makeImage, makeVideo } from '../support/media.ts';
 import { MediaFile, MediaItem, type MediaItemRow } from '../../api/src/media/entities.ts';
 import { storageUsed } from '../../api/src/accounts/storage-usage.ts';
-import { Job } from '../../api/src/jobs/entities.ts';
+import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
+import type { BillingService } from '../../api/src/billing/billing-service.ts';
+import { producedMediaCompletion } from '../../api/src/media/edits/produced-media-completion.ts';
 
 describe('media edits: POST /media/{media_item_id}/edit', function () {
   this.timeout(60_000);
@@ -56,6 +58,30 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
 
   const edit = (who: SignedIn, itemId: string, body: Record<string, unknown>) =>
     who.client.post(`/api/v1/media/${itemId}/edit`, { extract_audio: false, save_mode: 'copy', fast_mode: false, ...body });
+
+  it("the produced-media completion charges against the billing passed in its deps (the services'), not one it builds itself", async () => {
+    const account = await signUpAndLogin(app);
+    const fileId = randomUUID();
+    const setup = app.services.orm.em.fork();
+    const file = setup.create(MediaFile, { id: fileId, uploaderId: account.user.id, status: 'PENDING', storageKey: `media/${fileId}/source`, contentType: 'video/mp4', originalFilename: 'edited.mp4', declaredSizeBytes: 1 });
+    setup.create(MediaItem, { id: randomUUID(), userId: account.user.id, file, scope: 'library', displayName: 'Edited' });
+    await setup.flush();
+    const asked: string[] = [];
+    // a plan with no storage at all: only this billing can make the completion refuse the result
+    const limitsOf = async (_em: unknown, userId: string) => {
+      asked.push(userId);
+      return { storageQuotaBytes: 0 };
+    };
+    const billing = { limitsOf } as unknown as BillingService;
+    const { orm, bus, storage } = app.services;
+    const handler = producedMediaCompletion({ orm, bus, storage, jobs: () => app.services.jobs, billing });
+    const job = { userId: account.user.id, mediaFileId: fileId, input: {} } as unknown as JobRow;
+    const after = await orm.em.fork().transactional((tx) => handler.succeeded(tx, job, { output_key: `jobs/${randomUUID()}/edited.mp4`, size_bytes: 10, content_type: 'video/mp4', artifact: {} }));
+    if (after) await after();
+    expect(asked).to.deep.equal([account.user.id]);
+    expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, fileId)).status).to.equal('FAILED');
+    expect(await storageUsed(app.services.orm.em.fork(), account.user.id)).to.equal(0);
+  });
 
   it('copy: 202 with a new pending item that becomes uploaded (media_ready); the source file is unchanged', async () => {
     const source = await uploaded(owner.user.id);

@@ -117,6 +117,50 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
     }
   });
 
+  it('no row lock is held across store calls: the file row is free while complete is at the store', async () => {
+    const account = await signUpAndLogin(app);
+    const started = await initiate(account);
+    const etags = await putParts(account.client, wav, started.media_file_id, started.part_size_bytes, started.parts_count, started.parts);
+    const storage = app.services.storage;
+    const sizeOf = storage.sizeOf.bind(storage);
+    const freeDuringStoreCall: boolean[] = [];
+    storage.sizeOf = async (key: string) => {
+      // nowait fails at once if the settle holds the row lock
+      if (key === started.key) freeDuringStoreCall.push(await em().transactional(async (tx) => tx.execute('select id from media_files where id = ? for update nowait', [started.media_file_id])).then(() => true, () => false));
+      return sizeOf(key);
+    };
+    try {
+      expect((await account.client.post('/api/v1/media/multipart/complete', { media_file_id: started.media_file_id, parts: etags })).status).to.equal(200);
+    } finally {
+      storage.sizeOf = sizeOf;
+    }
+    expect(freeDuringStoreCall).to.deep.equal([true]);
+    expect(await used(account)).to.equal(wavSize);
+  });
+
+  it('two racing completes of one upload both answer 200 and charge once', async () => {
+    const account = await signUpAndLogin(app);
+    for (let round = 0; round < 3; round += 1) {
+      const started = await initiate(account);
+      const etags = await putParts(account.client, wav, started.media_file_id, started.part_size_bytes, started.parts_count, started.parts);
+      const answers = await Promise.all([0, 1].map(() => account.client.post('/api/v1/media/multipart/complete', { media_file_id: started.media_file_id, parts: etags })));
+      expect(answers.map((answer) => answer.status), `round ${round}`).to.deep.equal([200, 200]);
+      expect((await em().findOneOrFail(MediaItem, started.media_item_id)).chargedBytes).to.equal(wavSize);
+      expect(await used(account), `round ${round}: charged once`).to.equal((round + 1) * wavSize);
+    }
+  });
+
+  it('fresh part URLs are not capped per request: any range within 1..parts_count is given in full', async () => {
+    const account = await signUpAndLogin(app);
+    const started = await initiate(account);
+    // parts_count ≤ MULTIPART_MAX_PARTS (10,000 in production) bounds a request; 3 here, so widen this upload's
+    await em().nativeUpdate(MediaFile, { id: started.media_file_id }, { partsCount: 1500 });
+    const answer = await account.client.get(`/api/v1/media/multipart/parts/urls?media_file_id=${started.media_file_id}&from_part=1&to_part=1500`);
+    expect(answer.status).to.equal(200);
+    const body = await json(answer);
+    expect(body.parts.map((part: { part_number: number }) => part.part_number)).to.deep.equal(Array.from({ length: 1500 }, (_, index) => index + 1));
+  });
+
   it('initiate refuses sizes below the cutoff, beyond the part count or the per-file maximum, and over the declared quota (422), charging nothing', async () => {
     const account = await signUpAndLogin(app);
     for (const [what, size] of [['below the cutoff', MiB - 1], ['more than MULTIPART_MAX_PARTS parts', 16 * MiB], ['beyond the per-file maximum', 3 * 1024 * MiB]] as const) {

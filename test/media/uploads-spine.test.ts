@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,8 +6,9 @@ import { expect } from 'chai';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin } from '../support/users.ts';
 import { makeAudio, makeImage } from '../support/media.ts';
-import { uploadMedia } from '../support/media-upload.ts';
+import { putBytes, uploadMedia } from '../support/media-upload.ts';
 import { Canvas } from '../../api/src/canvases/entities.ts';
+import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { Project } from '../../api/src/projects/entities.ts';
 
 describe('media uploads: scopes and the project spine', function () {
@@ -106,5 +107,29 @@ describe('media uploads: scopes and the project spine', function () {
     expect(await em.findOne(Project, project.uuid)).to.equal(null);
     const [row] = await em.execute<{ n: string }[]>(`select count(*) as n from media_items where id in (?, ?, ?)`, items);
     expect(Number(row!.n)).to.equal(0);
+  });
+
+  it('account deletion removes stored objects only after its transaction commits: a failing later step leaves rows and objects in place', async () => {
+    const account = await signUpAndLogin(app);
+    const presigned = await json(await account.client.post('/api/v1/media/presign', { filename: 'kept.png', content_type: 'image/png', size_bytes: 64, scope: 'library' }));
+    await putBytes(presigned.upload_url, new Uint8Array(randomBytes(64)), 'image/png');
+    const key = `media/${presigned.media_file_id}/source`;
+    let failNext = true;
+    // registered after the uploads feature's step, so it runs later in the same transaction
+    app.services.accounts.onAccountDeletion(async (_em, user) => {
+      if (user.id === account.user.id && failNext) throw new Error('a later deletion step failed');
+    });
+
+    const failed = await account.client.delete('/api/v1/users/me', { password: account.password });
+    expect(failed.status).to.equal(500);
+    const em = app.services.orm.em.fork();
+    expect(await em.findOne(MediaFile, presigned.media_file_id), 'the rows are rolled back').to.not.equal(null);
+    expect(await em.findOne(MediaItem, presigned.media_item_id)).to.not.equal(null);
+    expect(await app.services.storage.sizeOf(key), 'and the object is still stored').to.equal(64);
+
+    failNext = false;
+    expect((await account.client.delete('/api/v1/users/me', { password: account.password })).status).to.equal(204);
+    expect(await app.services.orm.em.fork().findOne(MediaFile, presigned.media_file_id)).to.equal(null);
+    expect(await app.services.storage.sizeOf(key), 'the object goes after the commit').to.equal(null);
   });
 });

@@ -182,6 +182,37 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     }
   });
 
+  it("presign and initiate with another user's project as scope_project_id → 404, nothing created", async () => {
+    const account = await signUpAndLogin(app);
+    const owner = await signUpAndLogin(app);
+    const created = await owner.client.post('/api/v1/projects/', { name: 'Not yours' });
+    expect(created.status).to.equal(201);
+    const project = await json(created);
+    const scoped = { scope: 'project', scope_project_id: project.uuid };
+    const presigned = await account.client.post('/api/v1/media/presign', presignBody(scoped));
+    expect(presigned.status, 'presign').to.equal(404);
+    const initiated = await account.client.post('/api/v1/media/multipart/initiate', presignBody({ ...scoped, size_bytes: 30 * MiB }));
+    expect(initiated.status, 'initiate').to.equal(404);
+    expect(await em().count(MediaItem, { scopeProjectId: project.uuid })).to.equal(0);
+    expect(await em().count(MediaFile, { uploaderId: account.user.id })).to.equal(0);
+    expect((await owner.client.post('/api/v1/media/presign', presignBody(scoped))).status, 'the owner may').to.equal(201);
+  });
+
+  it('a delete racing a confirm of the same item refunds exactly what was charged: storage_used_bytes ends at 0 every round', async () => {
+    const account = await signUpAndLogin(app);
+    const image = await makeImage(dir, 'delete-race.png');
+    for (let round = 0; round < 10; round += 1) {
+      const upload = await presignAndPut(account, image, 'image/png');
+      const [confirmed, deleted] = await Promise.all([
+        account.client.post(`/api/v1/media/${upload.mediaFileId}/confirm`),
+        account.client.delete(`/api/v1/media/${upload.mediaItemId}`),
+      ]);
+      expect(deleted.status, `round ${round}: delete`).to.equal(204);
+      expect([200, 404], `round ${round}: confirm`).to.include(confirmed.status);
+      expect(await used(account), `round ${round}`).to.equal(0);
+    }
+  });
+
   async function presignAndPut(account: SignedIn, path: string, contentType: string) {
     const size = (await stat(path)).size;
     const presigned = await json(await account.client.post('/api/v1/media/presign', { filename: path.split('/').pop(), content_type: contentType, size_bytes: size, scope: 'library' }));

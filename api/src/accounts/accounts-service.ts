@@ -59,8 +59,13 @@ export interface StartedSession {
   csrfToken: string;
 }
 
-/** Work another feature must do when an account is deleted (its rows, its stored objects). */
-export type AccountDeletionStep = (em: EntityManager, user: UserRow) => Promise<void>;
+/**
+ * Work another feature must do when an account is deleted: its rows, in the deleting
+ * transaction; what must wait for the commit (stored objects) it returns as a callback.
+ */
+export type AccountDeletionStep = (em: EntityManager, user: UserRow) => Promise<AfterAccountDeletion | void>;
+/** Runs once the deletion has committed; a failure is logged, never undoes the deletion. */
+export type AfterAccountDeletion = () => Promise<void>;
 
 export interface AccountsDeps {
   clock: Clock;
@@ -91,7 +96,7 @@ export class AccountsService {
     this.sessions = deps.sessions;
   }
 
-  /** Other features register what must go with an account (run in the deleting transaction, before the user row). */
+  /** Other features register what must go with an account (run in the deleting transaction, before the user row; a returned callback runs after the commit). */
   onAccountDeletion(step: AccountDeletionStep): void {
     this.#deletionSteps.push(step);
   }
@@ -266,8 +271,12 @@ export class AccountsService {
       if (!password) throw BadRequest('auth.current_password_required');
       await this.verifyPassword(user, password);
     }
+    const afterCommit: AfterAccountDeletion[] = [];
     await em.transactional(async (tx) => {
-      for (const step of this.#deletionSteps) await step(tx, user);
+      for (const step of this.#deletionSteps) {
+        const after = await step(tx, user);
+        if (after) afterCommit.push(after);
+      }
       const trialUsed = await this.#deps.billing.trialUsed(tx, user);
       await tx.execute(
         `insert into deleted_accounts (email_hash, trial_used, deleted_at) values (?, ?, ?)
@@ -278,6 +287,9 @@ export class AccountsService {
     });
     em.clear();
     await this.sessions.endAll(user.id);
+    for (const after of afterCommit) {
+      await after().catch((error: unknown) => this.#deps.logger.warn({ err: error, userId: user.id }, 'an after-deletion step failed'));
+    }
   }
 
   /**

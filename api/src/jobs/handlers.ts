@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { BillingService } from '../billing/billing-service.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import { artifactCompletion } from '../media/artifact-completion.ts';
@@ -15,6 +16,8 @@ export interface CompletionDeps {
   storage: ObjectStorage;
   /** For handlers that start a follow-up job; resolved lazily, as the job service is built from this completion. */
   jobs: () => JobService;
+  /** The services' billing: the storage quota of produced media. */
+  billing: BillingService;
 }
 
 /**

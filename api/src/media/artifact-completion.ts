@@ -45,7 +45,8 @@ export interface ArtifactCompletionDeps {
 /**
  * Settles artifact jobs: the file becomes UPLOADED with its metadata (or FAILED), and
  * each of its items' owners hears `media_ready` (or `media_failed`). Identical content
- * already stored is kept once: this file's items move onto the existing file.
+ * already stored is kept once: this file's items move onto the existing file (serialised
+ * per hash by an advisory lock; a partial unique index on UPLOADED hashes backs it).
  * Video browsers cannot play gets its proxy from the `proxy` job started after the commit.
  */
 export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler {
@@ -60,7 +61,10 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       // deleted while processing: the delete ran before these outputs existed
       if (!file) return () => deleteObjects(deps.storage, outputKeys);
 
-      const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } });
+      // one completion per hash at a time, so a concurrent identical upload's commit is seen here (the unique index is the backstop)
+      await em.getConnection().execute(`select pg_advisory_xact_lock(hashtext('media_files.sha256:' || ?))`, [result.sha256], 'all', em.getTransactionContext());
+      // share-locked so a concurrent delete of the twin cannot leave the moved items pointing at nothing
+      const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } }, { lockMode: LockMode.PESSIMISTIC_READ });
       if (twin) {
         await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
         const orphanKeys = [file.storageKey, ...outputKeys];

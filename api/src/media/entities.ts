@@ -50,6 +50,8 @@ export const MediaFile = defineEntity({
     { properties: ['status', 'createdAt'] },
     // concurrent imports of one external video cannot both create a file; a FAILED one may be retried
     { name: 'media_files_external_video_id_live_unique', expression: `create unique index "media_files_external_video_id_live_unique" on "media_files" ("external_video_id") where "status" <> 'FAILED'` },
+    // identical content is stored once: a backstop for the artifact completion's per-hash lock
+    { name: 'media_files_sha256_hash_uploaded_unique', expression: `create unique index "media_files_sha256_hash_uploaded_unique" on "media_files" ("sha256_hash") where "status" = 'UPLOADED'` },
   ],
 });
 

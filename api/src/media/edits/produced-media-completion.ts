@@ -1,16 +1,18 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
-import { BillingService } from '../../billing/billing-service.ts';
+import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
 import type { AfterCommit, CompletionHandler } from '../../jobs/completion.ts';
-import { systemClock } from '../../shared/clock.ts';
 import { artifactCompletion } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
 import { deleteObjects } from '../file-objects.ts';
 import { removeFileIfUnreferenced } from './file-release.ts';
 
 type ArtifactDeps = Parameters<typeof artifactCompletion>[0];
+
+/** The artifact completion's deps and the services' billing, whose plans (and clock) decide the quota. */
+export type ProducedMediaDeps = ArtifactDeps & { billing: BillingService };
 
 /** What the media-edit and media-import programs return: the stored object and the artifact program's description of it. */
 const producedResultSchema = z.object({
@@ -31,10 +33,9 @@ const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
  * metadata and sends media_ready. For an edit with save_mode replace, the item is
  * repointed at the new file only now, and the file it leaves goes if that was its last item.
  */
-export function producedMediaCompletion(deps: ArtifactDeps): CompletionHandler {
+export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHandler {
   const artifacts = artifactCompletion(deps);
-  // Completion runs outside any request; the plan only needs the clock.
-  const billing = new BillingService({ clock: systemClock });
+  const { billing } = deps;
 
   return {
     async succeeded(em, job, raw) {

@@ -5,7 +5,7 @@ import { ownedBy } from '../../accounts/ownership.ts';
 import { chargeStorage, refundStorage, storageUsed } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { appendSingleCanvas, removeItemCanvases } from '../../canvases/spine.ts';
-import { BadRequest, Conflict, Unprocessable } from '../../http/errors.ts';
+import { BadRequest, Conflict, NotFound, Unprocessable } from '../../http/errors.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { ProjectService } from '../../projects/service.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -21,8 +21,6 @@ const MiB = 1024 * 1024;
 export const SINGLE_PUT_URL_SECONDS = 3600;
 export const PART_URL_SECONDS = 7200;
 export const INITIAL_PART_URLS = 50;
-/** Ours: fresh part URLs per request, so one request cannot ask for 10,000 signatures. */
-export const MAX_PART_URLS_PER_REQUEST = 1000;
 
 export interface UploadLimits {
   maxUploadBytes: number;
@@ -123,9 +121,8 @@ export class UploadService {
   async freshPartUrls(em: EntityManager, userId: string, fileId: string, from: number, to: number) {
     const file = await this.#multipartFile(em, userId, fileId);
     const partsCount = file.partsCount ?? 0;
-    if (from < 1 || to > partsCount || from > to || to - from + 1 > MAX_PART_URLS_PER_REQUEST) {
-      throw BadRequest('upload.part_range', { code: 'ValidationError', params: { parts_count: partsCount, max: MAX_PART_URLS_PER_REQUEST } });
-    }
+    // the spec's three refusals only; parts_count (at most MULTIPART_MAX_PARTS) bounds the range
+    if (from < 1 || to > partsCount || from > to) throw BadRequest('upload.part_range', { code: 'ValidationError', params: { parts_count: partsCount } });
     return { parts: await this.#partUrls(file.storageKey, file.uploadId!, from, to), expires_in: PART_URL_SECONDS };
   }
 
@@ -143,8 +140,11 @@ export class UploadService {
       try {
         await this.#d.store.complete(file.storageKey, file.uploadId!, [...parts].sort((a, b) => a.part_number - b.part_number));
       } catch (error) {
-        if (error instanceof PartsRejected) throw Conflict('upload.complete_rejected', { code: 'MultipartCompleteError', params: { reason: error.message } });
-        throw error;
+        if (!(error instanceof PartsRejected)) throw error;
+        // a concurrent duplicate complete consumed the upload: its object is there, settle on it
+        const size = await this.#d.storage.sizeOf(file.storageKey);
+        if (size !== null) return size;
+        throw Conflict('upload.complete_rejected', { code: 'MultipartCompleteError', params: { reason: error.message } });
       }
       return (await this.#d.storage.sizeOf(file.storageKey)) ?? 0;
     });
@@ -166,9 +166,16 @@ export class UploadService {
    */
   async deleteItem(em: EntityManager, userId: string, itemId: string): Promise<void> {
     const leftovers = await em.transactional(async (tx) => {
-      const item = ownedBy(await tx.findOne(MediaItem, itemId), userId, { notFound: 'upload.item_not_found' });
-      // the file's row lock makes "is this the last item?" exact under concurrent deletes
-      const file = await tx.findOne(MediaFile, item.file.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      let item = ownedBy(await tx.findOne(MediaItem, itemId), userId, { notFound: 'upload.item_not_found' });
+      let fileId: string;
+      let file: MediaFileRow | null;
+      do {
+        fileId = item.file.id;
+        // the file's row lock makes "is this the last item?" exact under concurrent deletes
+        file = await tx.findOne(MediaFile, fileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        // re-read under the lock: a confirm or complete that held it may have charged (or a replace repointed) the item meanwhile
+        item = ownedBy(await tx.findOne(MediaItem, itemId, { refresh: true }), userId, { notFound: 'upload.item_not_found' });
+      } while (item.file.id !== fileId);
       await refundStorage(tx, userId, item.chargedBytes);
       await this.#removeItem(tx, item);
       if (!file || (await tx.count(MediaItem, { file: file.id })) > 0) return null;
@@ -197,10 +204,10 @@ export class UploadService {
 
   /**
    * The account-deletion step: the user's projects (canvases go with them), items and
-   * jobs; files whose last item was theirs, with their objects. Runs in the deleting
-   * transaction; objects are removed at once, best effort.
+   * jobs; files whose last item was theirs. Runs in the deleting transaction and returns
+   * the removal of those files' objects, to run once that transaction has committed.
    */
-  async deleteAccountMedia(tx: EntityManager, userId: string): Promise<void> {
+  async deleteAccountMedia(tx: EntityManager, userId: string): Promise<() => Promise<void>> {
     const fileIds = (await tx.execute<{ id: string }[]>(
       `select distinct media_file_id as id from media_items where user_id = ? union select id from media_files where uploader_id = ?`,
       [userId, userId],
@@ -217,7 +224,8 @@ export class UploadService {
     }
     await tx.execute(`delete from projects where user_id = ?`, [userId]);
     await tx.execute(`delete from jobs where user_id = ?`, [userId]);
-    await this.#cleanUp(leftovers);
+    // a later deletion step may still roll the rows back: the objects must outlive them until the commit
+    return () => this.#cleanUp(leftovers);
   }
 
   /** Content type, file name, scope, per-file maximum and the declared size against the quota. */
@@ -275,18 +283,24 @@ export class UploadService {
   }
 
   /**
-   * Confirm and complete alike: under the file's row lock, from `from` the object is
-   * made final (`finish` returns its real size), charged atomically against the quota,
-   * and the file moves to PROCESSING with the artifact job queued after the commit.
-   * Over quota the file becomes FAILED, the object is deleted and the request fails.
-   * A file already PROCESSING or UPLOADED is returned as it is.
+   * Confirm and complete alike. `finish` makes the object final at the store and returns
+   * its real size, with no row lock or pooled connection held; then, under the file's row
+   * lock, the status is checked again, the size charged atomically against the quota and
+   * the file moved to PROCESSING, with the artifact job queued after the commit. Over
+   * quota the file becomes FAILED, the object is deleted and the request fails. A file
+   * already PROCESSING or UPLOADED (before or after the store call) is returned as it is.
    */
   async #settle(em: EntityManager, userId: string, fileId: string, from: MediaFileStatus, finish: (file: MediaFileRow) => Promise<number>): Promise<MediaFileRow> {
+    const seen = ownedBy(await em.fork().findOne(MediaFile, fileId), userId, { owner: (f) => f.uploaderId, notFound: 'upload.file_not_found' });
+    if (isSettled(seen.status)) return seen;
+    if (seen.status !== from) throw Conflict('upload.wrong_state', { params: { status: seen.status } });
+    const size = await finish(seen);
     const outcome = await em.transactional(async (tx) => {
-      const file = ownedBy(await tx.findOne(MediaFile, fileId, { lockMode: LockMode.PESSIMISTIC_WRITE }), userId, { owner: (f) => f.uploaderId, notFound: 'upload.file_not_found' });
-      if (file.status === 'PROCESSING' || file.status === 'UPLOADED') return { file, queued: false, overQuota: null };
+      const file = await tx.findOne(MediaFile, fileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!file) return { file: null, queued: false, overQuota: null };
+      // a concurrent duplicate settled it while we were at the store: it holds the charge
+      if (isSettled(file.status)) return { file, queued: false, overQuota: null };
       if (file.status !== from) throw Conflict('upload.wrong_state', { params: { status: file.status } });
-      const size = await finish(file);
       const quota = (await this.#d.billing.limitsOf(tx, userId)).storageQuotaBytes;
       if (!(await chargeStorage(tx, userId, size, quota))) {
         const free = Math.max(quota - (await storageUsed(tx, userId)), 0);
@@ -299,6 +313,11 @@ export class UploadService {
       return { file, queued: true, overQuota: null };
     });
     const { file } = outcome;
+    if (!file) {
+      // deleted while we were at the store: its delete may have cleaned up before our object existed
+      await this.#d.storage.delete(seen.storageKey).catch((error: unknown) => this.#d.logger.warn({ err: error, key: seen.storageKey }, 'could not delete the object of a deleted upload'));
+      throw NotFound('upload.file_not_found');
+    }
     if (outcome.overQuota) {
       await this.#d.storage.delete(file.storageKey).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.storageKey }, 'could not delete an over-quota upload'));
       throw BadRequest('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota });
@@ -345,6 +364,8 @@ export class UploadService {
     await this.#d.store.deleteObjects(leftovers.keys, leftovers.prefixes).catch((error: unknown) => this.#d.logger.warn({ err: error, keys: leftovers.keys }, 'could not delete stored objects'));
   }
 }
+
+const isSettled = (status: MediaFileStatus) => status === 'PROCESSING' || status === 'UPLOADED';
 
 /** Object keys come from ids, never from the client's file name. */
 export function sourceKey(fileId: string): string {
