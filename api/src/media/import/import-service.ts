@@ -8,8 +8,8 @@ import { chargeStorage, storageUsed } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { ProjectService } from '../../projects/service.ts';
-import { appendSingleCanvas } from '../../canvases/spine.ts';
-import { MediaFile, MediaItem, mediaScopes, type MediaFileRow } from '../entities.ts';
+import { placeMediaItem } from '../items.ts';
+import { MediaFile, mediaScopes, type MediaFileRow } from '../entities.ts';
 import { VideoHostUnavailable, type ExternalVideo, type VideoHost } from './video-host.ts';
 
 export const ImportRequest = z
@@ -97,18 +97,15 @@ export class MediaImportService {
           declaredSizeBytes: 0,
           externalVideoId: video.externalId,
         });
-      const item = tx.create(MediaItem, {
-        id: randomUUID(),
+      const item = await placeMediaItem(tx, {
         userId,
         file,
         scope: input.scope,
-        scopeProjectId: input.scope_project_id ?? null,
+        scopeProjectId: input.scope_project_id,
         displayName: input.display_name ?? video.title,
-        tags: input.tags ?? [],
+        tags: input.tags,
         chargedBytes,
       });
-      await tx.flush();
-      if (input.scope_project_id) await appendSingleCanvas(tx, input.scope_project_id, item.id);
       return { file, item, deduplicated: existing !== null };
     });
   }

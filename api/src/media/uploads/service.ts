@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { ownedBy } from '../../accounts/ownership.ts';
 import { chargeStorage, refundStorage, storageUsed } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
-import { appendSingleCanvas, removeItemCanvases } from '../../canvases/spine.ts';
+import { removeItemCanvases } from '../../canvases/spine.ts';
+import { placeMediaItem } from '../items.ts';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../../http/errors.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { ProjectService } from '../../projects/service.ts';
@@ -267,17 +268,14 @@ export class UploadService {
         partsCount: multipart.partsCount ?? null,
         partSizeBytes: multipart.partSizeBytes ?? null,
       });
-      const item = tx.create(MediaItem, {
-        id: randomUUID(),
+      const item = await placeMediaItem(tx, {
         userId,
         file,
         scope: input.scope,
-        scopeProjectId: input.scope_project_id ?? null,
-        displayName: input.display_name ?? null,
-        tags: input.tags ?? [],
+        scopeProjectId: input.scope_project_id,
+        displayName: input.display_name,
+        tags: input.tags,
       });
-      await tx.flush();
-      if (input.scope_project_id) await appendSingleCanvas(tx, input.scope_project_id, item.id);
       return { file, item };
     });
   }
