@@ -8,7 +8,12 @@ import { z } from 'zod';
 export const jobEventSchema = z.discriminatedUnion('event', [
   z.object({ event: z.literal('progress'), step: z.string(), progress: z.number().int().min(0).max(100) }),
   z.object({ event: z.literal('result'), result: z.record(z.string(), z.unknown()) }),
-  z.object({ event: z.literal('error'), message: z.string() }),
+  z.object({
+    event: z.literal('error'),
+    message: z.string(),
+    code: z.string().optional(),
+    params: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+  }),
 ]);
 
 export type JobEvent = z.infer<typeof jobEventSchema>;

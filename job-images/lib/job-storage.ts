@@ -40,7 +40,7 @@ export class JobStorage {
       );
     } catch (error) {
       if (isNotFound(error)) {
-        throw new JobFailure(`The source object "${key}" does not exist in bucket "${this.bucket}"`, { cause: error });
+        throw new JobFailure(`The source object "${key}" does not exist in bucket "${this.bucket}"`, { cause: error, code: 'media.missing_source' });
       }
       throw error;
     }
@@ -61,10 +61,10 @@ export class JobStorage {
       await pipeline(body, tap, createWriteStream(path), options.signal ? { signal: options.signal } : {});
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      throw new JobFailure(`The download of "${key}" was interrupted after ${received} bytes`, { cause: error });
+      throw new JobFailure(`The download of "${key}" was interrupted after ${received} bytes`, { cause: error, code: 'media.download_interrupted' });
     }
     if (expected !== undefined && received !== expected) {
-      throw new JobFailure(`The download of "${key}" ended after ${received} of ${expected} bytes`);
+      throw new JobFailure(`The download of "${key}" ended after ${received} of ${expected} bytes`, { code: 'media.download_interrupted' });
     }
     return { sizeBytes: received, sha256: hash.digest('hex') };
   }

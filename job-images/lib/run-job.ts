@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createS3Client, s3SettingsFromEnv } from '../../api/src/storage/s3-client.ts';
 import { formatJobEvent } from './job-events.ts';
 import type { JobEvent } from './job-events.ts';
-import { failureMessage, JobFailure } from './job-failure.ts';
+import { failureCode, failureMessage, JobFailure } from './job-failure.ts';
 import { createJobLog } from './job-log.ts';
 import type { JobLog } from './job-log.ts';
 import type { AnyJobProgram, JobContext } from './job-program.ts';
@@ -16,6 +16,8 @@ import type { ProgressReporter } from './progress.ts';
 import { DEFAULT_TERMINATION_LOG_PATH, writeTerminationMessage } from './termination-log.ts';
 
 export const RESULT_FILE_NAME = 'result.json';
+/** Written on failure, best-effort: `{ code, params, message }`, read by the operator. */
+export const ERROR_FILE_NAME = 'error.json';
 
 export interface RunJobOptions {
   /** The programs this image hosts; the spec's `program` picks one by name. */
@@ -38,16 +40,18 @@ export async function runJob(options: RunJobOptions): Promise<number> {
   let log = options.log ?? createJobLog({});
 
   const controller = new AbortController();
-  const onSigterm = (): void => controller.abort(new JobFailure('The job was stopped (SIGTERM) before it finished'));
+  const onSigterm = (): void => controller.abort(new JobFailure('The job was stopped (SIGTERM) before it finished', { code: 'job.cancelled' }));
   process.once('SIGTERM', onSigterm);
   let deadline: NodeJS.Timeout | undefined;
   let workDir: string | undefined;
   let storage: JobStorage | undefined;
   let progress: ProgressReporter | undefined;
+  let outputPrefix: string | undefined;
 
   try {
     const spec = parseJobSpec(env.CUTROOM_JOB_SPEC);
     log = options.log ?? createJobLog({ jobId: spec.jobId, program: spec.program });
+    outputPrefix = spec.outputPrefix;
     const program = options.programs.find((candidate) => candidate.name === spec.program);
     if (!program) {
       const hosted = options.programs.map((candidate) => candidate.name).join(', ');
@@ -57,7 +61,7 @@ export async function runJob(options: RunJobOptions): Promise<number> {
     if (spec.timeoutSeconds) {
       const seconds = spec.timeoutSeconds;
       deadline = setTimeout(
-        () => controller.abort(new JobFailure(`The job did not finish within its time limit of ${seconds} s`)),
+        () => controller.abort(new JobFailure(`The job did not finish within its time limit of ${seconds} s`, { code: 'job.timed_out', params: { seconds } })),
         seconds * 1000,
       );
       deadline.unref();
@@ -96,8 +100,16 @@ export async function runJob(options: RunJobOptions): Promise<number> {
     const cause: unknown = controller.signal.aborted ? controller.signal.reason : error;
     const message = failureMessage(cause);
     log.error('job failed', { error: message, ...(cause instanceof JobFailure ? {} : { stack: (cause as Error)?.stack }) });
+    const coded = failureCode(cause);
     await progress?.flush();
-    emit({ event: 'error', message });
+    emit({ event: 'error', message, ...coded });
+    if (storage && outputPrefix !== undefined) {
+      try {
+        await storage.putJson(outputKey(outputPrefix, ERROR_FILE_NAME), { code: coded.code ?? null, params: coded.params ?? null, message }, AbortSignal.timeout(10_000));
+      } catch (writeError) {
+        log.warn('error.json could not be written', { error: writeError instanceof Error ? writeError.message : String(writeError) });
+      }
+    }
     await writeTerminationMessage(env.CUTROOM_TERMINATION_LOG || DEFAULT_TERMINATION_LOG_PATH, message);
     return 1;
   } finally {

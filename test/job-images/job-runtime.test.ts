@@ -174,6 +174,16 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
     expect(parseJobEvent(lines.at(-1) ?? '')).to.deep.equal({ event: 'error', message: 'Job configuration: S3_BUCKET is required' });
   });
 
+  it('service-raised messages go through the catalogs: a JobFailure\'s code and params ride on the error event and in error.json', async () => {
+    const program = echoProgram(async () => {
+      throw new JobFailure('The uploaded object "k" is empty (0 bytes)', { code: 'media.empty', params: { size: 0 } });
+    });
+    const { exitCode, last } = await runWith(program, spec({ outputPrefix: 'jobs/coded/' }));
+    expect(exitCode).to.equal(1);
+    expect(last).to.deep.equal({ event: 'error', message: 'The uploaded object "k" is empty (0 bytes)', code: 'media.empty', params: { size: 0 } });
+    expect(await bucket.getJson('jobs/coded/error.json')).to.deep.equal({ code: 'media.empty', params: { size: 0 }, message: 'The uploaded object "k" is empty (0 bytes)' });
+  });
+
   it('timeoutSeconds aborts the program with a time-limit message', async () => {
     const program = echoProgram(
       (ctx) =>
@@ -182,7 +192,7 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
         }),
     );
     const { last } = await runWith(program, spec({ timeoutSeconds: 1 }));
-    expect(last).to.deep.equal({ event: 'error', message: 'The job did not finish within its time limit of 1 s' });
+    expect(last).to.deep.equal({ event: 'error', message: 'The job did not finish within its time limit of 1 s', code: 'job.timed_out', params: { seconds: 1 } });
   });
 
   it('SIGTERM aborts the program and reports that it was stopped', async () => {
@@ -194,6 +204,6 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
         }),
     );
     const { last } = await runWith(program, spec());
-    expect(last).to.deep.equal({ event: 'error', message: 'The job was stopped (SIGTERM) before it finished' });
+    expect(last).to.deep.equal({ event: 'error', message: 'The job was stopped (SIGTERM) before it finished', code: 'job.cancelled' });
   });
 });

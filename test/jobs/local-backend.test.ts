@@ -10,6 +10,7 @@ import { makeCorruptFile, makeVideo, sha256OfFile } from '../support/media.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 import type { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
+import { signUpAndLogin } from '../support/users.ts';
 
 describe('job system: local backend with artifact jobs', function () {
   this.timeout(90_000);
@@ -79,7 +80,10 @@ describe('job system: local backend with artifact jobs', function () {
       const em = app.services.orm.em.fork();
       expect((await em.findOneOrFail(MediaFile, upload.file.id)).status).to.equal('FAILED');
       const row = await em.findOneOrFail(Job, job.id);
-      expect([row.status, row.error]).to.deep.equal(['failed', error]);
+      // the job keeps the program's own message; the event shows the catalog's text of its code
+      expect(row.status).to.equal('failed');
+      expect(row.error).to.match(/corrupt or not a media file/);
+      expect(error).to.equal('The file is corrupt or not a media file that can be read.');
     } finally {
       await events.close();
     }
@@ -142,6 +146,44 @@ describe('job system: local backend with artifact jobs', function () {
       await events.close();
     }
   });
+  it('service-raised messages go through the catalogs: a failed upload is explained in the owner\'s language (event) and the reader\'s (read model)', async () => {
+    const owner = await signUpAndLogin(app, { locale: 'pt' });
+    const corrupt = await makeCorruptFile(dir, 'corrupt-pt.mp4');
+    const upload = await storedFile(app.services, corrupt, 'video/mp4', owner.user.id);
+    const events = await listenToUser(app.services.bus, owner.user.id);
+    try {
+      await submitArtifact(upload);
+      const failed = await events.next('media_failed');
+      expect((failed.data as { error: string }).error).to.equal('O ficheiro está corrompido ou não é um ficheiro de mídia legível.');
+      const file = await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id);
+      expect([file.status, file.errorCode]).to.deep.equal(['FAILED', 'media.corrupt']);
+      expect(file.error).to.match(/corrupt or not a media file/);
+      const response = await owner.fetch(`/api/v1/media/${upload.item.id}`, { headers: { 'Accept-Language': 'es' } });
+      expect(response.status).to.equal(200);
+      const view = (await response.json()) as { status: string; error: string };
+      expect(view).to.include({ status: 'failed', error: 'El archivo está dañado o no es un archivo multimedia legible.' });
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('service-raised messages go through the catalogs: a cancelled job is announced in the owner\'s language', async () => {
+    const owner = await signUpAndLogin(app, { locale: 'pt' });
+    const clip = await makeVideo(dir, 'cancel-pt.mp4', { seconds: 2 });
+    const upload = await storedFile(app.services, clip, 'video/mp4', owner.user.id);
+    const events = await listenToUser(app.services.bus, owner.user.id);
+    try {
+      const job = await submitArtifact(upload);
+      await app.services.jobs.cancel(app.services.orm.em.fork(), job.id);
+      const failed = await events.next('media_failed');
+      expect((failed.data as { error: string }).error).to.equal('A tarefa foi cancelada.');
+      const file = await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id);
+      expect([file.error, file.errorCode]).to.deep.equal(['The job was cancelled.', 'job.cancelled']);
+    } finally {
+      await events.close();
+    }
+  });
+
   it('job metrics: created, succeeded and failed by kind, duration and queue depth on /metrics', async () => {
     const text = await (await app.fetch('/metrics')).text();
     expect(text).to.match(/^cutroom_jobs_created_total\{kind="ArtifactJob"\} [1-9]\d*$/m);

@@ -139,12 +139,14 @@ describe('operator: custom resource → batch Job → status and completion', fu
       expect(run.terminationMessage).to.not.equal('');
 
       const failed = await events.next('media_failed', 10_000);
-      expect(failed.data).to.deep.include({ media_file_uuid: upload.file.id, error: run.terminationMessage });
+      // the event shows the catalog's text of the code the program wrote to error.json; the row keeps the English message
+      expect(failed.data).to.deep.include({ media_file_uuid: upload.file.id, error: 'The file is corrupt or not a media file that can be read.' });
       const done = await whenStatus(resource.metadata.name!, (r) => r.status?.phase === 'Failed');
       expect(done.status!.error).to.equal(run.terminationMessage);
       expect(done.status!.conditions!.find((c) => c.type === 'Failed')).to.include({ status: 'True', reason: 'BackoffLimitExceeded' });
       expect(await row(job.id)).to.deep.include({ status: 'failed', error: run.terminationMessage });
-      expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id)).status).to.equal('FAILED');
+      const file = await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id);
+      expect([file.status, file.error, file.errorCode]).to.deep.equal(['FAILED', run.terminationMessage, 'media.corrupt']);
       expect(eventsOf(resource.metadata.name!)).to.deep.equal(['Normal JobCreated', 'Warning JobFailed']);
     } finally {
       await events.close();

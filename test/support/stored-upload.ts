@@ -6,8 +6,8 @@ import type { ObjectStorage } from '../../api/src/storage/storage.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 
 /** A file stored at S3 with its PROCESSING row and one library item, as the upload confirm leaves it. */
-export async function storedUpload(deps: { storage: ObjectStorage; orm: MikroORM }, path: string, contentType: string) {
-  const userId = randomUUID();
+export async function storedUpload(deps: { storage: ObjectStorage; orm: MikroORM }, path: string, contentType: string, owner?: string) {
+  const userId = owner ?? randomUUID();
   const fileId = randomUUID();
   const key = `media/${fileId}/source`;
   await deps.storage.client.send(new PutObjectCommand({ Bucket: deps.storage.bucket, Key: key, Body: await readFile(path), ContentType: contentType }));

@@ -2,7 +2,17 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { Job, type JobRow } from './entities.ts';
 
-export type JobOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; error: string };
+/**
+ * Why a job failed: the English text (jobs.error, logs, fallback) and, when known, the
+ * stable code and params that the catalogs translate (`failure.<code>`, media/failure-messages.ts).
+ */
+export interface JobFailed {
+  error: string;
+  code?: string | undefined;
+  params?: Record<string, string | number> | undefined;
+}
+
+export type JobOutcome = { ok: true; result: Record<string, unknown> } | ({ ok: false } & JobFailed);
 
 /** Work to do once the completion's transaction has committed (publishing events). */
 export type AfterCommit = () => Promise<void>;
@@ -13,7 +23,7 @@ export type AfterCommit = () => Promise<void>;
  */
 export interface CompletionHandler {
   succeeded(em: EntityManager, job: JobRow, result: Record<string, unknown>): Promise<AfterCommit | void>;
-  failed(em: EntityManager, job: JobRow, error: string): Promise<AfterCommit | void>;
+  failed(em: EntityManager, job: JobRow, failure: JobFailed): Promise<AfterCommit | void>;
 }
 
 /**
@@ -55,7 +65,7 @@ export class JobCompletion {
         this.#logger.warn({ job_id: jobId, program: job.program }, 'no completion handler for program');
         return true;
       }
-      after = outcome.ok ? await handler.succeeded(em, job, outcome.result) : await handler.failed(em, job, outcome.error);
+      after = outcome.ok ? await handler.succeeded(em, job, outcome.result) : await handler.failed(em, job, { error: outcome.error, code: outcome.code, params: outcome.params });
       return true;
     });
     if (settled && after) {

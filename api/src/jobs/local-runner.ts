@@ -6,7 +6,7 @@ import { parseJobEvent } from '../../../job-images/lib/job-events.ts';
 import type { S3Settings } from '../storage/s3-client.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
 import { AppError } from '../http/errors.ts';
-import type { JobCompletion } from './completion.ts';
+import type { JobCompletion, JobFailed } from './completion.ts';
 import { jobPrograms, type CancelledJob, type DispatchedJob, type JobDispatcher } from './programs.ts';
 
 const JOB_IMAGES = fileURLToPath(new URL('../../../job-images/', import.meta.url));
@@ -60,7 +60,7 @@ export class LocalJobRunner implements JobDispatcher {
       if (index >= 0) {
         queue.splice(index, 1);
         this.#options.metrics.queueDepth.set({ kind }, queue.length);
-        await this.#options.completion.complete(jobId, { ok: false, error: 'The job was cancelled.' });
+        await this.#options.completion.complete(jobId, { ok: false, error: 'The job was cancelled.', code: 'job.cancelled' });
         return;
       }
     }
@@ -137,13 +137,17 @@ export class LocalJobRunner implements JobDispatcher {
 
     let result: Record<string, unknown> | undefined;
     let reportedError: string | undefined;
+    let reportedCode: { code?: string; params?: Record<string, string | number> } = {};
     const stderrTail: string[] = [];
     const progressWrites: Promise<void>[] = [];
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const event = parseJobEvent(line);
       if (!event) return;
       if (event.event === 'result') result = event.result;
-      else if (event.event === 'error') reportedError = event.message;
+      else if (event.event === 'error') {
+        reportedError = event.message;
+        reportedCode = { code: event.code, params: event.params };
+      }
       else progressWrites.push(completion.markProgress(spec.jobId, { progress: event.progress, step: event.step }).catch(() => {}));
     });
     createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -170,15 +174,18 @@ export class LocalJobRunner implements JobDispatcher {
 
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const ok = code === 0 && result !== undefined && !running.cancelled;
-    const error = running.cancelled
-      ? 'The job was cancelled.'
+    const exitDetail = `exit code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`;
+    const failure: JobFailed = running.cancelled
+      ? { error: 'The job was cancelled.', code: 'job.cancelled' }
       : timedOut
-        ? `The job did not finish within ${timeoutSeconds} s.`
-        : reportedError ?? `The job program exited with code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`;
+        ? { error: `The job did not finish within ${timeoutSeconds} s.`, code: 'job.timed_out', params: { seconds: timeoutSeconds } }
+        : reportedError !== undefined
+          ? { error: reportedError, ...(reportedCode.code ? reportedCode : { code: 'job.failed', params: { detail: reportedError } }) }
+          : { error: `The job program exited with code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`, code: 'job.failed', params: { detail: exitDetail } };
     (ok ? metrics.succeeded : metrics.failed).inc({ kind });
     metrics.duration.observe({ kind, outcome: ok ? 'succeeded' : 'failed' }, seconds);
     try {
-      await completion.complete(spec.jobId, ok ? { ok: true, result: result! } : { ok: false, error });
+      await completion.complete(spec.jobId, ok ? { ok: true, result: result! } : { ok: false, ...failure });
     } catch (failure) {
       logger.error({ err: failure, job_id: spec.jobId }, 'completion handler failed');
     }

@@ -63,7 +63,7 @@ export class JobService {
     const unfinished = await em.find(Job, { completedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
     for (const job of unfinished) {
       if (!isJobProgram(job.program)) {
-        await this.#completion.complete(job.id, { ok: false, error: NOT_STARTED });
+        await this.#completion.complete(job.id, { ok: false, error: NOT_STARTED, code: 'job.not_started' });
         continue;
       }
       // The rerun starts from scratch; the row should not show the dead run's progress.
@@ -80,7 +80,7 @@ export class JobService {
       await this.#dispatcher.dispatch(job);
     } catch (error) {
       this.#logger.error({ err: error, job_id: job.spec.jobId }, 'the job backend refused the job');
-      await this.#completion.complete(job.spec.jobId, { ok: false, error: NOT_STARTED });
+      await this.#completion.complete(job.spec.jobId, { ok: false, error: NOT_STARTED, code: 'job.not_started' });
     }
   }
 

@@ -2,11 +2,12 @@ import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgres
 import { z } from 'zod';
 import type { EventBus } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
-import type { AfterCommit, CompletionHandler } from '../jobs/completion.ts';
+import type { AfterCommit, CompletionHandler, JobFailed } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import type { JobService } from '../jobs/service.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from './entities.ts';
 import { deleteObjects } from './file-objects.ts';
+import { failureColumns, failureTextsForOwners } from './failure-events.ts';
 
 /** The artifact program's result.json, as far as the api relies on it. */
 const artifactResultSchema = z.object({
@@ -53,7 +54,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
   return {
     async succeeded(em, job, raw) {
       const parsed = artifactResultSchema.safeParse(raw);
-      if (!parsed.success) return markFailed(em, job, `The artifact job returned an unreadable result: ${z.prettifyError(parsed.error)}`, deps);
+      if (!parsed.success) return markFailed(em, job, { error: `The artifact job returned an unreadable result: ${z.prettifyError(parsed.error)}` }, deps);
       const result = parsed.data;
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -112,7 +113,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         await deps.jobs().submit(deps.orm.em.fork(), proxyJob);
       };
     },
-    failed: (em, job, error) => markFailed(em, job, error, deps),
+    failed: (em, job, failure) => markFailed(em, job, failure, deps),
   };
 }
 
@@ -133,18 +134,19 @@ async function readyEvents(em: EntityManager, file: MediaFileRow, bus: EventBus)
   };
 }
 
-async function markFailed(em: EntityManager, job: JobRow, error: string, deps: { bus: EventBus }) {
+async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { bus: EventBus }) {
   if (!job.mediaFileId) return;
   const file = await em.findOne(MediaFile, job.mediaFileId);
   if (!file) return;
-  em.assign(file, { status: 'FAILED', error });
+  em.assign(file, { status: 'FAILED', ...failureColumns(failure) });
   await em.flush();
   const items = await em.find(MediaItem, { file: file.id });
+  const textFor = await failureTextsForOwners(em, items.map((item) => item.userId), failure);
   return async () => {
     for (const item of items) {
       await deps.bus.publishToUser(item.userId, {
         type: 'media_failed',
-        data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, error },
+        data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, error: textFor(item.userId) },
       });
     }
   };

@@ -41,7 +41,11 @@ export const MediaFile = defineEntity({
     uploadId: p.string().length(1024).nullable(),
     partsCount: p.integer().nullable(),
     partSizeBytes: p.integer().nullable(),
+    /** English text of why the file FAILED: logs and the fallback of `errorCode`. */
     error: p.text().nullable(),
+    /** Stable code of the failure (`failure.<code>` in media/failure-messages.ts), translated when shown. */
+    errorCode: p.string().length(64).nullable(),
+    errorParams: p.json<Record<string, string | number>>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -44,6 +44,6 @@ export function proxyCompletion(deps: { logger: Logger; storage: ObjectStorage }
       em.assign(file, { proxyKey: proxy_key, spriteKey: sprite_key, sprite, proxyStatus: 'ready' });
       await em.flush();
     },
-    failed: (em, job, error) => markUnknown(em, job, error),
+    failed: (em, job, failure) => markUnknown(em, job, failure.error),
   };
 }

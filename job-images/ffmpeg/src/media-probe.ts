@@ -98,10 +98,10 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
   const container = probe.format.format_name;
   const video = probe.streams.find((stream) => stream.codec_type === 'video' && !stream.disposition?.attached_pic);
   const audio = probe.streams.find((stream) => stream.codec_type === 'audio');
-  if (!video && !audio) throw new JobFailure('Unsupported content: the file has no audio, video or image stream');
+  if (!video && !audio) throw new JobFailure('Unsupported content: the file has no audio, video or image stream', { code: 'media.no_streams' });
   const kind: MediaKind = !video ? 'audio' : isImageContainer(container) ? 'image' : 'video';
   const size = video ? displaySize(video) : null;
-  if (video && !size) throw new JobFailure('The media file is unreadable: its picture has no dimensions');
+  if (video && !size) throw new JobFailure('The media file is unreadable: its picture has no dimensions', { code: 'media.no_dimensions' });
   const streamSeconds = probe.streams.map((stream) => seconds(stream.duration) ?? 0);
   const durationSeconds = kind === 'image' ? null : seconds(probe.format.duration) ?? (Math.max(0, ...streamSeconds) || null);
   const hasAudio = kind !== 'image' && audio !== undefined;
@@ -142,10 +142,11 @@ export async function probeSource(tools: MediaTools, source: string, key: string
     if (stderr.includes('moov atom not found')) {
       throw new JobFailure(
         `The media file "${key}" is truncated: its MP4 index (moov atom) is missing, so the upload was probably cut short; upload it again`,
+        { code: 'media.truncated' },
       );
     }
     const reason = (error.stderrTail.at(-1) ?? 'unknown format').replace(`${source}: `, '');
-    throw new JobFailure(`The file "${key}" is corrupt or not a media file ffmpeg can read (${reason})`);
+    throw new JobFailure(`The file "${key}" is corrupt or not a media file ffmpeg can read (${reason})`, { code: 'media.corrupt' });
   }
   return describeMedia(parseFfprobeOutput(output));
 }
@@ -165,5 +166,5 @@ export async function withDuration(
   } catch (error) {
     if (!(error instanceof MediaToolError)) throw error;
   }
-  throw new JobFailure(`The media file "${key}" is unreadable: it has no measurable duration`);
+  throw new JobFailure(`The media file "${key}" is unreadable: it has no measurable duration`, { code: 'media.no_duration' });
 }

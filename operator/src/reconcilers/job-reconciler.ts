@@ -6,7 +6,7 @@ import type { JobCompletion, JobOutcome } from '../../../api/src/jobs/completion
 import { isNotFound } from '../../../api/src/storage/storage.ts';
 import type { ObjectStorage } from '../../../api/src/storage/storage.ts';
 import { outputKey } from '../../../job-images/lib/job-spec.ts';
-import { RESULT_FILE_NAME } from '../../../job-images/lib/run-job.ts';
+import { ERROR_FILE_NAME, RESULT_FILE_NAME } from '../../../job-images/lib/run-job.ts';
 import { buildJob, InvalidJobResource } from '../builders/job.ts';
 import type { JobKindProfile } from '../builders/job.ts';
 import { failureMessage, isTerminal, kubeTime, mirroredStatus, observeJob, statusPatch } from '../builders/status.ts';
@@ -213,7 +213,34 @@ export class JobReconciler {
     }
     const pods = await this.#deps.cluster.listJobPods(base.jobName);
     const error = failureMessage(job, observation.failure, pods);
-    return { outcome: { ok: false, error }, observation, state: { ...base, phase: 'Failed', error, reason: observation.failure?.reason } };
+    const coded = await this.#failureCode(resource, job, observation, error);
+    return { outcome: { ok: false, error, ...coded }, observation, state: { ...base, phase: 'Failed', error, reason: observation.failure?.reason } };
+  }
+
+  /**
+   * The code and params of a failed Job, for the api's catalogs: the deadline, else what the
+   * program wrote to error.json, else `job.failed` with the message as its detail.
+   */
+  async #failureCode(resource: JobResource, job: V1Job, observation: JobObservation, error: string): Promise<{ code: string; params?: Record<string, string | number> }> {
+    // the deadline's SIGTERM makes the program report a stop, not the time limit
+    if (observation.failure?.reason === 'DeadlineExceeded' && job.spec?.activeDeadlineSeconds) {
+      return { code: 'job.timed_out', params: { seconds: job.spec.activeDeadlineSeconds } };
+    }
+    try {
+      const written = await this.#deps.storage.readJson(outputKey(resource.spec.outputPrefix, ERROR_FILE_NAME));
+      if (written && typeof written === 'object' && !Array.isArray(written)) {
+        const { code, params } = written as { code?: unknown; params?: unknown };
+        if (typeof code === 'string' && code) {
+          const valid = params && typeof params === 'object' && !Array.isArray(params)
+            && Object.values(params).every((value) => typeof value === 'string' || typeof value === 'number');
+          return valid ? { code, params: params as Record<string, string | number> } : { code };
+        }
+      }
+    } catch (readError) {
+      // best-effort: a missing or unreadable error.json leaves the fallback
+      if (!isNotFound(readError)) this.#log.warn({ err: readError, job_id: resource.spec.jobId }, 'could not read error.json');
+    }
+    return { code: 'job.failed', params: { detail: error } };
   }
 
   async #readResult(resource: JobResource): Promise<JobOutcome> {
@@ -264,7 +291,7 @@ export class JobReconciler {
     if (!resource.metadata.finalizers?.includes(completionFinalizer) || !this.#deps.isLeader()) return;
     this.#mirrored.delete(resource.spec.jobId);
     if (!isTerminal(resource.status?.phase)) {
-      const settled = await this.#deps.completion.complete(resource.spec.jobId, { ok: false, error: CANCELLED_MESSAGE });
+      const settled = await this.#deps.completion.complete(resource.spec.jobId, { ok: false, error: CANCELLED_MESSAGE, code: 'job.cancelled' });
       if (settled) this.#deps.metrics.jobs.failed.inc({ kind: this.kind });
       this.#log.info({ resource: resource.metadata.name, job_id: resource.spec.jobId, settled }, 'job cancelled');
     }

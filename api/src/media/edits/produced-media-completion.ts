@@ -3,10 +3,11 @@ import { z } from 'zod';
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
-import type { AfterCommit, CompletionHandler } from '../../jobs/completion.ts';
+import type { AfterCommit, CompletionHandler, JobFailed } from '../../jobs/completion.ts';
 import { artifactCompletion } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
 import { deleteObjects } from '../file-objects.ts';
+import { failureColumns, failureTextsForOwners } from '../failure-events.ts';
 import { removeFileIfUnreferenced } from './file-release.ts';
 
 type ArtifactDeps = Parameters<typeof artifactCompletion>[0];
@@ -40,7 +41,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
   return {
     async succeeded(em, job, raw) {
       const parsed = producedResultSchema.safeParse(raw);
-      if (!parsed.success) return this.failed(em, job, `The job returned an unreadable result: ${z.prettifyError(parsed.error)}`);
+      if (!parsed.success) return this.failed(em, job, { error: `The job returned an unreadable result: ${z.prettifyError(parsed.error)}` });
       const result = parsed.data;
       const { replaceItemId } = bookkeepingSchema.parse(job.input);
       if (!job.mediaFileId) return;
@@ -58,8 +59,9 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       }
       const quota = (await billing.limitsOf(em, job.userId)).storageQuotaBytes;
       if (!(await chargeStorage(em, job.userId, result.size_bytes, quota))) {
-        const error = `The result (${mb(result.size_bytes)} MB) does not fit in your storage quota (${mb(quota)} MB); free some space and try again.`;
-        const failed = await settleFailure(em, file, replaced, error);
+        const params = { size_mb: mb(result.size_bytes), quota_mb: mb(quota) };
+        const error = `The result (${params.size_mb} MB) does not fit in your storage quota (${params.quota_mb} MB); free some space and try again.`;
+        const failed = await settleFailure(em, file, replaced, { error, code: 'edit.quota_exceeded', params });
         return async () => {
           await failed();
           await deleteProduced();
@@ -88,13 +90,13 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       };
     },
 
-    async failed(em, job, error) {
+    async failed(em, job, failure) {
       const { replaceItemId } = bookkeepingSchema.parse(job.input);
-      if (!replaceItemId) return artifacts.failed(em, job, error);
+      if (!replaceItemId) return artifacts.failed(em, job, failure);
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!file) return;
-      return settleFailure(em, file, await em.findOne(MediaItem, replaceItemId), error);
+      return settleFailure(em, file, await em.findOne(MediaItem, replaceItemId), failure);
     },
   };
 
@@ -110,7 +112,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
     // the job's own item was deleted while it ran: nothing holds the charge made for it
     if (producing) producing.chargedBytes = size;
     else await refundStorage(em, jobUserId, size);
-    const refused: { item: MediaItemRow; error: string }[] = [];
+    const refused: { item: MediaItemRow; failure: JobFailed }[] = [];
     for (const item of uncharged.filter((candidate) => candidate !== producing)) {
       const quota = (await billing.limitsOf(em, item.userId)).storageQuotaBytes;
       if (await chargeStorage(em, item.userId, size, quota)) {
@@ -119,14 +121,17 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       }
       if (item.scope === 'project' && item.scopeProjectId) await removeItemCanvases(em, item.id, item.scopeProjectId);
       em.remove(item);
-      refused.push({ item, error: `The video (${mb(size)} MB) does not fit in your storage quota (${mb(quota)} MB); free some space and import it again.` });
+      const params = { size_mb: mb(size), quota_mb: mb(quota) };
+      const error = `The video (${params.size_mb} MB) does not fit in your storage quota (${params.quota_mb} MB); free some space and import it again.`;
+      refused.push({ item, failure: { error, code: 'import.quota_exceeded', params } });
     }
     await em.flush();
+    const texts = await Promise.all(refused.map(({ item, failure }) => failureTextsForOwners(em, [item.userId], failure).then((textFor) => textFor(item.userId))));
     return async () => {
-      for (const { item, error } of refused) {
+      for (const [index, { item }] of refused.entries()) {
         await deps.bus.publishToUser(item.userId, {
           type: 'media_failed',
-          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error },
+          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error: texts[index]! },
         });
       }
     };
@@ -136,21 +141,22 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
    * A copy's file stays FAILED with its item (the user sees why); a replace's file had
    * no item yet, so it goes and the replaced item, still on its old file, hears media_failed.
    */
-  async function settleFailure(em: EntityManager, file: MediaFileRow, replaced: MediaItemRow | null, error: string): Promise<AfterCommit> {
+  async function settleFailure(em: EntityManager, file: MediaFileRow, replaced: MediaItemRow | null, failure: JobFailed): Promise<AfterCommit> {
     const items = replaced ? [replaced] : await em.find(MediaItem, { file: file.id });
     const fileId = file.id;
     if (replaced) {
       em.remove(file);
       await em.flush();
     } else {
-      em.assign(file, { status: 'FAILED', error });
+      em.assign(file, { status: 'FAILED', ...failureColumns(failure) });
       await em.flush();
     }
+    const textFor = await failureTextsForOwners(em, items.map((item) => item.userId), failure);
     return async () => {
       for (const item of items) {
         await deps.bus.publishToUser(item.userId, {
           type: 'media_failed',
-          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error },
+          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error: textFor(item.userId) },
         });
       }
     };

@@ -3,6 +3,7 @@ import { ownedBy } from '../../accounts/ownership.ts';
 import { MediaGroup, MediaGroupMembership } from '../../media-groups/entities.ts';
 import { MediaItem, type MediaItemRow, type MediaScope } from '../entities.ts';
 import { pageOf, type Page, type PageRequest } from '../../http/pagination.ts';
+import type { Locale } from '../../i18n/index.ts';
 import { mediaItemView, type MediaItemView } from './read-model.ts';
 
 export interface LibraryFilters {
@@ -25,7 +26,7 @@ export interface MediaItemChanges {
 
 /** A user's media items as read models: listing with filters, one item, edits of its own fields. */
 export class MediaLibrary {
-  async list(em: EntityManager, userId: string, filters: LibraryFilters, request: PageRequest): Promise<Page<MediaItemView>> {
+  async list(em: EntityManager, userId: string, filters: LibraryFilters, request: PageRequest, locale: Locale = 'en'): Promise<Page<MediaItemView>> {
     // A group of another user answers like a missing one, not like an empty group.
     if (filters.groupId) ownedBy(await em.findOne(MediaGroup, filters.groupId), userId, { notFound: 'library.group_not_found' });
     const where = ['i.user_id = ?'];
@@ -55,23 +56,23 @@ export class MediaLibrary {
       `select i.id from media_items i where ${condition} order by i.created_at desc, i.id desc limit ? offset ?`,
       [...params, request.items_per_page, (request.page - 1) * request.items_per_page],
     );
-    const views = await this.#views(em, rows.map((row) => row.id));
+    const views = await this.#views(em, rows.map((row) => row.id), locale);
     return pageOf(views, Number(counted?.total ?? 0), request);
   }
 
-  async get(em: EntityManager, userId: string, itemId: string): Promise<MediaItemView> {
+  async get(em: EntityManager, userId: string, itemId: string, locale: Locale = 'en'): Promise<MediaItemView> {
     const item = await this.findOwned(em, userId, itemId);
-    const [view] = await this.#views(em, [item.id]);
+    const [view] = await this.#views(em, [item.id], locale);
     return view!;
   }
 
-  async update(em: EntityManager, userId: string, itemId: string, changes: MediaItemChanges): Promise<MediaItemView> {
+  async update(em: EntityManager, userId: string, itemId: string, changes: MediaItemChanges, locale: Locale = 'en'): Promise<MediaItemView> {
     const item = await this.findOwned(em, userId, itemId);
     if (changes.displayName !== undefined) item.displayName = changes.displayName;
     if (changes.tags !== undefined) item.tags = changes.tags;
     if (changes.behaviorDefaults !== undefined) item.behaviorDefaults = changes.behaviorDefaults;
     await em.flush();
-    return this.get(em, userId, itemId);
+    return this.get(em, userId, itemId, locale);
   }
 
   /** The caller's item, or 404 (another user's item looks missing). */
@@ -79,8 +80,8 @@ export class MediaLibrary {
     return ownedBy(await em.findOne(MediaItem, itemId), userId, { notFound: 'library.item_not_found' });
   }
 
-  /** Read models of the given items, in the given order. */
-  async #views(em: EntityManager, ids: string[]): Promise<MediaItemView[]> {
+  /** Read models of the given items, in the given order; failure texts in `locale`. */
+  async #views(em: EntityManager, ids: string[], locale: Locale): Promise<MediaItemView[]> {
     if (ids.length === 0) return [];
     const items = await em.find(MediaItem, { id: { $in: ids } }, { populate: ['file'], refresh: true });
     const memberships = await em.find(MediaGroupMembership, { item: { $in: ids } }, { orderBy: { createdAt: 'asc' } });
@@ -92,7 +93,7 @@ export class MediaLibrary {
     const byId = new Map(items.map((item) => [item.id, item]));
     return ids.flatMap((id) => {
       const item = byId.get(id);
-      return item ? [mediaItemView(item, item.file, groupsOf.get(id) ?? [])] : [];
+      return item ? [mediaItemView(item, item.file, groupsOf.get(id) ?? [], locale)] : [];
     });
   }
 }

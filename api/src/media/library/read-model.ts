@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import type { Locale } from '../../i18n/index.ts';
 import type { MediaFileRow, MediaFileStatus, MediaItemRow } from '../entities.ts';
+import { failureText } from '../failure-messages.ts';
 
 /** The lowercase status read models show: an upload not yet confirmed or completed is pending. */
 const itemStatus: Record<MediaFileStatus, 'pending' | 'processing' | 'uploaded' | 'failed'> = {
@@ -38,8 +40,8 @@ export const MediaItemSchema = z
 
 export type MediaItemView = z.infer<typeof MediaItemSchema>;
 
-/** An item joined with its file's metadata and the ids of the groups it belongs to. */
-export function mediaItemView(item: MediaItemRow, file: MediaFileRow, groupIds: string[]): MediaItemView {
+/** An item joined with its file's metadata and the ids of the groups it belongs to; `error` in `locale`. */
+export function mediaItemView(item: MediaItemRow, file: MediaFileRow, groupIds: string[], locale: Locale = 'en'): MediaItemView {
   return {
     uuid: item.id,
     media_file_id: file.id,
@@ -49,7 +51,7 @@ export function mediaItemView(item: MediaItemRow, file: MediaFileRow, groupIds: 
     scope: item.scope,
     scope_project_id: item.scopeProjectId ?? null,
     status: itemStatus[file.status as MediaFileStatus],
-    error: file.status === 'FAILED' ? (file.error ?? null) : null,
+    error: file.status === 'FAILED' ? failureText(locale, file.errorCode, file.errorParams, file.error ?? '') || null : null,
     kind: file.kind ?? null,
     content_type: file.contentType,
     original_filename: file.originalFilename,

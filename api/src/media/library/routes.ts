@@ -59,6 +59,7 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
           ...(query.unconfigured ? { unconfigured: true } : {}),
         },
         query,
+        ctx.state.locale,
       );
     },
   });
@@ -72,7 +73,7 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
     params: MediaItemParams,
     responses: { 200: { description: 'The media item', schema: MediaItemSchema }, 404: { description: 'No such item of yours' } },
     handler: async (ctx, { params }) => {
-      ctx.body = await library.get(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id);
+      ctx.body = await library.get(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, ctx.state.locale);
     },
   });
 
@@ -90,7 +91,7 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
         ...(body.display_name !== undefined ? { displayName: body.display_name } : {}),
         ...(body.tags !== undefined ? { tags: [...new Set(body.tags)] } : {}),
         ...(body.behavior_defaults !== undefined ? { behaviorDefaults: body.behavior_defaults } : {}),
-      });
+      }, ctx.state.locale);
     },
   });
 }

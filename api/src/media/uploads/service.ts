@@ -302,7 +302,7 @@ export class UploadService {
       const quota = (await this.#d.billing.limitsOf(tx, userId)).storageQuotaBytes;
       if (!(await chargeStorage(tx, userId, size, quota))) {
         const free = Math.max(quota - (await storageUsed(tx, userId)), 0);
-        tx.assign(file, { status: 'FAILED', sizeBytes: size, error: 'The uploaded file does not fit the storage quota.' });
+        tx.assign(file, { status: 'FAILED', sizeBytes: size, error: 'The uploaded file does not fit the storage quota.', errorCode: 'upload.quota_exceeded', errorParams: null });
         return { file, queued: false, overQuota: { size_mb: mb(size), free_mb: mb(free) } };
       }
       tx.assign(file, { status: 'PROCESSING', sizeBytes: size, uploadId: null });

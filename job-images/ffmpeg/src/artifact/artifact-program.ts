@@ -70,7 +70,7 @@ const PROGRESS = { download: [0, 20], probe: [20, 25], process: [25, 90], upload
 function assertSupportedContentType(contentType: string): void {
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   if (/^(video|audio|image)\/[\w.+-]+$/.test(mediaType) || GENERIC_MEDIA_TYPES.includes(mediaType)) return;
-  throw new JobFailure(`Unsupported content type "${contentType}": upload a video, audio or image file`);
+  throw new JobFailure(`Unsupported content type "${contentType}": upload a video, audio or image file`, { code: 'media.unsupported_type', params: { content_type: contentType } });
 }
 
 const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
@@ -106,13 +106,13 @@ async function makeArtifacts(
   } catch (error) {
     if (!(error instanceof MediaToolError)) throw error;
     const reason = (error.stderrTail.at(-1) ?? 'no message').replace(`${files.source}: `, '');
-    throw new JobFailure(`The media file "${key}" could not be decoded (${reason})`, { cause: error });
+    throw new JobFailure(`The media file "${key}" could not be decoded (${reason})`, { cause: error, code: 'media.undecodable' });
   }
   const expected = media.durationSeconds;
   const cut = expected !== null && outSeconds !== null && outSeconds < expected * TRUNCATION_TOLERANCE.fraction - TRUNCATION_TOLERANCE.seconds;
   if (partialFile || cut) {
     const where = outSeconds !== null && expected !== null ? `: its data ends at ${outSeconds.toFixed(1)} s of ${expected.toFixed(1)} s` : '';
-    throw new JobFailure(`The media file "${key}" is truncated${where}; the upload was probably cut short, upload it again`);
+    throw new JobFailure(`The media file "${key}" is truncated${where}; the upload was probably cut short, upload it again`, { code: 'media.truncated' });
   }
   if (plan.thumbnail && media.kind === 'video' && !(await exists(files.thumbnail))) {
     ctx.log.warn('no frame at the thumbnail time, taking the first frame');
@@ -120,7 +120,7 @@ async function makeArtifacts(
   }
   for (const artifact of fileArtifacts(plan)) {
     if (!(await exists(files[artifact]))) {
-      throw new JobFailure(`The media file "${key}" could not be decoded: ffmpeg produced no ${ARTIFACT_FILES[artifact].name}`);
+      throw new JobFailure(`The media file "${key}" could not be decoded: ffmpeg produced no ${ARTIFACT_FILES[artifact].name}`, { code: 'media.undecodable' });
     }
   }
   return waveform;
@@ -141,7 +141,7 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
     signal: ctx.signal,
     onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download),
   });
-  if (stored.sizeBytes === 0) throw new JobFailure(`The uploaded object "${key}" is empty (0 bytes)`);
+  if (stored.sizeBytes === 0) throw new JobFailure(`The uploaded object "${key}" is empty (0 bytes)`, { code: 'media.empty' });
 
   ctx.progress.report('probe', PROGRESS.probe[0]);
   const probed = await probeSource(tools, files.source, key, ctx.signal);

@@ -65,13 +65,13 @@ async function probe(tools: MediaTools, source: string, signal: AbortSignal): Pr
   try {
     media = describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(source), signal)));
   } catch (error) {
-    if (error instanceof MediaToolError) throw new JobFailure('The source file is corrupt or not a media file ffmpeg can read', { cause: error });
+    if (error instanceof MediaToolError) throw new JobFailure('The source file is corrupt or not a media file ffmpeg can read', { cause: error, code: 'media.corrupt' });
     throw error;
   }
   if (media.kind === 'image' || media.durationSeconds !== null) return media;
   // Browser recordings carry no duration: a demux-only pass measures it.
   const { outSeconds } = await runFfmpeg(tools, measureDurationArgs(media, source), { signal }).catch(() => ({ outSeconds: null }));
-  if (!outSeconds) throw new JobFailure('The source file has no measurable duration');
+  if (!outSeconds) throw new JobFailure('The source file has no measurable duration', { code: 'media.no_duration' });
   return { ...media, durationSeconds: outSeconds };
 }
 
@@ -89,12 +89,12 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
 
   ctx.progress.report('probe', PROGRESS.probe[0]);
   const media = await probe(tools, source, ctx.signal);
-  if (media.kind === 'image') throw new JobFailure('Images cannot be edited: only video and audio files can be trimmed or cut');
-  if (input.extractAudio && !media.hasAudio) throw new JobFailure('The source has no audio track to extract');
+  if (media.kind === 'image') throw new JobFailure('Images cannot be edited: only video and audio files can be trimmed or cut', { code: 'edit.not_editable' });
+  if (input.extractAudio && !media.hasAudio) throw new JobFailure('The source has no audio track to extract', { code: 'edit.no_audio' });
   const output: EditOutputKind = input.extractAudio || media.kind === 'audio' ? 'audio' : 'video';
   const durationMs = Math.round((media.durationSeconds ?? 0) * 1000);
   const kept = keptRanges({ startMs: input.startMs, endMs: input.endMs }, input.cuts, durationMs);
-  if (kept.length === 0) throw new JobFailure('Nothing of the source is left once the range is applied and the cuts are removed');
+  if (kept.length === 0) throw new JobFailure('Nothing of the source is left once the range is applied and the cuts are removed', { code: 'edit.nothing_kept' });
 
   const plan: EditPlan = {
     ranges: kept,
@@ -123,7 +123,7 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
     await runFfmpeg(tools, args, { signal: ctx.signal, onProgress: (outSeconds) => reportEdit(outSeconds / expectedSeconds) });
   } catch (error) {
     if (!(error instanceof MediaToolError)) throw error;
-    throw new JobFailure(`The edit could not be made: ${error.stderrTail.at(-1) ?? 'ffmpeg failed'}`, { cause: error });
+    throw new JobFailure(`The edit could not be made: ${error.stderrTail.at(-1) ?? 'ffmpeg failed'}`, { cause: error, code: 'edit.failed' });
   }
 
   ctx.progress.report('upload', PROGRESS.upload[0]);

@@ -32,23 +32,23 @@ const PROGRESS = { download: [0, 50], upload: [50, 60], artifacts: 60 } as const
 /** Streams the download to disk (never whole in memory), stopping past maxBytes. */
 async function download(input: MediaImportInput, path: string, ctx: JobContext): Promise<number> {
   const response = await fetch(input.downloadUrl, { signal: ctx.signal }).catch((error: unknown) => {
-    throw new JobFailure(`The video could not be downloaded from ${new URL(input.downloadUrl).host}`, { cause: error });
+    throw new JobFailure(`The video could not be downloaded from ${new URL(input.downloadUrl).host}`, { cause: error, code: 'import.download_failed', params: { host: new URL(input.downloadUrl).host } });
   });
-  if (!response.ok || !response.body) throw new JobFailure(`The video host answered ${response.status} for the download`);
+  if (!response.ok || !response.body) throw new JobFailure(`The video host answered ${response.status} for the download`, { code: 'import.download_refused', params: { status: response.status } });
   const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > input.maxBytes) throw new JobFailure(`The video is ${declared} bytes, over the ${input.maxBytes}-byte maximum`);
+  if (declared > input.maxBytes) throw new JobFailure(`The video is ${declared} bytes, over the ${input.maxBytes}-byte maximum`, { code: 'import.too_large', params: { max_bytes: input.maxBytes } });
   const report = progressSlice(ctx.progress, 'download', ...PROGRESS.download);
   let received = 0;
   const bound = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       received += chunk.length;
-      if (received > input.maxBytes) return callback(new JobFailure(`The video is over the ${input.maxBytes}-byte maximum`));
+      if (received > input.maxBytes) return callback(new JobFailure(`The video is over the ${input.maxBytes}-byte maximum`, { code: 'import.too_large', params: { max_bytes: input.maxBytes } }));
       if (declared) report(received / declared);
       callback(null, chunk);
     },
   });
   await pipeline(Readable.fromWeb(response.body), bound, createWriteStream(path), { signal: ctx.signal });
-  if (received === 0) throw new JobFailure('The video host sent an empty file');
+  if (received === 0) throw new JobFailure('The video host sent an empty file', { code: 'import.empty' });
   return received;
 }
 

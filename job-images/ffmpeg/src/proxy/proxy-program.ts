@@ -49,7 +49,7 @@ async function run(spec: JobSpec<ProxyInput>, ctx: JobContext): Promise<ProxyRes
 
   ctx.progress.report('probe', PROGRESS.probe[0]);
   const media = await withDuration(tools, await probeSource(tools, files.source, key, ctx.signal), files.source, key, ctx.signal);
-  if (media.kind !== 'video') throw new JobFailure(`The media file "${key}" is not a video: it has no proxy`);
+  if (media.kind !== 'video') throw new JobFailure(`The media file "${key}" is not a video: it has no proxy`, { code: 'media.not_video' });
   const plan = planProxy(media);
 
   ctx.progress.report('process', PROGRESS.process[0]);
@@ -64,10 +64,10 @@ async function run(spec: JobSpec<ProxyInput>, ctx: JobContext): Promise<ProxyRes
   } catch (error) {
     if (!(error instanceof MediaToolError)) throw error;
     const reason = (error.stderrTail.at(-1) ?? 'no message').replace(`${files.source}: `, '');
-    throw new JobFailure(`The proxy of "${key}" could not be made (${reason})`, { cause: error });
+    throw new JobFailure(`The proxy of "${key}" could not be made (${reason})`, { cause: error, code: 'proxy.failed' });
   }
   for (const output of ['proxy', 'sprite'] as const) {
-    if (!(await exists(files[output]))) throw new JobFailure(`The proxy of "${key}" could not be made: ffmpeg produced no ${PROXY_FILES[output].name}`);
+    if (!(await exists(files[output]))) throw new JobFailure(`The proxy of "${key}" could not be made: ffmpeg produced no ${PROXY_FILES[output].name}`, { code: 'proxy.failed' });
   }
 
   ctx.progress.report('upload', PROGRESS.upload[0]);
