@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { catalogs, type MessageKey } from './catalogs.ts';
+import { fillPlaceholders } from './format.ts';
 
 export type Locale = keyof typeof catalogs;
 export const LOCALES = Object.keys(catalogs) as Locale[];
@@ -12,12 +13,9 @@ function isLocale(value: string): value is Locale {
   return Object.hasOwn(catalogs, value);
 }
 
-/** Fills `{name}` placeholders; unknown placeholders stay visible rather than vanish. */
+/** The catalog message in `locale` (en when missing), placeholders filled. */
 export function translate(locale: Locale, key: MessageKey, params: MessageParams = {}): string {
-  const template = catalogs[locale][key] ?? catalogs[DEFAULT_LOCALE][key];
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
-    Object.hasOwn(params, name) ? String(params[name]) : whole,
-  );
+  return fillPlaceholders(catalogs[locale][key] ?? catalogs[DEFAULT_LOCALE][key], params);
 }
 
 /**

@@ -83,17 +83,17 @@ export class MediaGroups {
     await em.nativeDelete(MediaGroup, { id: group.id });
   }
 
-  /** Puts the item in the group; `created` is false when it already was there. */
-  async addItem(em: EntityManager, userId: string, itemId: string, groupId: string): Promise<{ membership: MembershipView; created: boolean }> {
+  /** Puts the item in the group; adding it again changes nothing. */
+  async addItem(em: EntityManager, userId: string, itemId: string, groupId: string): Promise<{ membership: MembershipView }> {
     const item = await this.#library.findOwned(em, userId, itemId);
     const group = await this.#owned(em, userId, groupId);
     // Two adds racing for the same pair: the unique pair keeps one, the other reads it.
-    const inserted = await em.getConnection().execute<{ id: string }[]>(
-      'insert into media_group_memberships (id, media_group_id, media_item_id, created_at) values (?, ?, ?, ?) on conflict (media_group_id, media_item_id) do nothing returning id',
+    await em.getConnection().execute(
+      'insert into media_group_memberships (id, media_group_id, media_item_id, created_at) values (?, ?, ?, ?) on conflict (media_group_id, media_item_id) do nothing',
       [randomUUID(), group.id, item.id, new Date()],
     );
     const row = await em.findOneOrFail(MediaGroupMembership, { group: group.id, item: item.id }, { refresh: true });
-    return { membership: membershipView(row), created: inserted.length > 0 };
+    return { membership: membershipView(row) };
   }
 
   async removeItem(em: EntityManager, userId: string, itemId: string, groupId: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { fillPlaceholders } from '../i18n/format.ts';
 import { defineMessages } from '../i18n/define.ts';
 import type { Locale, MessageParams } from '../i18n/index.ts';
 
@@ -107,6 +108,5 @@ export function failureText(locale: Locale, code: string | null | undefined, par
   const key = `failure.${code}`;
   if (!Object.hasOwn(failureMessages.en, key)) return fallback;
   const template = failureMessages[locale][key as FailureKey] ?? failureMessages.en[key as FailureKey];
-  const values = params ?? {};
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(values, name) ? String(values[name]) : whole));
+  return fillPlaceholders(template, params ?? {});
 }
