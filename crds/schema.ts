@@ -28,7 +28,11 @@ export const jobSpecSchema = z
     input: z
       .record(z.string(), z.unknown())
       .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-      .describe('Program-specific input, passed to the program unchanged.'),
+      .describe('Program-specific input, passed to the program unchanged (empty when inputRef is set).'),
+    inputRef: z
+      .boolean()
+      .optional()
+      .describe('The input is too large for the spec: the program reads it from <outputPrefix>/input.json.'),
     outputPrefix: z
       .string()
       .min(1)

@@ -15,19 +15,19 @@ import { registerOpsRoutes } from './ops/routes.ts';
 import { createMetricsRegistry, HttpMetrics, JobMetrics } from './ops/metrics.ts';
 import type { AppState } from './http/state.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
-import { KubeConfig } from '@kubernetes/client-node';
-import { EventBus } from './events/bus.ts';
-import { createJobCompletion } from './jobs/handlers.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { EventBus } from './events/bus.ts';
 import type { JobCompletion } from './jobs/completion.ts';
 import { LocalJobRunner } from './jobs/local-runner.ts';
-import { KubernetesJobDispatcher } from './jobs/kubernetes-dispatcher.ts';
-import type { JobDispatcher } from './jobs/programs.ts';
+import type { JobDispatcher } from './jobs/dispatcher.ts';
+import { JobOutbox } from './jobs/outbox.ts';
 import { JobService } from './jobs/service.ts';
+import { createDomain } from './domain.ts';
 import type { AccountsService } from './accounts/accounts-service.ts';
 import { createAccounts, registerAccounts } from './accounts/feature.ts';
 import { accountGuards } from './accounts/guards.ts';
 import { createMailer, type Mailer } from './accounts/mailer.ts';
-import { BillingService } from './billing/billing-service.ts';
+import type { BillingService } from './billing/billing-service.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
 import { registerMediaUploads, scheduleMultipartSweep } from './media/uploads/feature.ts';
 import { registerMediaLibrary } from './media/library/feature.ts';
@@ -67,6 +67,8 @@ export interface ServiceOverrides {
   clock?: Clock;
   /** The cluster the kubernetes job backend talks to (tests: the API simulator). */
   kubeConfig?: KubeConfig;
+  /** Local backend at process start: run again the jobs a previous process left running (api/src/main.ts). */
+  recoverJobs?: boolean;
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -85,12 +87,23 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const metrics = createMetricsRegistry();
   const clock = overrides.clock ?? systemClock;
   const mailer = createMailer(config, logger);
-  const billing = new BillingService({ clock });
   const jobMetrics = new JobMetrics(metrics);
-  const bus = new EventBus(redis, config.REDIS_KEY_PREFIX);
   const subscriber = new ChannelSubscriber(redis, logger);
-  const completion = createJobCompletion({ orm, logger, bus, storage, billing, jobs: () => services.jobs });
-  const dispatcher = createDispatcher(config, overrides, { storage, completion, logger, jobMetrics });
+  const { billing, bus, completion, outboxChannel } = createDomain({
+    orm, redis, storage, logger, clock,
+    redisKeyPrefix: config.REDIS_KEY_PREFIX,
+    defaultJobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+    jobs: () => services.jobs,
+  });
+  const dispatcher = await createDispatcher(config, overrides, { storage, completion, logger, jobMetrics, onSlotFree: () => outbox.kick() });
+  const outbox = new JobOutbox({
+    orm, dispatcher, completion, storage, logger,
+    databaseUrl: config.DATABASE_URL,
+    channel: outboxChannel,
+    pollMs: config.JOB_DISPATCH_POLL_MS,
+    recoverOnStart: overrides.recoverJobs ?? false,
+    metrics: jobMetrics,
+  });
   const services: Services = {
     config,
     logger,
@@ -104,13 +117,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     subscriber,
     completion,
     dispatcher,
-    jobs: new JobService(dispatcher, completion, logger),
+    jobs: new JobService({ dispatcher, completion, outbox, billing, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS }),
     mailer,
     accounts: createAccounts({ config, redis, clock, logger, mailer, billing, baseUrl: () => services.baseUrl }),
     billing,
     baseUrl: publicBaseUrl(config),
     close: async () => {
       stopMultipartSweep();
+      await outbox.close();
       await dispatcher.close();
       await services.accounts.idle();
       subscriber.close();
@@ -122,24 +136,19 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     },
   };
   const stopMultipartSweep = scheduleMultipartSweep(services);
+  await outbox.start();
   return services;
 }
 
-/**
- * At process start (local backend): jobs a previous process left unfinished run again;
- * under kubernetes the operator owns this. Not part of createServices, so a test app
- * does not pick up other tests' rows, and a database that is down only delays it.
- */
-export async function recoverUnfinishedJobs(services: Services): Promise<void> {
-  if (services.config.JOB_BACKEND === 'local') await services.jobs.recover(services.orm.em.fork());
-}
-
-function createDispatcher(
+/** The configured backend; the Kubernetes client is loaded only when it is the one. */
+async function createDispatcher(
   config: Config,
   overrides: ServiceOverrides,
-  deps: { storage: ObjectStorage; completion: JobCompletion; logger: Logger; jobMetrics: JobMetrics },
-): JobDispatcher {
+  deps: { storage: ObjectStorage; completion: JobCompletion; logger: Logger; jobMetrics: JobMetrics; onSlotFree: () => void },
+): Promise<JobDispatcher> {
   if (config.JOB_BACKEND === 'kubernetes') {
+    const { KubeConfig } = await import('@kubernetes/client-node');
+    const { KubernetesJobDispatcher } = await import('./jobs/kubernetes-dispatcher.ts');
     let kubeConfig = overrides.kubeConfig;
     if (!kubeConfig) {
       kubeConfig = new KubeConfig();
@@ -149,12 +158,12 @@ function createDispatcher(
   }
   return new LocalJobRunner({
     concurrency: config.JOB_LOCAL_CONCURRENCY,
-    queueLimit: config.JOB_LOCAL_QUEUE_LIMIT,
-    timeoutSeconds: config.JOB_TIMEOUT_SECONDS,
     s3: deps.storage.settings,
+    storage: deps.storage,
     completion: deps.completion,
     logger: deps.logger,
     metrics: deps.jobMetrics,
+    onSlotFree: deps.onSlotFree,
     env: { WHISPER_BASE_URL: config.WHISPER_BASE_URL, WHISPER_MODEL: config.WHISPER_MODEL },
   });
 }

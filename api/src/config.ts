@@ -44,8 +44,8 @@ export const configSchema = z.object({
 
   JOB_BACKEND: z.enum(['local', 'kubernetes']).default('local').describe('Who runs jobs: child processes of the api, or custom resources for the operator.'),
   JOB_LOCAL_CONCURRENCY: int(1).default(2).describe('Local backend: jobs run at once per kind.'),
-  JOB_LOCAL_QUEUE_LIMIT: int(1).default(100).describe('Local backend: jobs waiting per kind before new ones are refused.'),
-  JOB_TIMEOUT_SECONDS: int(1).default(3600).describe('Longest a job may run.'),
+  JOB_TIMEOUT_SECONDS: int(1).default(3600).describe('Longest a job may run, on either backend (the spec of every job carries it).'),
+  JOB_DISPATCH_POLL_MS: int(50).default(2000).describe('How often the job outbox looks for jobs not handed to the backend yet (it is also woken at each commit).'),
   KUBE_NAMESPACE: z.string().default('cutroom').describe('Namespace of job custom resources (kubernetes backend).'),
   WHISPER_BASE_URL: url.default('http://127.0.0.1:8100/v1').describe('OpenAI-compatible transcription server.'),
   WHISPER_MODEL: z.string().default('whisper-1').describe('Model name sent to the transcription server.'),

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig, ConfigError } from './config.ts';
-import { buildApp, createServices, recoverUnfinishedJobs } from './app.ts';
+import { buildApp, createServices } from './app.ts';
 import { migrateUp } from './db/orm.ts';
 
 /** Starts the api: config, services, pending migrations (when asked), HTTP server. */
@@ -15,10 +15,10 @@ try {
   throw error;
 }
 
-const services = await createServices(config);
+// Local backend: jobs a previous process left running run again (the outbox retries until the database answers).
+const services = await createServices(config, { recoverJobs: config.JOB_BACKEND === 'local' });
 if (process.argv.includes('--migrate')) await migrateUp(services.orm, config.DATABASE_URL);
 const { koa } = buildApp(services);
-await recoverUnfinishedJobs(services).catch((error: unknown) => services.logger.error({ err: error }, 'job recovery failed; unfinished jobs run at the next start'));
 const server = koa.listen(config.PORT, config.HOST, () => {
   const { port } = server.address() as AddressInfo;
   services.logger.info({ url: `http://${config.HOST}:${port}` }, 'api listening');

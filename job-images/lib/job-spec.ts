@@ -25,7 +25,4 @@ export function parseJobInput<Input>(program: string, schema: z.ZodType<Input>, 
   return parsed.data;
 }
 
-/** Output keys live under the spec's prefix with fixed names, so a retry overwrites rather than duplicates. */
-export function outputKey(outputPrefix: string, fileName: string): string {
-  return `${outputPrefix.replace(/^\/+|\/+$/g, '')}/${fileName}`;
-}
+export { outputKey } from '../../crds/outcome.ts';

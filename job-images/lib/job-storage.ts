@@ -5,7 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { isNotFound } from '../../api/src/storage/storage.ts';
+import { isNotFound } from '../../crds/s3-client.ts';
 import { JobFailure } from './job-failure.ts';
 
 export interface DownloadedObject {
@@ -96,5 +96,17 @@ export class JobStorage {
       }),
       signal ? { abortSignal: signal } : {},
     );
+  }
+
+  /** A JSON object written by the api (a large input); missing is a failure the program can explain. */
+  async readJson(key: string, signal?: AbortSignal): Promise<unknown> {
+    let response;
+    try {
+      response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), signal ? { abortSignal: signal } : {});
+    } catch (error) {
+      if (isNotFound(error)) throw new JobFailure(`The job input "${key}" does not exist`, { cause: error, code: 'job.invalid_spec' });
+      throw error;
+    }
+    return JSON.parse(await response.Body!.transformToString()) as unknown;
   }
 }

@@ -1,23 +1,22 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createS3Client, s3SettingsFromEnv } from '../../api/src/storage/s3-client.ts';
-import { formatJobEvent } from './job-events.ts';
-import type { JobEvent } from './job-events.ts';
+import { createS3Client, s3SettingsFromEnv } from '../../crds/s3-client.ts';
+import { formatJobEvent } from '../../crds/job-events.ts';
+import type { JobEvent } from '../../crds/job-events.ts';
 import { failureCode, failureMessage, JobFailure } from './job-failure.ts';
 import { createJobLog } from './job-log.ts';
 import type { JobLog } from './job-log.ts';
 import type { AnyJobProgram, JobContext } from './job-program.ts';
 import { outputKey, parseJobInput, parseJobSpec } from './job-spec.ts';
+import { ERROR_FILE_NAME, INPUT_FILE_NAME, RESULT_FILE_NAME, type ErrorFile } from '../../crds/outcome.ts';
 import type { JobSpec } from './job-spec.ts';
 import { JobStorage } from './job-storage.ts';
 import { progressReporterFromEnv } from './progress.ts';
 import type { ProgressReporter } from './progress.ts';
 import { DEFAULT_TERMINATION_LOG_PATH, writeTerminationMessage } from './termination-log.ts';
 
-export const RESULT_FILE_NAME = 'result.json';
-/** Written on failure, best-effort: `{ code, params, message }`, read by the operator. */
-export const ERROR_FILE_NAME = 'error.json';
+export { ERROR_FILE_NAME, RESULT_FILE_NAME };
 
 export interface RunJobOptions {
   /** The programs this image hosts; the spec's `program` picks one by name. */
@@ -57,7 +56,6 @@ export async function runJob(options: RunJobOptions): Promise<number> {
       const hosted = options.programs.map((candidate) => candidate.name).join(', ');
       throw new JobFailure(`Unknown program "${spec.program}": this image runs ${hosted}`);
     }
-    const input = parseJobInput(program.name, program.inputSchema, spec.input);
     if (spec.timeoutSeconds) {
       const seconds = spec.timeoutSeconds;
       deadline = setTimeout(
@@ -74,6 +72,9 @@ export async function runJob(options: RunJobOptions): Promise<number> {
       throw new JobFailure(`Job configuration: ${error instanceof Error ? error.message : String(error)}`);
     }
     storage = new JobStorage(createS3Client(settings), settings.bucket);
+    // A large input travels as an object next to the outputs (the spec names it, not holds it).
+    const rawInput = spec.inputRef ? await storage.readJson(outputKey(spec.outputPrefix, INPUT_FILE_NAME), controller.signal) : spec.input;
+    const input = parseJobInput(program.name, program.inputSchema, rawInput);
     progress = await progressReporterFromEnv(env, log, writeEvent);
     workDir = await mkdtemp(join(tmpdir(), `cutroom-${spec.program}-`));
 
@@ -105,7 +106,8 @@ export async function runJob(options: RunJobOptions): Promise<number> {
     emit({ event: 'error', message, ...coded });
     if (storage && outputPrefix !== undefined) {
       try {
-        await storage.putJson(outputKey(outputPrefix, ERROR_FILE_NAME), { code: coded.code ?? null, params: coded.params ?? null, message }, AbortSignal.timeout(10_000));
+        const written: ErrorFile = { code: coded.code ?? null, params: coded.params ?? null, message };
+        await storage.putJson(outputKey(outputPrefix, ERROR_FILE_NAME), written, AbortSignal.timeout(10_000));
       } catch (writeError) {
         log.warn('error.json could not be written', { error: writeError instanceof Error ? writeError.message : String(writeError) });
       }

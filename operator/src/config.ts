@@ -54,7 +54,7 @@ export const operatorConfigSchema = z
     JOB_GPU_NODE_SELECTOR: json(z.record(z.string(), z.string())).default({}).describe('Node selector of analysis Jobs, as a JSON object.'),
     JOB_GPU_TOLERATIONS: json(z.array(toleration)).default([]).describe('Tolerations of analysis Jobs, as a JSON array.'),
     JOB_BACKOFF_LIMIT: int().default(2).describe('spec.backoffLimit of every Job.'),
-    JOB_ACTIVE_DEADLINE_SECONDS: int(1).default(3600).describe('spec.activeDeadlineSeconds of a Job whose resource names no timeoutSeconds.'),
+    JOB_TIMEOUT_SECONDS: int(1).default(3600).describe("The api's JOB_TIMEOUT_SECONDS (one setting for both backends): activeDeadlineSeconds of a Job whose resource names no timeoutSeconds (the api always names one)."),
     JOB_TTL_SECONDS_AFTER_FINISHED: int().default(3600).describe('spec.ttlSecondsAfterFinished of every Job.'),
     JOB_SERVICE_ACCOUNT_ANALYSIS: z.string().min(1).default('cutroom-analysis-job').describe('Service account of analysis Job pods.'),
     JOB_SERVICE_ACCOUNT_RENDER: z.string().min(1).default('cutroom-render-job').describe('Service account of render Job pods.'),

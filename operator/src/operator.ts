@@ -4,11 +4,10 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../api/src/config.ts';
 import { openOrm } from '../../api/src/db/orm.ts';
-import { EventBus } from '../../api/src/events/bus.ts';
-import { createJobCompletion } from '../../api/src/jobs/handlers.ts';
-import { BillingService } from '../../api/src/billing/billing-service.ts';
+import { createDomain } from '../../api/src/domain.ts';
 import { systemClock } from '../../api/src/shared/clock.ts';
 import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
+import { JobOutbox } from '../../api/src/jobs/outbox.ts';
 import { JobService } from '../../api/src/jobs/service.ts';
 import { createMetricsRegistry } from '../../api/src/ops/metrics.ts';
 import { createRedis } from '../../api/src/redis.ts';
@@ -60,13 +59,28 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const storage = objectStorageFrom(config);
-  const billing = new BillingService({ clock: systemClock });
-  const completion = createJobCompletion({ orm, logger, bus: new EventBus(redis, config.REDIS_KEY_PREFIX), storage, billing, jobs: () => jobs });
+  // The same domain the api builds: completions settle jobs exactly as under the local backend.
+  const { billing, completion, outboxChannel } = createDomain({
+    orm, redis, storage, logger, clock: systemClock,
+    redisKeyPrefix: config.REDIS_KEY_PREFIX,
+    defaultJobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+    jobs: () => jobs,
+  });
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
-  // Jobs a completion starts (the proxy after an artifact) become custom resources in the operator's own namespace.
-  const jobs = new JobService(new KubernetesJobDispatcher(kubeConfig, operatorConfig.KUBE_NAMESPACE, metrics.jobs), completion, logger);
+  // Kubernetes jobs not yet turned into resources (follow-ups a completion asked for, rows an api
+  // replica could not hand over) are dispatched by the operator too: creation is idempotent by name.
+  const dispatcher = new KubernetesJobDispatcher(kubeConfig, operatorConfig.KUBE_NAMESPACE, metrics.jobs);
+  const outbox = new JobOutbox({
+    orm, dispatcher, completion, storage, logger,
+    databaseUrl: config.DATABASE_URL,
+    channel: outboxChannel,
+    pollMs: config.JOB_DISPATCH_POLL_MS,
+    recoverOnStart: false,
+  });
+  const jobs = new JobService({ dispatcher, completion, outbox, billing, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS });
+  await outbox.start();
   const cluster = new Cluster(kubeConfig, operatorConfig.KUBE_NAMESPACE, identity, logger);
 
   let controllers: JobControllers | undefined;
@@ -124,6 +138,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     async stop(stopOptions = {}) {
       await elector.stop(stopOptions);
       await server.close();
+      await outbox.close();
       storage.close();
       redis.disconnect();
       await orm.close();

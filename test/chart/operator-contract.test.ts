@@ -26,7 +26,7 @@ describe('operator environment contract', () => {
   it('includes every name the job system relies on', () => {
     expect(documentedContract()).to.include.members([
       'JOB_IMAGE_FFMPEG', 'JOB_IMAGE_WHISPER', 'JOB_GPU_COUNT', 'JOB_GPU_NODE_SELECTOR', 'JOB_GPU_TOLERATIONS',
-      'JOB_BACKOFF_LIMIT', 'JOB_ACTIVE_DEADLINE_SECONDS', 'JOB_TTL_SECONDS_AFTER_FINISHED',
+      'JOB_BACKOFF_LIMIT', 'JOB_TIMEOUT_SECONDS', 'JOB_TTL_SECONDS_AFTER_FINISHED',
       'JOB_SERVICE_ACCOUNT_ANALYSIS', 'JOB_SERVICE_ACCOUNT_RENDER', 'JOB_SERVICE_ACCOUNT_ARTIFACT',
       'OPERATOR_LEASE_NAME', 'POD_NAME', 'KUBE_NAMESPACE',
     ]);

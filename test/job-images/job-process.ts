@@ -8,9 +8,9 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/
 import type { S3Client } from '@aws-sdk/client-s3';
 import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3 } from '../../api/src/storage/embedded-s3.ts';
 import type { EmbeddedS3 } from '../../api/src/storage/embedded-s3.ts';
-import { createS3Client } from '../../api/src/storage/s3-client.ts';
-import { parseJobEvent } from '../../job-images/lib/job-events.ts';
-import type { JobEvent } from '../../job-images/lib/job-events.ts';
+import { createS3Client } from '../../crds/s3-client.ts';
+import { parseJobEvent } from '../../crds/job-events.ts';
+import type { JobEvent } from '../../crds/job-events.ts';
 
 /** Support for running the ffmpeg image's real entrypoint as a child process against an embedded S3. */
 

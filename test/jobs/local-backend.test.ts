@@ -11,6 +11,7 @@ import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 import type { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
 import { signUpAndLogin } from '../support/users.ts';
+import { eventually } from '../support/wait.ts';
 
 describe('job system: local backend with artifact jobs', function () {
   this.timeout(90_000);
@@ -194,20 +195,29 @@ describe('job system: local backend with artifact jobs', function () {
   });
 });
 
-describe('job system: local backend bounds', function () {
+describe('job system: local backend fairness', function () {
   this.timeout(60_000);
-  it('a full queue refuses the job, which then ends failed rather than hanging', async () => {
-    const app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '1', JOB_LOCAL_QUEUE_LIMIT: '1' });
+  it('one user filling the queue cannot delay another user: jobs are handed over round-robin across users', async () => {
+    const app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '1' });
     try {
+      const busy = randomUUID();
+      const other = randomUUID();
       const em = app.services.orm.em.fork();
-      const submit = () =>
-        app.services.jobs.submit(em, { program: 'artifact', userId: randomUUID(), input: { sourceKey: 'missing', contentType: 'video/mp4' } });
-      const jobs = [await submit(), await submit(), await submit()];
-      await (app.services.dispatcher as LocalJobRunner).idle();
-      const rows = await app.services.orm.em.fork().find(Job, { id: { $in: jobs.map((job) => job.id) } });
-      const refused = rows.filter((row) => row.error === 'The job could not be started; try again later.');
-      expect(refused).to.have.lengthOf(1);
-      expect(rows.every((row) => row.status === 'failed' && row.completedAt)).to.equal(true);
+      // Written in one transaction, so the outbox sees them all at once: six of one user, then one of another.
+      const jobs = await em.transactional(async (tx) => {
+        const submit = (userId: string) => app.services.jobs.submit(tx, { program: 'artifact', userId, input: { sourceKey: 'missing', contentType: 'video/mp4' } });
+        const rows = [];
+        for (let i = 0; i < 6; i++) rows.push(await submit(busy));
+        rows.push(await submit(other));
+        return rows;
+      });
+      const settled = await eventually(async () => {
+        const rows = await app.services.orm.em.fork().find(Job, { id: { $in: jobs.map((job) => job.id) } }, { orderBy: { startedAt: 'asc' } });
+        return rows.every((row) => row.completedAt) ? rows : undefined;
+      }, 'every job settled');
+      // Nothing was refused, and the other user's job ran second, not seventh.
+      expect(settled.every((row) => row.status === 'failed' && /does not exist/.test(row.error ?? ''))).to.equal(true);
+      expect(settled.map((row) => row.userId).indexOf(other)).to.be.at.most(1);
     } finally {
       await app.close();
     }

@@ -1,3 +1,4 @@
+import { settlementOf } from '../../api/src/jobs/completion.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -77,7 +78,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     const handler = producedMediaCompletion({ orm, bus, storage, jobs: () => app.services.jobs, billing });
     const job = { userId: account.user.id, mediaFileId: fileId, input: {} } as unknown as JobRow;
     const after = await orm.em.fork().transactional((tx) => handler.succeeded(tx, job, { output_key: `jobs/${randomUUID()}/edited.mp4`, size_bytes: 10, content_type: 'video/mp4', artifact: {} }));
-    if (after) await after();
+    await settlementOf(after).afterCommit?.();
     expect(asked).to.deep.equal([account.user.id]);
     expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, fileId)).status).to.equal('FAILED');
     expect(await storageUsed(app.services.orm.em.fork(), account.user.id)).to.equal(0);

@@ -35,7 +35,7 @@ const config = loadOperatorConfig({
   JOB_GPU_NODE_SELECTOR: '{"nvidia.com/gpu.present":"true"}',
   JOB_GPU_TOLERATIONS: '[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]',
   JOB_BACKOFF_LIMIT: '2',
-  JOB_ACTIVE_DEADLINE_SECONDS: '3600',
+  JOB_TIMEOUT_SECONDS: '3600',
   JOB_TTL_SECONDS_AFTER_FINISHED: '600',
   JOB_SERVICE_ACCOUNT_ANALYSIS: 'cutroom-analysis-job',
   JOB_SERVICE_ACCOUNT_RENDER: 'cutroom-render-job',
@@ -107,7 +107,7 @@ describe('operator builders: the batch Job of a custom resource, as data', () =>
   });
 
   it('an AnalysisJob → whisper image, nvidia.com/gpu limit, GPU node selector and tolerations', () => {
-    const job = buildJob(resource('AnalysisJob', { program: 'transcribe', projectId: spec.userId }), analysisJob, config);
+    const job = buildJob(resource('AnalysisJob', { program: 'analyze', projectId: spec.userId }), analysisJob, config);
     const pod = job.spec!.template.spec!;
     expect(pod.containers[0]!.image).to.equal('registry.example.com/cutroom/job-whisper:0.1.0');
     expect(pod.containers[0]!.command).to.deep.equal(['node', 'job-images/whisper/src/main.ts']);
@@ -124,7 +124,7 @@ describe('operator builders: the batch Job of a custom resource, as data', () =>
 
   it('JOB_GPU_COUNT=0 → no nvidia.com/gpu limit; render and artifact Jobs never get GPU placement', () => {
     const cpuOnly = { ...config, JOB_GPU_COUNT: 0 };
-    const analysis = buildJob(resource('AnalysisJob', { program: 'transcribe' }), analysisJob, cpuOnly).spec!.template.spec!;
+    const analysis = buildJob(resource('AnalysisJob', { program: 'analyze' }), analysisJob, cpuOnly).spec!.template.spec!;
     expect(analysis.containers[0]!.resources!.limits).to.not.have.property('nvidia.com/gpu');
     const render = buildJob(resource('RenderJob', { program: 'render' }), renderJob, config).spec!.template.spec!;
     expect(render.containers[0]!.resources!.limits).to.deep.equal({ cpu: '4', memory: '4Gi' });
@@ -132,7 +132,7 @@ describe('operator builders: the batch Job of a custom resource, as data', () =>
     expect(render.serviceAccountName).to.equal('cutroom-render-job');
   });
 
-  it('spec.timeoutSeconds becomes activeDeadlineSeconds; without it JOB_ACTIVE_DEADLINE_SECONDS applies', () => {
+  it('spec.timeoutSeconds becomes activeDeadlineSeconds; without it JOB_TIMEOUT_SECONDS applies', () => {
     expect(buildJob(resource('ArtifactJob', { timeoutSeconds: 90 }), artifactJob, config).spec!.activeDeadlineSeconds).to.equal(90);
     expect(buildJob(resource('ArtifactJob'), artifactJob, config).spec!.activeDeadlineSeconds).to.equal(3600);
   });

@@ -32,7 +32,7 @@ describe('operator configuration', () => {
       JOB_GPU_NODE_SELECTOR: '{"nvidia.com/gpu.present":"true"}',
       JOB_GPU_TOLERATIONS: '[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]',
       JOB_BACKOFF_LIMIT: '0',
-      JOB_ACTIVE_DEADLINE_SECONDS: '1800',
+      JOB_TIMEOUT_SECONDS: '1800',
       JOB_TTL_SECONDS_AFTER_FINISHED: '60',
       JOB_ENV_CONFIGMAP: 'prod-cutroom',
       JOB_ENV_SECRET: 'cutroom-credentials',
@@ -44,7 +44,7 @@ describe('operator configuration', () => {
       OPERATOR_METRICS_PORT: 9090,
       JOB_GPU_COUNT: 2,
       JOB_BACKOFF_LIMIT: 0,
-      JOB_ACTIVE_DEADLINE_SECONDS: 1800,
+      JOB_TIMEOUT_SECONDS: 1800,
       JOB_TTL_SECONDS_AFTER_FINISHED: 60,
       JOB_ENV_CONFIGMAP: 'prod-cutroom',
     });

@@ -17,11 +17,12 @@ import type { ObjectStorage } from '../../api/src/storage/storage.ts';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
 import { JobService } from '../../api/src/jobs/service.ts';
+import { JobOutbox } from '../../api/src/jobs/outbox.ts';
 import type { Services } from '../../api/src/app.ts';
 import type { ArtifactResult } from '../../job-images/ffmpeg/src/artifact/artifact-program.ts';
 import { jobKinds } from '../../crds/schema.ts';
 import type { JobKind, JobResource } from '../../crds/schema.ts';
-import { parseJobEvent } from '../../job-images/lib/job-events.ts';
+import { parseJobEvent } from '../../crds/job-events.ts';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
 import type { OperatorConfig } from '../../operator/src/config.ts';
 import { startOperator } from '../../operator/src/operator.ts';
@@ -189,7 +190,12 @@ export async function runJobPod(sim: KubeSim, namespace: string, jobName: string
 /** The api's job service with the kubernetes backend on another namespace (one per test keeps leases apart). */
 export function jobServiceIn(services: Services, sim: KubeSim, namespace: string): JobService {
   const dispatcher = new KubernetesJobDispatcher(sim.kubeConfig(namespace), namespace, services.jobMetrics);
-  return new JobService(dispatcher, services.completion, services.logger);
+  // Never started: it hands over what this service submits, when submitted (the operator's own outbox covers the rest).
+  const outbox = new JobOutbox({
+    orm: services.orm, dispatcher, completion: services.completion, storage: services.storage, logger: services.logger,
+    databaseUrl: services.config.DATABASE_URL, channel: `${services.config.REDIS_KEY_PREFIX}jobs`, pollMs: 1000, recoverOnStart: false,
+  });
+  return new JobService({ dispatcher, completion: services.completion, outbox, billing: services.billing, defaultTimeoutSeconds: services.config.JOB_TIMEOUT_SECONDS });
 }
 
 /**

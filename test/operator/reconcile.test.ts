@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { eventually } from '../support/wait.ts';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { startTestApp, type TestApp } from '../support/harness.ts';
@@ -241,9 +242,13 @@ describe('operator: custom resource → batch Job → status and completion', fu
     expect(status.details!.causes!.map((cause) => cause.field)).to.include.members(['spec.jobId', 'spec.outputPrefix']);
     expect(sim.list('artifactjobs', namespace).filter((r) => (r.spec as { jobId: string }).jobId === 'not-a-uuid')).to.deep.equal([]);
 
-    // Through the job service, a refused resource settles the job as failed instead of leaving it queued.
+    // Through the job service, a refused resource settles the job as failed (job.rejected) instead of leaving it queued.
     const job = await app.services.jobs.submit(app.services.orm.em.fork(), { program: 'artifact', userId: randomUUID(), input: {}, timeoutSeconds: 30 * 24 * 3600 });
-    expect(await row(job.id)).to.deep.include({ status: 'failed', error: 'The job could not be started; try again later.' });
+    const settled = await eventually(async () => {
+      const current = await row(job.id);
+      return current.status === 'failed' ? current : undefined;
+    }, 'the refused job settled');
+    expect(settled.error).to.match(/^The job backend refused the job: /);
   });
 
   it('cancelling a job (the api deletes its resource) → settled as cancelled once, MediaFile FAILED, then the resource and its Job go', async () => {

@@ -1,10 +1,13 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { RequestableProgram } from '../../../crds/programs.ts';
+import type { BillingService } from '../billing/billing-service.ts';
 import { Job, type JobRow } from './entities.ts';
+import { jobCreditReference, recordJob, type JobRequest } from './service.ts';
 
 /**
  * Why a job failed: the English text (jobs.error, logs, fallback) and, when known, the
- * stable code and params that the catalogs translate (`failure.<code>`, media/failure-messages.ts).
+ * stable code and params that the catalogs translate (`failure.<code>`).
  */
 export interface JobFailed {
   error: string;
@@ -14,73 +17,124 @@ export interface JobFailed {
 
 export type JobOutcome = { ok: true; result: Record<string, unknown> } | ({ ok: false } & JobFailed);
 
-/** Work to do once the completion's transaction has committed (publishing events). */
+/** Work to do once the completion's transaction has committed (publishing events, deleting objects). */
 export type AfterCommit = () => Promise<void>;
 
-/**
- * What a feature does when one of its programs ends. Runs inside the transaction that
- * marks the job completed; it may return work to run after the commit.
- */
-export interface CompletionHandler {
-  succeeded(em: EntityManager, job: JobRow, result: Record<string, unknown>): Promise<AfterCommit | void>;
-  failed(em: EntityManager, job: JobRow, failure: JobFailed): Promise<AfterCommit | void>;
+/** A job a completion asks for next: the finished job's user unless it names another. */
+export type FollowUpJob = Omit<JobRequest, 'userId' | 'creditMinutes'> & { userId?: string };
+
+/** What a handler asks for besides its own writes: all of it happens with the settlement, or not at all. */
+export interface Settlement {
+  afterCommit?: AfterCommit;
+  /** Jobs to run next, written in the same transaction (the outbox dispatches them). */
+  followUps?: FollowUpJob[];
+  /** AI minutes the job really used, when less than reserved (default: what was reserved). */
+  creditMinutesUsed?: number;
+}
+
+/** A handler's answer in one shape (a bare function is the after-commit work). */
+export function settlementOf(returned: Settlement | AfterCommit | void): Settlement {
+  return typeof returned === 'function' ? { afterCommit: returned } : (returned ?? {});
 }
 
 /**
- * Settles finished jobs exactly once: the row is claimed with
- * `completed_at is null` in the same transaction as the feature's handler, so a
- * second report (operator restart, retry, duplicate watch event) finds nothing to do.
+ * What a feature does when one of its programs ends. `load` runs first, outside any
+ * transaction (reading S3 objects the result names); `succeeded` and `failed` run inside
+ * the transaction that marks the job completed.
+ */
+export interface CompletionHandler<Loaded = undefined> {
+  load?(job: JobRow, result: Record<string, unknown>): Promise<Loaded>;
+  succeeded(em: EntityManager, job: JobRow, result: Record<string, unknown>, loaded?: Loaded): Promise<Settlement | AfterCommit | void>;
+  failed(em: EntityManager, job: JobRow, failure: JobFailed): Promise<Settlement | AfterCommit | void>;
+}
+
+/** Every requestable program's handler: a program without one does not compile. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type CompletionHandlers = { [P in RequestableProgram]: CompletionHandler<any> };
+
+export interface JobCompletionDeps {
+  orm: MikroORM;
+  logger: Logger;
+  billing: BillingService;
+  handlers: CompletionHandlers;
+  defaultTimeoutSeconds: number;
+  /** NOTIFY channel of the job outbox, announcing follow-up jobs at commit. */
+  outboxChannel: string;
+}
+
+export interface CompleteOptions {
+  /** Settle only a job no backend has received (a cancel before dispatch). */
+  onlyUndispatched?: boolean;
+}
+
+/**
+ * Settles finished jobs exactly once: the row is claimed with `completed_at is null` in
+ * the same transaction as the feature's handler and the credit settlement, so a second
+ * report (operator restart, retry, duplicate watch event) finds nothing to do.
  */
 export class JobCompletion {
-  readonly #orm: MikroORM;
-  readonly #logger: Logger;
-  readonly #handlers = new Map<string, CompletionHandler>();
+  readonly #d: JobCompletionDeps;
 
-  constructor(orm: MikroORM, logger: Logger) {
-    this.#orm = orm;
-    this.#logger = logger;
-  }
-
-  register(program: string, handler: CompletionHandler): void {
-    if (this.#handlers.has(program)) throw new Error(`completion handler for ${program} registered twice`);
-    this.#handlers.set(program, handler);
+  constructor(deps: JobCompletionDeps) {
+    this.#d = deps;
   }
 
   /** Returns true when this call settled the job, false when it had been settled before. */
-  async complete(jobId: string, outcome: JobOutcome): Promise<boolean> {
-    let after: AfterCommit | void = undefined;
-    const settled = await this.#orm.em.fork().transactional(async (em) => {
+  async complete(jobId: string, outcome: JobOutcome, options: CompleteOptions = {}): Promise<boolean> {
+    const { orm, logger, handlers } = this.#d;
+    const peek = await orm.em.fork().findOne(Job, jobId);
+    if (!peek || peek.completedAt) return false;
+    const handler = handlers[peek.program as RequestableProgram] as CompletionHandler<unknown> | undefined;
+    // S3 reads happen here, before any row or advisory lock is taken.
+    const loaded = outcome.ok && handler?.load ? await handler.load(peek, outcome.result) : undefined;
+
+    let after: AfterCommit | undefined;
+    const settled = await orm.em.fork().transactional(async (em) => {
       const claimed = await em.getConnection().execute<{ id: string }[]>(
         `update jobs set completed_at = now(), finished_at = coalesce(finished_at, now()), status = ?, result = ?, error = ?,
            progress = case when ? then 100 else progress end
-         where id = ? and completed_at is null returning id`,
+         where id = ? and completed_at is null ${options.onlyUndispatched ? 'and dispatched_at is null' : ''} returning id`,
         [outcome.ok ? 'succeeded' : 'failed', outcome.ok ? JSON.stringify(outcome.result) : null, outcome.ok ? null : outcome.error, outcome.ok, jobId],
         'all',
         em.getTransactionContext(),
       );
       if (claimed.length === 0) return false;
       const job = await em.findOneOrFail(Job, jobId);
-      const handler = this.#handlers.get(job.program);
-      if (!handler) {
-        this.#logger.warn({ job_id: jobId, program: job.program }, 'no completion handler for program');
-        return true;
+      if (!handler) throw new Error(`no completion handler for program ${job.program}`);
+      const returned = outcome.ok ? await handler.succeeded(em, job, outcome.result, loaded) : await handler.failed(em, job, outcome);
+      const settlement = settlementOf(returned);
+      await this.#settleCredits(em, job, outcome.ok, settlement.creditMinutesUsed);
+      for (const followUp of settlement.followUps ?? []) {
+        recordJob(em, job.backend, this.#d.defaultTimeoutSeconds, { ...followUp, userId: followUp.userId ?? job.userId });
       }
-      after = outcome.ok ? await handler.succeeded(em, job, outcome.result) : await handler.failed(em, job, { error: outcome.error, code: outcome.code, params: outcome.params });
+      if (settlement.followUps?.length) {
+        await em.flush();
+        await em.execute('select pg_notify(?, ?)', [this.#d.outboxChannel, job.backend]);
+      }
+      after = settlement.afterCommit;
       return true;
     });
     if (settled && after) {
       try {
-        await (after as AfterCommit)();
+        await after();
       } catch (error) {
-        this.#logger.error({ err: error, job_id: jobId }, 'after-commit work of a completed job failed');
+        logger.error({ err: error, job_id: jobId }, 'after-commit work of a completed job failed');
       }
     }
     return settled;
   }
 
+  /** Deducts on success, releases otherwise; the ledger's reference makes either happen once. */
+  async #settleCredits(em: EntityManager, job: JobRow, ok: boolean, used: number | undefined): Promise<void> {
+    if (job.creditMinutes === null || job.creditMinutes === undefined) return;
+    const reference = jobCreditReference(job.id);
+    if (ok) await this.#d.billing.deductCredits(em, job.userId, { reference, minutes: Math.min(used ?? Number(job.creditMinutes), Number(job.creditMinutes)) });
+    else await this.#d.billing.releaseCredits(em, job.userId, { reference });
+  }
+
   /** Mirrors progress into the row; never moves a completed job. */
   async markProgress(jobId: string, update: { status?: 'running'; progress?: number; step?: string; startedAt?: Date }): Promise<void> {
-    const em = this.#orm.em.fork();
+    const em = this.#d.orm.em.fork();
     const set: Record<string, unknown> = {};
     if (update.status) set.status = update.status;
     if (update.progress !== undefined) set.progress = Math.round(update.progress);

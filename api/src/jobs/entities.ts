@@ -20,6 +20,16 @@ export const Job = defineEntity({
     mediaFileId: p.uuid().nullable().index(),
     input: p.json<Record<string, unknown>>(),
     outputPrefix: p.string().length(1024),
+    /** Who runs it: each backend's outbox dispatches only its own rows. */
+    backend: p.string().length(16).default('local'),
+    timeoutSeconds: p.integer().default(3600),
+    /** AI minutes reserved with the job (ledger reference `job:<id>`), settled by its completion. */
+    creditMinutes: p.decimal('number').precision(10).scale(1).nullable(),
+    /** Set when the backend accepted the job; null rows are the outbox's work. */
+    dispatchedAt: p.datetime().nullable(),
+    dispatchAttempts: p.integer().default(0),
+    nextDispatchAt: p.datetime().nullable(),
+    dispatchError: p.text().nullable(),
     status: p.enum([...jobStatuses]).default('queued'),
     progress: p.smallint().default(0),
     step: p.string().length(256).nullable(),
@@ -30,6 +40,10 @@ export const Job = defineEntity({
     finishedAt: p.datetime().nullable(),
     completedAt: p.datetime().nullable(),
   },
+  indexes: [
+    // the outbox's work: rows no backend has received yet
+    { name: 'jobs_undispatched_index', expression: `create index "jobs_undispatched_index" on "jobs" ("backend", "created_at") where "dispatched_at" is null and "completed_at" is null` },
+  ],
 });
 
 export type JobRow = InstanceType<typeof Job.class>;

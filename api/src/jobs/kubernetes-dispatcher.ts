@@ -1,7 +1,10 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
-import type { CancelledJob, DispatchedJob, JobDispatcher } from './programs.ts';
+import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
+import type { JobKind } from '../../../crds/schema.ts';
+
+const allKinds = Object.keys(jobKinds) as JobKind[];
 
 /** The CR name of a job: deterministic, so a repeated dispatch finds the first one. */
 export function jobResourceName(job: { program: string; jobId: string }): string {
@@ -25,6 +28,7 @@ export function jobResourceLabels(job: DispatchedJob): Record<string, string> {
  * turns it into a batch Job and calls the completion handlers.
  */
 export class KubernetesJobDispatcher implements JobDispatcher {
+  readonly backend = 'kubernetes' as const;
   readonly #api: CustomObjectsApi;
   readonly #namespace: string;
   readonly #metrics: JobMetrics;
@@ -33,6 +37,11 @@ export class KubernetesJobDispatcher implements JobDispatcher {
     this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.#namespace = namespace;
     this.#metrics = metrics;
+  }
+
+  /** The cluster queues what it cannot run yet. */
+  kindsWithCapacity(): readonly JobKind[] {
+    return allKinds;
   }
 
   async dispatch(job: DispatchedJob): Promise<void> {
@@ -50,6 +59,17 @@ export class KubernetesJobDispatcher implements JobDispatcher {
     } catch (error) {
       // Idempotent: the resource of an earlier attempt is the job.
       if (!(error instanceof ApiException && error.code === 409)) throw error;
+    }
+  }
+
+  /** The API server refuses the resource itself (invalid): retrying cannot help. Outages and throttling are retried. */
+  refusal(error: unknown): string | undefined {
+    if (!(error instanceof ApiException) || (error.code !== 400 && error.code !== 422)) return undefined;
+    try {
+      const body = JSON.parse(String(error.body)) as { message?: string };
+      return body.message ?? `HTTP ${error.code}`;
+    } catch {
+      return `HTTP ${error.code}`;
     }
   }
 

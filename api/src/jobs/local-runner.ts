@@ -2,39 +2,47 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { parseJobEvent } from '../../../job-images/lib/job-events.ts';
-import type { S3Settings } from '../storage/s3-client.ts';
+import { parseJobEvent } from '../../../crds/job-events.ts';
+import { jobSystemFailures } from '../../../crds/outcome.ts';
+import { jobPrograms, type JobProgram } from '../../../crds/programs.ts';
+import { jobKinds, type JobKind } from '../../../crds/schema.ts';
+import type { S3Settings } from '../../../crds/s3-client.ts';
+import type { ObjectStorage } from '../storage/storage.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
-import { AppError } from '../http/errors.ts';
 import type { JobCompletion, JobFailed } from './completion.ts';
-import { jobPrograms, type CancelledJob, type DispatchedJob, type JobDispatcher } from './programs.ts';
+import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
+import { readJobOutcome } from './outcome.ts';
 
 const JOB_IMAGES = fileURLToPath(new URL('../../../job-images/', import.meta.url));
+const allKinds = Object.keys(jobKinds) as JobKind[];
 
 export interface LocalRunnerOptions {
+  /** Jobs of one kind running at once; the jobs table is the queue (the outbox hands over one per free slot). */
   concurrency: number;
-  queueLimit: number;
-  timeoutSeconds: number;
   s3: S3Settings;
+  storage: ObjectStorage;
   completion: JobCompletion;
   logger: Logger;
   metrics: JobMetrics;
+  /** Called when a slot frees up, so the outbox hands over the next job. */
+  onSlotFree?: () => void;
   /** Extra environment for the job programs (FFMPEG_PATH, WHISPER_BASE_URL, …). */
   env?: Record<string, string>;
 }
 
 interface Running {
-  child: ChildProcess;
+  child: ChildProcess | undefined;
   cancelled: boolean;
 }
 
 /**
  * The `local` backend: the same job programs the cluster runs, as child processes of
- * the api, through one bounded queue per kind, with a timeout and cancellation.
+ * the api, at most `concurrency` per kind, with the spec's timeout and cancellation.
+ * The outcome is read from result.json / error.json, as under Kubernetes.
  */
 export class LocalJobRunner implements JobDispatcher {
+  readonly backend = 'local' as const;
   readonly #options: LocalRunnerOptions;
-  readonly #waiting = new Map<string, DispatchedJob[]>();
   readonly #active = new Map<string, number>();
   readonly #running = new Map<string, Running>();
   readonly #settled = new Set<Promise<void>>();
@@ -44,70 +52,56 @@ export class LocalJobRunner implements JobDispatcher {
     this.#options = options;
   }
 
+  kindsWithCapacity(): readonly JobKind[] {
+    if (this.#closed) return [];
+    return allKinds.filter((kind) => (this.#active.get(kind) ?? 0) < this.#options.concurrency);
+  }
+
   async dispatch(job: DispatchedJob): Promise<void> {
     if (this.#closed) throw new Error('the local job runner is closed');
-    const queue = this.#waiting.get(job.kind) ?? [];
-    if (queue.length >= this.#options.queueLimit) throw new AppError(503, 'http.503');
-    queue.push(job);
-    this.#waiting.set(job.kind, queue);
+    if ((this.#active.get(job.kind) ?? 0) >= this.#options.concurrency) throw new Error(`no free ${job.kind} slot`);
+    if (this.#running.has(job.spec.jobId)) return; // idempotent: it runs already
+    this.#active.set(job.kind, (this.#active.get(job.kind) ?? 0) + 1);
     this.#options.metrics.created.inc({ kind: job.kind });
-    this.#pump(job.kind);
+    const running: Running = { child: undefined, cancelled: false };
+    this.#running.set(job.spec.jobId, running);
+    const done = this.#run(job, running).finally(() => {
+      this.#settled.delete(done);
+      this.#running.delete(job.spec.jobId);
+      this.#active.set(job.kind, (this.#active.get(job.kind) ?? 1) - 1);
+      if (!this.#closed) this.#options.onSlotFree?.();
+    });
+    this.#settled.add(done);
+  }
+
+  /** A full or closed runner is a passing state: the job waits in the table. */
+  refusal(): string | undefined {
+    return undefined;
   }
 
   async cancel({ jobId }: CancelledJob): Promise<void> {
-    for (const [kind, queue] of this.#waiting) {
-      const index = queue.findIndex((job) => job.spec.jobId === jobId);
-      if (index >= 0) {
-        queue.splice(index, 1);
-        this.#options.metrics.queueDepth.set({ kind }, queue.length);
-        await this.#options.completion.complete(jobId, { ok: false, error: 'The job was cancelled.', code: 'job.cancelled' });
-        return;
-      }
-    }
     const running = this.#running.get(jobId);
-    if (running) {
-      running.cancelled = true;
-      running.child.kill('SIGTERM');
-    }
+    if (!running) return;
+    running.cancelled = true;
+    running.child?.kill('SIGTERM');
   }
 
   /** Waits for every running job to be settled (tests and shutdown). */
   async idle(): Promise<void> {
-    while (this.#settled.size > 0 || [...this.#waiting.values()].some((queue) => queue.length > 0)) {
-      await Promise.all([...this.#settled]);
-    }
+    while (this.#settled.size > 0) await Promise.all([...this.#settled]);
   }
 
+  /** Running jobs are stopped and stay unfinished: the next start runs them again (JobOutbox recovery). */
   async close(): Promise<void> {
     this.#closed = true;
-    // Queued jobs stay unfinished in the jobs table: the next start dispatches them again (JobService.recover).
-    for (const queue of this.#waiting.values()) queue.length = 0;
-    for (const running of this.#running.values()) {
-      running.cancelled = true;
-      running.child.kill('SIGTERM');
-    }
+    for (const running of this.#running.values()) running.child?.kill('SIGTERM');
     await Promise.all([...this.#settled]);
   }
 
-  #pump(kind: string): void {
-    const queue = this.#waiting.get(kind) ?? [];
-    while (queue.length > 0 && (this.#active.get(kind) ?? 0) < this.#options.concurrency) {
-      const job = queue.shift()!;
-      this.#active.set(kind, (this.#active.get(kind) ?? 0) + 1);
-      const done = this.#run(job).finally(() => {
-        this.#settled.delete(done);
-        this.#active.set(kind, (this.#active.get(kind) ?? 1) - 1);
-        if (!this.#closed) this.#pump(kind);
-      });
-      this.#settled.add(done);
-    }
-    this.#options.metrics.queueDepth.set({ kind }, queue.length);
-  }
-
-  async #run({ kind, spec }: DispatchedJob): Promise<void> {
-    const { completion, logger, metrics, s3 } = this.#options;
-    const image = jobPrograms[spec.program as keyof typeof jobPrograms]?.image ?? 'ffmpeg';
-    const timeoutSeconds = spec.timeoutSeconds ?? this.#options.timeoutSeconds;
+  async #run({ kind, spec }: DispatchedJob, running: Running): Promise<void> {
+    const { completion, logger, metrics, s3, storage } = this.#options;
+    const image = jobPrograms[spec.program as JobProgram]?.image ?? 'ffmpeg';
+    const timeoutSeconds = spec.timeoutSeconds ?? 3600;
     const started = process.hrtime.bigint();
     const child = spawn(process.execPath, [`${JOB_IMAGES}${image}/src/main.ts`], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -126,8 +120,8 @@ export class LocalJobRunner implements JobDispatcher {
         S3_FORCE_PATH_STYLE: String(s3.forcePathStyle),
       },
     });
-    const running: Running = { child, cancelled: false };
-    this.#running.set(spec.jobId, running);
+    running.child = child;
+    if (running.cancelled) child.kill('SIGTERM');
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -135,31 +129,23 @@ export class LocalJobRunner implements JobDispatcher {
       setTimeout(() => child.kill('SIGKILL'), 5000).unref();
     }, timeoutSeconds * 1000);
 
-    let result: Record<string, unknown> | undefined;
-    let reportedError: string | undefined;
-    let reportedCode: { code?: string; params?: Record<string, string | number> } = {};
     const stderrTail: string[] = [];
     const progressWrites: Promise<void>[] = [];
+    // stdout carries progress only; the outcome is in result.json / error.json.
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const event = parseJobEvent(line);
-      if (!event) return;
-      if (event.event === 'result') result = event.result;
-      else if (event.event === 'error') {
-        reportedError = event.message;
-        reportedCode = { code: event.code, params: event.params };
-      }
-      else progressWrites.push(completion.markProgress(spec.jobId, { progress: event.progress, step: event.step }).catch(() => {}));
+      if (event?.event === 'progress') progressWrites.push(completion.markProgress(spec.jobId, { progress: event.progress, step: event.step }).catch(() => {}));
     });
     createInterface({ input: child.stderr! }).on('line', (line) => {
       stderrTail.push(line);
       if (stderrTail.length > 20) stderrTail.shift();
     });
 
-
+    let spawnError: string | undefined;
     // Listening before the first await: a quickly killed child may close at any moment.
     const exited: Promise<number | null> = new Promise((resolve) => {
       child.once('error', (error) => {
-        reportedError ??= `could not start the job program: ${error.message}`;
+        spawnError = error.message;
         resolve(null);
       });
       child.once('close', (exitCode) => resolve(exitCode));
@@ -169,25 +155,26 @@ export class LocalJobRunner implements JobDispatcher {
     });
     const code = await exited;
     clearTimeout(timer);
-    this.#running.delete(spec.jobId);
     await Promise.all(progressWrites);
+    if (this.#closed && !running.cancelled) return; // shutdown: left unfinished for the next start
 
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const ok = code === 0 && result !== undefined && !running.cancelled;
-    const exitDetail = `exit code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`;
-    const failure: JobFailed = running.cancelled
-      ? { error: 'The job was cancelled.', code: 'job.cancelled' }
+    const crashDetail = `exit code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`;
+    const imposed: JobFailed | undefined = running.cancelled
+      ? { error: 'The job was cancelled.', code: jobSystemFailures.cancelled }
       : timedOut
-        ? { error: `The job did not finish within ${timeoutSeconds} s.`, code: 'job.timed_out', params: { seconds: timeoutSeconds } }
-        : reportedError !== undefined
-          ? { error: reportedError, ...(reportedCode.code ? reportedCode : { code: 'job.failed', params: { detail: reportedError } }) }
-          : { error: `The job program exited with code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`, code: 'job.failed', params: { detail: exitDetail } };
-    (ok ? metrics.succeeded : metrics.failed).inc({ kind });
-    metrics.duration.observe({ kind, outcome: ok ? 'succeeded' : 'failed' }, seconds);
+        ? { error: `The job did not finish within ${timeoutSeconds} s.`, code: jobSystemFailures.timedOut, params: { seconds: timeoutSeconds } }
+        : spawnError !== undefined
+          ? { error: `The job program could not be started: ${spawnError}`, code: jobSystemFailures.spawnFailed, params: { detail: spawnError } }
+          : undefined;
     try {
-      await completion.complete(spec.jobId, ok ? { ok: true, result: result! } : { ok: false, ...failure });
+      const outcome = await readJobOutcome(storage, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) });
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      (outcome.ok ? metrics.succeeded : metrics.failed).inc({ kind });
+      metrics.duration.observe({ kind, outcome: outcome.ok ? 'succeeded' : 'failed' }, seconds);
+      await completion.complete(spec.jobId, outcome);
     } catch (failure) {
-      logger.error({ err: failure, job_id: spec.jobId }, 'completion handler failed');
+      // Left unfinished: the next start (or the completion retry) settles it.
+      logger.error({ err: failure, job_id: spec.jobId }, 'the outcome of a local job could not be settled');
     }
   }
 }

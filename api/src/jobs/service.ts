@@ -1,111 +1,102 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Logger } from 'pino';
+import { jobPrograms, type RequestableProgram } from '../../../crds/programs.ts';
+import type { BillingService } from '../billing/billing-service.ts';
 import type { JobCompletion } from './completion.ts';
+import type { JobDispatcher } from './dispatcher.ts';
 import { Job, type JobRow } from './entities.ts';
+import type { JobOutbox } from './outbox.ts';
 import type { JobKind } from '../../../crds/schema.ts';
-import { isJobProgram, jobPrograms, type DispatchedJob, type JobDispatcher, type JobProgram } from './programs.ts';
-
-const NOT_STARTED = 'The job could not be started; try again later.';
+import { jobSystemFailures } from '../../../crds/outcome.ts';
 
 export interface JobRequest {
-  program: JobProgram;
+  program: RequestableProgram;
   userId: string;
   projectId?: string;
   mediaFileId?: string;
   input: Record<string, unknown>;
+  /** Overrides JOB_TIMEOUT_SECONDS for this job. */
   timeoutSeconds?: number;
+  /** AI minutes to hold for the job: reserved with the row, deducted on success, released otherwise. */
+  creditMinutes?: number;
 }
 
-/** Records a job and hands it to the configured backend. */
-export class JobService {
-  readonly #dispatcher: JobDispatcher;
-  readonly #completion: JobCompletion;
-  readonly #logger: Logger;
+export interface JobServiceDeps {
+  dispatcher: JobDispatcher;
+  completion: JobCompletion;
+  outbox: JobOutbox;
+  billing: BillingService;
+  defaultTimeoutSeconds: number;
+}
 
-  constructor(dispatcher: JobDispatcher, completion: JobCompletion, logger: Logger) {
-    this.#dispatcher = dispatcher;
-    this.#completion = completion;
-    this.#logger = logger;
+/** The ledger reference of a job's reservation. */
+export const jobCreditReference = (jobId: string) => `job:${jobId}`;
+
+/**
+ * Jobs as an outbox: `submit` writes the row (and its credit reservation) with the
+ * caller's own change, in the caller's transaction when there is one; the outbox hands
+ * it to the backend after the commit, and again after a crash or an outage.
+ */
+export class JobService {
+  readonly #d: JobServiceDeps;
+
+  constructor(deps: JobServiceDeps) {
+    this.#d = deps;
+  }
+
+  get outbox(): JobOutbox {
+    return this.#d.outbox;
   }
 
   /**
-   * Call after the caller's own transaction committed: the program may finish (and its
-   * completion handler read the caller's rows) before this returns. A job the backend
-   * refuses is completed as failed, so its handler leaves nothing half-done.
+   * Records a job. Inside a transaction nothing runs until it commits; outside one the row
+   * is committed here. A reservation the balance cannot cover throws (402) and records nothing.
    */
   async submit(em: EntityManager, request: JobRequest): Promise<JobRow> {
-    const id = randomUUID();
-    const job = em.create(Job, {
-      id,
-      kind: jobPrograms[request.program].kind,
-      program: request.program,
-      userId: request.userId,
-      projectId: request.projectId ?? null,
-      mediaFileId: request.mediaFileId ?? null,
-      input: request.input,
-      outputPrefix: `jobs/${request.program}/${id}`,
-      status: 'queued',
-    });
-    await em.flush();
-    await this.#dispatchOrFail(dispatchedFrom(job, request.timeoutSeconds));
+    const write = async (tx: EntityManager) => {
+      const job = recordJob(tx, this.#d.dispatcher.backend, this.#d.defaultTimeoutSeconds, request);
+      await tx.flush();
+      if (request.creditMinutes !== undefined) {
+        await this.#d.billing.reserveCredits(tx, request.userId, { minutes: request.creditMinutes, reference: jobCreditReference(job.id) });
+      }
+      await this.#d.outbox.announce(tx);
+      return job;
+    };
+    const job = em.isInTransaction() ? await write(em) : await em.transactional(write);
+    if (!em.isInTransaction()) this.#d.outbox.kick();
     return job;
   }
 
   /**
-   * Local backend only, once at start-up before any request: dispatches again, oldest
-   * first, every job a previous process left unfinished (queued jobs dropped by a
-   * shutdown, jobs of a crashed process). Outputs overwrite, so a rerun is safe; those
-   * beyond the queue limit are completed as failed like any refused job. Assumes this
-   * process is the only one running local jobs (one api replica with the local backend).
+   * Cancels a job that has not ended; it settles as failed (`job.cancelled`). A job the
+   * backend never received is settled here; one it has is stopped there.
    */
-  async recover(em: EntityManager): Promise<number> {
-    const unfinished = await em.find(Job, { completedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-    for (const job of unfinished) {
-      if (!isJobProgram(job.program)) {
-        await this.#completion.complete(job.id, { ok: false, error: NOT_STARTED, code: 'job.not_started' });
-        continue;
-      }
-      // The rerun starts from scratch; the row should not show the dead run's progress.
-      await em.nativeUpdate(Job, { id: job.id, completedAt: null }, { status: 'queued', progress: 0, step: null, startedAt: null });
-      await this.#dispatchOrFail(dispatchedFrom(job));
-    }
-    if (unfinished.length > 0) this.#logger.info({ jobs: unfinished.length }, 'unfinished jobs dispatched again');
-    return unfinished.length;
-  }
-
-  /** A job the backend refuses is completed as failed, so its handler leaves nothing half-done. */
-  async #dispatchOrFail(job: DispatchedJob): Promise<void> {
-    try {
-      await this.#dispatcher.dispatch(job);
-    } catch (error) {
-      this.#logger.error({ err: error, job_id: job.spec.jobId }, 'the job backend refused the job');
-      await this.#completion.complete(job.spec.jobId, { ok: false, error: NOT_STARTED, code: 'job.not_started' });
-    }
-  }
-
-  /** Cancels a job that has not ended; its completion handler then settles it as failed. */
   async cancel(em: EntityManager, jobId: string): Promise<void> {
-    const job = await em.findOne(Job, jobId);
+    const job = await em.fork().findOne(Job, jobId, { refresh: true });
     if (!job || job.completedAt) return;
-    await this.#dispatcher.cancel({ jobId, kind: job.kind as JobKind, program: job.program });
+    if (!job.dispatchedAt) {
+      const settled = await this.#d.completion.complete(jobId, { ok: false, error: 'The job was cancelled.', code: jobSystemFailures.cancelled }, { onlyUndispatched: true });
+      if (settled) return;
+    }
+    await this.#d.dispatcher.cancel({ jobId, kind: job.kind as JobKind, program: job.program });
   }
 }
 
-/** The backend's view of a job, rebuilt from its row (the timeout is not stored: a rerun gets the backend's default). */
-function dispatchedFrom(job: JobRow, timeoutSeconds?: number): DispatchedJob {
-  const program = job.program as JobProgram;
-  return {
-    kind: jobPrograms[program].kind,
-    spec: {
-      jobId: job.id,
-      program,
-      userId: job.userId,
-      ...(job.projectId ? { projectId: job.projectId } : {}),
-      ...(job.mediaFileId ? { mediaFileId: job.mediaFileId } : {}),
-      input: job.input,
-      outputPrefix: job.outputPrefix,
-      ...(timeoutSeconds ? { timeoutSeconds } : {}),
-    },
-  };
+/** The row of a new job, in `em`'s unit of work (also used for the follow-ups a completion asks for). */
+export function recordJob(em: EntityManager, backend: string, defaultTimeoutSeconds: number, request: JobRequest): JobRow {
+  const id = randomUUID();
+  return em.create(Job, {
+    id,
+    kind: jobPrograms[request.program].kind,
+    program: request.program,
+    userId: request.userId,
+    projectId: request.projectId ?? null,
+    mediaFileId: request.mediaFileId ?? null,
+    input: request.input,
+    outputPrefix: `jobs/${request.program}/${id}`,
+    status: 'queued',
+    backend,
+    timeoutSeconds: request.timeoutSeconds ?? defaultTimeoutSeconds,
+    creditMinutes: request.creditMinutes ?? null,
+  });
 }

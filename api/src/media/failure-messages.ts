@@ -1,5 +1,6 @@
 import { fillPlaceholders } from '../i18n/format.ts';
 import { defineMessages } from '../i18n/define.ts';
+import { jobFailureMessages } from '../jobs/messages.ts';
 import type { Locale, MessageParams } from '../i18n/index.ts';
 
 /**
@@ -32,10 +33,6 @@ export const failureMessages = defineMessages({
     'failure.import.empty': 'The video host sent an empty file.',
     'failure.import.quota_exceeded': 'The video ({size_mb} MB) does not fit in your storage quota ({quota_mb} MB); free some space and import it again.',
     'failure.upload.quota_exceeded': 'The uploaded file does not fit the storage quota.',
-    'failure.job.cancelled': 'The job was cancelled.',
-    'failure.job.timed_out': 'The job did not finish within its time limit of {seconds} s.',
-    'failure.job.failed': 'The job failed: {detail}',
-    'failure.job.not_started': 'The job could not be started; try again later.',
   },
   pt: {
     'failure.media.empty': 'O ficheiro carregado está vazio (0 bytes).',
@@ -61,10 +58,6 @@ export const failureMessages = defineMessages({
     'failure.import.empty': 'O servidor do vídeo enviou um ficheiro vazio.',
     'failure.import.quota_exceeded': 'O vídeo ({size_mb} MB) não cabe na sua quota de armazenamento ({quota_mb} MB); liberte espaço e importe-o de novo.',
     'failure.upload.quota_exceeded': 'O ficheiro carregado não cabe na quota de armazenamento.',
-    'failure.job.cancelled': 'A tarefa foi cancelada.',
-    'failure.job.timed_out': 'A tarefa não terminou dentro do limite de tempo de {seconds} s.',
-    'failure.job.failed': 'A tarefa falhou: {detail}',
-    'failure.job.not_started': 'Não foi possível iniciar a tarefa; tente de novo mais tarde.',
   },
   es: {
     'failure.media.empty': 'El archivo subido está vacío (0 bytes).',
@@ -90,14 +83,16 @@ export const failureMessages = defineMessages({
     'failure.import.empty': 'El servidor del vídeo envió un archivo vacío.',
     'failure.import.quota_exceeded': 'El vídeo ({size_mb} MB) no cabe en su cuota de almacenamiento ({quota_mb} MB); libere espacio e impórtelo de nuevo.',
     'failure.upload.quota_exceeded': 'El archivo subido no cabe en la cuota de almacenamiento.',
-    'failure.job.cancelled': 'La tarea se canceló.',
-    'failure.job.timed_out': 'La tarea no terminó dentro de su límite de tiempo de {seconds} s.',
-    'failure.job.failed': 'La tarea falló: {detail}',
-    'failure.job.not_started': 'No se pudo iniciar la tarea; inténtelo de nuevo más tarde.',
   },
 });
 
-type FailureKey = keyof typeof failureMessages.en;
+/** Media failures and the job system's own, which media files show too. */
+const failureCatalog = {
+  en: { ...failureMessages.en, ...jobFailureMessages.en },
+  pt: { ...failureMessages.pt, ...jobFailureMessages.pt },
+  es: { ...failureMessages.es, ...jobFailureMessages.es },
+};
+type FailureKey = keyof typeof failureCatalog.en;
 
 /**
  * The failure in `locale`; an unknown or missing code gives the fallback text.
@@ -106,7 +101,7 @@ type FailureKey = keyof typeof failureMessages.en;
 export function failureText(locale: Locale, code: string | null | undefined, params: MessageParams | null | undefined, fallback: string): string {
   if (!code) return fallback;
   const key = `failure.${code}`;
-  if (!Object.hasOwn(failureMessages.en, key)) return fallback;
-  const template = failureMessages[locale][key as FailureKey] ?? failureMessages.en[key as FailureKey];
+  if (!Object.hasOwn(failureCatalog.en, key)) return fallback;
+  const template = failureCatalog[locale][key as FailureKey] ?? failureCatalog.en[key as FailureKey];
   return fillPlaceholders(template, params ?? {});
 }

@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { createS3Client, type S3Settings } from './s3-client.ts';
+import { createS3Client, isNotFound, type S3Settings } from '../../../crds/s3-client.ts';
 import type { Config } from '../config.ts';
 
 /**
@@ -55,6 +55,10 @@ export class ObjectStorage {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
+  async putJson(key: string, value: unknown): Promise<void> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: JSON.stringify(value), ContentType: 'application/json' }));
+  }
+
   async readJson<T>(key: string): Promise<T> {
     const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     return JSON.parse(await object.Body!.transformToString()) as T;
@@ -71,10 +75,7 @@ export class ObjectStorage {
   }
 }
 
-export function isNotFound(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
-}
+export { isNotFound };
 
 /** The object store the configuration names; `endpoint` overrides S3_ENDPOINT (the embedded server's address). */
 export function objectStorageFrom(config: Config, endpoint: string | undefined = config.S3_ENDPOINT): ObjectStorage {

@@ -2,7 +2,7 @@ import type { V1EnvFromSource, V1EnvVar, V1Job, V1OwnerReference, V1ResourceRequ
 import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
 import type { JobKind, JobResource } from '../../../crds/schema.ts';
 import { jobResourceLabels } from '../../../api/src/jobs/kubernetes-dispatcher.ts';
-import { isJobProgram, jobPrograms } from '../../../api/src/jobs/programs.ts';
+import { isJobProgram, jobPrograms } from '../../../crds/programs.ts';
 import type { OperatorConfig } from '../config.ts';
 
 /** Marks the Jobs this operator made; its Job informer selects on it. */
@@ -27,7 +27,7 @@ export type JobBuildConfig = Pick<
   | 'JOB_GPU_NODE_SELECTOR'
   | 'JOB_GPU_TOLERATIONS'
   | 'JOB_BACKOFF_LIMIT'
-  | 'JOB_ACTIVE_DEADLINE_SECONDS'
+  | 'JOB_TIMEOUT_SECONDS'
   | 'JOB_TTL_SECONDS_AFTER_FINISHED'
   | 'JOB_SERVICE_ACCOUNT_ANALYSIS'
   | 'JOB_SERVICE_ACCOUNT_RENDER'
@@ -131,7 +131,7 @@ export function buildJob(resource: JobResource, profile: JobKindProfile, config:
     },
     spec: {
       backoffLimit: config.JOB_BACKOFF_LIMIT,
-      activeDeadlineSeconds: resource.spec.timeoutSeconds ?? config.JOB_ACTIVE_DEADLINE_SECONDS,
+      activeDeadlineSeconds: resource.spec.timeoutSeconds ?? config.JOB_TIMEOUT_SECONDS,
       ttlSecondsAfterFinished: config.JOB_TTL_SECONDS_AFTER_FINISHED,
       template: {
         metadata: { labels },

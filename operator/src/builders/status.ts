@@ -60,6 +60,11 @@ function terminationMessages(pods: readonly V1Pod[]): string[] {
   return terminated.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).map((entry) => entry.message);
 }
 
+/** Whether the newest terminated container of the Job was killed for memory. */
+export function outOfMemory(pods: readonly V1Pod[]): boolean {
+  return pods.some((pod) => (pod.status?.containerStatuses ?? []).some((container) => container.state?.terminated?.reason === 'OOMKilled' || container.lastState?.terminated?.reason === 'OOMKilled'));
+}
+
 /**
  * Why a failed Job failed, in words for the user: the deadline when it ran out of time
  * (its killed pod only says it was stopped), else what the program wrote, else the

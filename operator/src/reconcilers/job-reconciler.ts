@@ -2,14 +2,13 @@ import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
 import type { JobKind, JobResource } from '../../../crds/schema.ts';
-import type { JobCompletion, JobOutcome } from '../../../api/src/jobs/completion.ts';
-import { isNotFound } from '../../../api/src/storage/storage.ts';
+import type { JobCompletion, JobFailed, JobOutcome } from '../../../api/src/jobs/completion.ts';
+import { readJobOutcome } from '../../../api/src/jobs/outcome.ts';
 import type { ObjectStorage } from '../../../api/src/storage/storage.ts';
-import { outputKey } from '../../../job-images/lib/job-spec.ts';
-import { ERROR_FILE_NAME, RESULT_FILE_NAME } from '../../../job-images/lib/run-job.ts';
+import { jobSystemFailures } from '../../../crds/outcome.ts';
 import { buildJob, InvalidJobResource } from '../builders/job.ts';
 import type { JobKindProfile } from '../builders/job.ts';
-import { failureMessage, isTerminal, kubeTime, mirroredStatus, observeJob, statusPatch } from '../builders/status.ts';
+import { failureMessage, isTerminal, outOfMemory, kubeTime, mirroredStatus, observeJob, statusPatch } from '../builders/status.ts';
 import type { JobObservation, MirroredState } from '../builders/status.ts';
 import { apiStatusMessage, isApiStatus } from '../cluster.ts';
 import type { Cluster } from '../cluster.ts';
@@ -38,8 +37,8 @@ type Conclusion = { outcome: JobOutcome; state: MirroredState; observation?: Job
 const nowTimestamp = () => kubeTime(new Date())!;
 
 /** A run that ends failed before any Job outcome could be read (refused, lost). */
-function failedRun(error: string, reason: string, generation: number, state: Partial<MirroredState> = {}): Conclusion {
-  return { outcome: { ok: false, error }, state: { ...state, phase: 'Failed', error, reason, finishedAt: nowTimestamp(), generation } };
+function failedRun(error: string, reason: string, code: string, generation: number, state: Partial<MirroredState> = {}): Conclusion {
+  return { outcome: { ok: false, error, code, params: { detail: error } }, state: { ...state, phase: 'Failed', error, reason, finishedAt: nowTimestamp(), generation } };
 }
 
 /**
@@ -164,7 +163,7 @@ export class JobReconciler {
       manifest = buildJob(resource, this.#profile, config);
     } catch (error) {
       if (!(error instanceof InvalidJobResource)) throw error;
-      return this.#conclude(resource, failedRun(error.message, 'InvalidJob', generation));
+      return this.#conclude(resource, failedRun(error.message, 'InvalidJob', jobSystemFailures.invalidSpec, generation));
     }
     const jobName = manifest.metadata!.name!;
     let job = this.#deps.jobs.get(jobName, cluster.namespace) ?? (await cluster.readJob(jobName));
@@ -172,7 +171,7 @@ export class JobReconciler {
       if (status?.jobName) {
         // Deleted by hand, or its TTL ran out while no operator was watching: the outcome is lost.
         const error = `The Job ${status.jobName} was deleted before its outcome was recorded.`;
-        return this.#conclude(resource, failedRun(error, 'JobLost', generation, { jobName, startedAt: status.startedAt }));
+        return this.#conclude(resource, failedRun(error, 'JobLost', jobSystemFailures.lost, generation, { jobName, startedAt: status.startedAt }));
       }
       if (!this.#deps.isLeader()) return;
       let created;
@@ -181,7 +180,7 @@ export class JobReconciler {
       } catch (error) {
         // The API server refuses the Job itself (invalid, not a passing outage): retrying cannot help.
         if (!isApiStatus(error, 422) && !isApiStatus(error, 400)) throw error;
-        return this.#conclude(resource, failedRun(`The cluster refused the Job: ${apiStatusMessage(error)}`, 'JobRejected', generation));
+        return this.#conclude(resource, failedRun(`The cluster refused the Job: ${apiStatusMessage(error)}`, 'JobRejected', jobSystemFailures.rejected, generation));
       }
       job = created.job;
       if (created.created) {
@@ -197,7 +196,11 @@ export class JobReconciler {
     await this.#writeStatus(resource, { phase: observation.phase, jobName, startedAt: observation.startedAt, generation });
   }
 
-  /** The outcome of a finished Job: the program's result.json, or why it failed. */
+  /**
+   * The outcome of a finished Job through the api's one outcome reader (result.json or
+   * error.json), with what only the cluster knows — the deadline, an OOM kill — taking
+   * precedence over what the stopped program wrote.
+   */
   async #conclusion(resource: JobResource, job: V1Job, observation: JobObservation): Promise<Conclusion> {
     const base = {
       jobName: job.metadata!.name!,
@@ -205,56 +208,20 @@ export class JobReconciler {
       finishedAt: observation.finishedAt ?? nowTimestamp(),
       generation: resource.metadata.generation ?? 1,
     };
-    if (observation.phase === 'Succeeded') {
-      const outcome = await this.#readResult(resource);
-      return outcome.ok
-        ? { outcome, observation, state: { ...base, phase: 'Succeeded' } }
-        : { outcome, observation, state: { ...base, phase: 'Failed', error: outcome.error, reason: 'NoResult' } };
-    }
-    const pods = await this.#deps.cluster.listJobPods(base.jobName);
-    const error = failureMessage(job, observation.failure, pods);
-    const coded = await this.#failureCode(resource, job, observation, error);
-    return { outcome: { ok: false, error, ...coded }, observation, state: { ...base, phase: 'Failed', error, reason: observation.failure?.reason } };
-  }
-
-  /**
-   * The code and params of a failed Job, for the api's catalogs: the deadline, else what the
-   * program wrote to error.json, else `job.failed` with the message as its detail.
-   */
-  async #failureCode(resource: JobResource, job: V1Job, observation: JobObservation, error: string): Promise<{ code: string; params?: Record<string, string | number> }> {
-    // the deadline's SIGTERM makes the program report a stop, not the time limit
-    if (observation.failure?.reason === 'DeadlineExceeded' && job.spec?.activeDeadlineSeconds) {
-      return { code: 'job.timed_out', params: { seconds: job.spec.activeDeadlineSeconds } };
-    }
-    try {
-      const written = await this.#deps.storage.readJson(outputKey(resource.spec.outputPrefix, ERROR_FILE_NAME));
-      if (written && typeof written === 'object' && !Array.isArray(written)) {
-        const { code, params } = written as { code?: unknown; params?: unknown };
-        if (typeof code === 'string' && code) {
-          const valid = params && typeof params === 'object' && !Array.isArray(params)
-            && Object.values(params).every((value) => typeof value === 'string' || typeof value === 'number');
-          return valid ? { code, params: params as Record<string, string | number> } : { code };
-        }
-      }
-    } catch (readError) {
-      // best-effort: a missing or unreadable error.json leaves the fallback
-      if (!isNotFound(readError)) this.#log.warn({ err: readError, job_id: resource.spec.jobId }, 'could not read error.json');
-    }
-    return { code: 'job.failed', params: { detail: error } };
-  }
-
-  async #readResult(resource: JobResource): Promise<JobOutcome> {
-    let result: unknown;
-    try {
-      result = await this.#deps.storage.readJson(outputKey(resource.spec.outputPrefix, RESULT_FILE_NAME));
-    } catch (error) {
-      // Anything but a missing object (S3 down) is retried, not turned into a failed job.
-      if (isNotFound(error)) return { ok: false, error: 'The job finished without writing its result.' };
-      if (error instanceof SyntaxError) return { ok: false, error: 'The job wrote a result that is not JSON.' };
-      throw error;
-    }
-    if (!result || typeof result !== 'object' || Array.isArray(result)) return { ok: false, error: 'The job wrote a result that is not a JSON object.' };
-    return { ok: true, result: result as Record<string, unknown> };
+    const succeeded = observation.phase === 'Succeeded';
+    const pods = succeeded ? [] : await this.#deps.cluster.listJobPods(base.jobName);
+    const deadline = job.spec?.activeDeadlineSeconds;
+    const imposed: JobFailed | undefined =
+      !succeeded && observation.failure?.reason === 'DeadlineExceeded' && deadline
+        ? { error: `The job did not finish within its time limit of ${deadline} s.`, code: jobSystemFailures.timedOut, params: { seconds: deadline } }
+        : !succeeded && outOfMemory(pods)
+          ? { error: 'The job ran out of memory.', code: jobSystemFailures.outOfMemory }
+          : undefined;
+    const crashDetail = succeeded ? 'no result' : failureMessage(job, observation.failure, pods);
+    const outcome = await readJobOutcome(this.#deps.storage, resource.spec.outputPrefix, { exitedCleanly: succeeded, crashDetail, ...(imposed ? { imposed } : {}) });
+    if (outcome.ok) return { outcome, observation, state: { ...base, phase: 'Succeeded' } };
+    const reason = succeeded ? 'NoResult' : imposed?.code === jobSystemFailures.outOfMemory ? 'OOMKilled' : observation.failure?.reason;
+    return { outcome, observation, state: { ...base, phase: 'Failed', error: outcome.error, reason } };
   }
 
   /**
@@ -291,7 +258,7 @@ export class JobReconciler {
     if (!resource.metadata.finalizers?.includes(completionFinalizer) || !this.#deps.isLeader()) return;
     this.#mirrored.delete(resource.spec.jobId);
     if (!isTerminal(resource.status?.phase)) {
-      const settled = await this.#deps.completion.complete(resource.spec.jobId, { ok: false, error: CANCELLED_MESSAGE, code: 'job.cancelled' });
+      const settled = await this.#deps.completion.complete(resource.spec.jobId, { ok: false, error: CANCELLED_MESSAGE, code: jobSystemFailures.cancelled });
       if (settled) this.#deps.metrics.jobs.failed.inc({ kind: this.kind });
       this.#log.info({ resource: resource.metadata.name, job_id: resource.spec.jobId, settled }, 'job cancelled');
     }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
-import type { AfterCommit, CompletionHandler, JobFailed } from '../../jobs/completion.ts';
+import { settlementOf, type AfterCommit, type CompletionHandler, type JobFailed } from '../../jobs/completion.ts';
 import { artifactCompletion } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
 import { deleteObjects } from '../file-objects.ts';
@@ -82,11 +82,14 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       }
       const dropped = replaced ? null : await chargeItems(em, file.id, job.userId, result.size_bytes);
       await em.flush();
-      const ready = await artifacts.succeeded(em, job, result.artifact);
-      return async () => {
-        if (dropped) await dropped();
-        if (ready) await ready();
-        await deleteObjects(deps.storage, releasedKeys);
+      const ready = settlementOf(await artifacts.succeeded(em, job, result.artifact));
+      return {
+        ...ready,
+        afterCommit: async () => {
+          if (dropped) await dropped();
+          if (ready.afterCommit) await ready.afterCommit();
+          await deleteObjects(deps.storage, releasedKeys);
+        },
       };
     },
 

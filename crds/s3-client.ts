@@ -46,3 +46,9 @@ export function s3SettingsFromEnv(env: NodeJS.ProcessEnv = process.env): S3Setti
     forcePathStyle: (env.S3_FORCE_PATH_STYLE ?? 'true') !== 'false',
   };
 }
+
+/** A missing object or key, whichever way the store says it. */
+export function isNotFound(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+}

@@ -1,0 +1,54 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import { BillingService } from './billing/billing-service.ts';
+import { EventBus } from './events/bus.ts';
+import { JobCompletion, type CompletionHandlers } from './jobs/completion.ts';
+import type { JobService } from './jobs/service.ts';
+import { artifactCompletion } from './media/artifact-completion.ts';
+import { producedMediaCompletion } from './media/edits/produced-media-completion.ts';
+import { proxyCompletion } from './media/proxy-completion.ts';
+import type { Clock } from './shared/clock.ts';
+import type { ObjectStorage } from './storage/storage.ts';
+
+/** What the domain needs from the process that hosts it (the api or the operator). */
+export interface DomainInputs {
+  orm: MikroORM;
+  redis: Redis;
+  storage: ObjectStorage;
+  logger: Logger;
+  clock: Clock;
+  redisKeyPrefix: string;
+  defaultJobTimeoutSeconds: number;
+  /** Resolved lazily: the job service is built from this completion. */
+  jobs: () => JobService;
+}
+
+export interface Domain {
+  billing: BillingService;
+  bus: EventBus;
+  completion: JobCompletion;
+  /** NOTIFY channel of the job outbox. */
+  outboxChannel: string;
+}
+
+/**
+ * The domain services both processes run: the api (requests, local jobs) and the operator
+ * (completions of Kubernetes jobs) build it here, so they settle jobs the same way. The
+ * completion registry is total: every requestable program's feature hands in its handler.
+ */
+export function createDomain(inputs: DomainInputs): Domain {
+  const { orm, logger, storage, clock } = inputs;
+  const billing = new BillingService({ clock });
+  const bus = new EventBus(inputs.redis, inputs.redisKeyPrefix);
+  const outboxChannel = `${inputs.redisKeyPrefix}jobs`;
+  const media = { orm, logger, bus, storage, billing, jobs: inputs.jobs };
+  const handlers: CompletionHandlers = {
+    artifact: artifactCompletion(media),
+    'media-edit': producedMediaCompletion(media),
+    'media-import': producedMediaCompletion(media),
+    proxy: proxyCompletion(media),
+  };
+  const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: inputs.defaultJobTimeoutSeconds, outboxChannel });
+  return { billing, bus, completion, outboxChannel };
+}

@@ -1,0 +1,29 @@
+import type { JobKind, JobSpec } from '../../../crds/schema.ts';
+
+/** What a dispatcher receives: the CR spec plus the kind that carries it. */
+export interface DispatchedJob {
+  kind: JobKind;
+  spec: JobSpec;
+}
+
+/** What names a job to cancel: enough to find its resource without remembering it. */
+export interface CancelledJob {
+  jobId: string;
+  kind: JobKind;
+  program: string;
+}
+
+/**
+ * Hands jobs to whoever runs them; both backends end in the same completion handlers.
+ * `dispatch` must be idempotent per job id (a redispatch after a crash finds the first).
+ */
+export interface JobDispatcher {
+  readonly backend: 'local' | 'kubernetes';
+  /** Kinds that can take a job now (the local runner's free slots); every kind when unbounded. */
+  kindsWithCapacity(): readonly JobKind[];
+  dispatch(job: DispatchedJob): Promise<void>;
+  /** Why `dispatch`'s error is a refusal for good (the job then ends failed), or undefined for a passing fault (retried). */
+  refusal(error: unknown): string | undefined;
+  cancel(job: CancelledJob): Promise<void>;
+  close(): Promise<void>;
+}
