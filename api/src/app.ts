@@ -33,6 +33,8 @@ import { registerMediaUploads, scheduleMultipartSweep } from './media/uploads/fe
 import { registerMediaLibrary } from './media/library/feature.ts';
 import { ChannelSubscriber } from './events/stream-subscriber.ts';
 import { registerMediaEdits } from './media/edits/feature.ts';
+import { registerAnalysis } from './analysis/feature.ts';
+import { ProjectService } from './projects/service.ts';
 
 export const API_VERSION = '0.1.0';
 
@@ -201,6 +203,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerMediaUploads(router, services);
   registerMediaLibrary(router, services);
   registerMediaEdits(router, services);
+  registerAnalysis(router, services, new ProjectService({ billing: services.billing }));
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
 

@@ -8,6 +8,7 @@ import type { JobService } from './jobs/service.ts';
 import { artifactCompletion } from './media/artifact-completion.ts';
 import { producedMediaCompletion } from './media/edits/produced-media-completion.ts';
 import { proxyCompletion } from './media/proxy-completion.ts';
+import { analysisCompletion } from './analysis/completion.ts';
 import type { Clock } from './shared/clock.ts';
 import type { ObjectStorage } from './storage/storage.ts';
 
@@ -48,6 +49,11 @@ export function createDomain(inputs: DomainInputs): Domain {
     'media-edit': producedMediaCompletion(media),
     'media-import': producedMediaCompletion(media),
     proxy: proxyCompletion(media),
+    analyze: analysisCompletion({
+      storage,
+      logger,
+      publish: (projectId, event) => inputs.redis.publish(bus.projectChannel(projectId), JSON.stringify(event)).then(() => undefined),
+    }),
   };
   const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: inputs.defaultJobTimeoutSeconds, outboxChannel });
   return { billing, bus, completion, outboxChannel };

@@ -6,6 +6,8 @@ import { MediaFile, MediaItem } from '../media/entities.ts';
 import { Project } from '../projects/entities.ts';
 import { Canvas, CanvasMedia } from '../canvases/entities.ts';
 import { MediaGroup, MediaGroupMembership } from '../media-groups/entities.ts';
+import { AnalysisRun } from '../analysis/entities.ts';
+import { Edit } from '../edits/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema<any, any>[] = [
@@ -21,4 +23,6 @@ export const entities: EntitySchema<any, any>[] = [
   Canvas,
   CanvasMedia,
   MediaGroup, MediaGroupMembership,
+  AnalysisRun,
+  Edit,
 ];

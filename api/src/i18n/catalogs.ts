@@ -7,12 +7,13 @@ import { mediaLibraryMessages } from '../media/library/messages.ts';
 import { mediaEditMessages } from '../media/edits/messages.ts';
 import { failureMessages } from '../media/failure-messages.ts';
 import { jobFailureMessages } from '../jobs/messages.ts';
+import { analysisMessages } from '../analysis/messages.ts';
 
 /**
  * The catalogs: each feature's messages merged, one line per feature.
  * Keys are namespaced by feature (`http.`, `request.`, `auth.`, `media.` …).
  */
-const features = [httpMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages] as const;
+const features = [httpMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages] as const;
 
 type FeatureKeys<F> = F extends { en: infer E } ? keyof E : never;
 export type MessageKey = FeatureKeys<(typeof features)[number]> & string;

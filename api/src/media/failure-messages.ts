@@ -1,12 +1,9 @@
-import { fillPlaceholders } from '../i18n/format.ts';
 import { defineMessages } from '../i18n/define.ts';
-import { jobFailureMessages } from '../jobs/messages.ts';
-import type { Locale, MessageParams } from '../i18n/index.ts';
 
 /**
- * Why a media file failed, by stable code: job programs' `JobFailure` codes, the job
- * system's own (`job.*`) and service-raised ones. Stored as `media_files.error_code`
- * and `error_params`; `error` keeps the English text as the fallback.
+ * Why a media file failed, by stable code: the media programs' `JobFailure` codes and
+ * service-raised ones (the job system's own, `job.*`, are in jobs/messages.ts). Stored as
+ * `media_files.error_code` and `error_params`; `error` keeps the English text as the fallback.
  */
 export const failureMessages = defineMessages({
   en: {
@@ -85,23 +82,3 @@ export const failureMessages = defineMessages({
     'failure.upload.quota_exceeded': 'El archivo subido no cabe en la cuota de almacenamiento.',
   },
 });
-
-/** Media failures and the job system's own, which media files show too. */
-const failureCatalog = {
-  en: { ...failureMessages.en, ...jobFailureMessages.en },
-  pt: { ...failureMessages.pt, ...jobFailureMessages.pt },
-  es: { ...failureMessages.es, ...jobFailureMessages.es },
-};
-type FailureKey = keyof typeof failureCatalog.en;
-
-/**
- * The failure in `locale`; an unknown or missing code gives the fallback text.
- * (Reads this module's catalog directly: `i18n/catalogs.ts` imports this module.)
- */
-export function failureText(locale: Locale, code: string | null | undefined, params: MessageParams | null | undefined, fallback: string): string {
-  if (!code) return fallback;
-  const key = `failure.${code}`;
-  if (!Object.hasOwn(failureCatalog.en, key)) return fallback;
-  const template = failureCatalog[locale][key as FailureKey] ?? failureCatalog.en[key as FailureKey];
-  return fillPlaceholders(template, params ?? {});
-}

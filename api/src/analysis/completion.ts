@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { aiEditsSchema, analyzeInputSchema, analyzeResultSchema, transcriptSchema, type AiEdit, type AnalyzeResult, type Transcript } from '../../../crds/analyze-contract.ts';
+import { Edit } from '../edits/entities.ts';
+import { failureText } from '../i18n/failure-text.ts';
+import { negotiateLocale } from '../i18n/index.ts';
+import type { CompletionHandler, JobFailed } from '../jobs/completion.ts';
+import type { JobRow } from '../jobs/entities.ts';
+import { Project } from '../projects/entities.ts';
+import type { ObjectStorage } from '../storage/storage.ts';
+import { AnalysisRun } from './entities.ts';
+
+/** The project-stream events the analysis publishes (events/ delivers them). */
+export type AnalysisEvent =
+  | { type: 'analysis_complete'; data: { project_uuid: string; edit_count: number } }
+  | { type: 'analysis_failed'; data: { project_uuid: string; error: string } };
+
+export interface AnalysisCompletionDeps {
+  storage: ObjectStorage;
+  logger: Logger;
+  publish(projectId: string, event: AnalysisEvent): Promise<void>;
+}
+
+interface Loaded {
+  result: AnalyzeResult;
+  transcript: Transcript;
+  edits: AiEdit[];
+}
+
+/**
+ * Settles `analyze` jobs. Success: the run completes with its transcript, counts and AI
+ * edits, becomes the project's active run, and the project is `analyzed` (the credits are
+ * deducted by the job's own settlement, in the same transaction). Failure: the run and the
+ * project are `failed` with a stable code, the credits released; `analysis_failed` is
+ * written in the owner's language. The result's objects are read before the transaction.
+ */
+export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHandler<Loaded | undefined> {
+  return {
+    async load(_job, raw) {
+      const parsed = analyzeResultSchema.safeParse(raw);
+      if (!parsed.success) return undefined;
+      const [transcript, edits] = await Promise.all([deps.storage.readJson<unknown>(parsed.data.transcript_key), deps.storage.readJson<unknown>(parsed.data.edits_key)]);
+      const t = transcriptSchema.safeParse(transcript);
+      const e = aiEditsSchema.safeParse(edits);
+      return t.success && e.success ? { result: parsed.data, transcript: t.data, edits: e.data } : undefined;
+    },
+
+    async succeeded(em, job, _raw, loaded) {
+      if (!loaded) return fail(em, job, { error: 'The analysis wrote a result that could not be read.', code: 'job.invalid_result' }, deps);
+      const { runId, projectId } = identify(job);
+      const project = await em.findOne(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const run = await em.findOne(AnalysisRun, runId);
+      if (!project || !run) return; // the project was deleted meanwhile: nothing to record
+      const { result, transcript, edits } = loaded;
+      for (const edit of edits) {
+        em.create(Edit, { id: randomUUID(), project, runId, type: edit.type, startMs: edit.start_ms, endMs: edit.end_ms, active: edit.active, reason: edit.reason });
+      }
+      em.assign(run, {
+        status: 'completed',
+        transcript: transcript as unknown as Record<string, unknown>,
+        durationMs: result.audio_ms,
+        editCount: edits.length,
+        silenceCount: result.counts.silence,
+        falseStartCount: result.counts.false_start,
+        fillerCount: result.counts.filler,
+        creditsCharged: run.creditsReserved,
+        cost: { ai_minutes: run.creditsReserved, audio_ms: result.audio_ms, words: result.word_count },
+        completedAt: new Date(),
+      });
+      em.assign(project, { status: 'analyzed', activeRunId: runId, transcript: transcript as unknown as Record<string, unknown> });
+      await em.flush();
+      return { afterCommit: () => deps.publish(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: edits.length } }) };
+    },
+
+    failed: (em, job, failure) => fail(em, job, failure, deps),
+  };
+}
+
+function identify(job: JobRow): { runId: string; projectId: string } {
+  const input = analyzeInputSchema.pick({ run_id: true }).parse(job.input);
+  return { runId: input.run_id, projectId: job.projectId! };
+}
+
+async function fail(em: EntityManager, job: JobRow, failure: JobFailed, deps: AnalysisCompletionDeps) {
+  const { runId, projectId } = identify(job);
+  const project = await em.findOne(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const run = await em.findOne(AnalysisRun, runId);
+  if (!project || !run) return;
+  em.assign(run, {
+    status: 'failed',
+    error: failure.error,
+    errorCode: failure.code ?? null,
+    errorParams: failure.code ? (failure.params ?? null) : null,
+    completedAt: new Date(),
+  });
+  project.status = 'failed';
+  await em.flush();
+  const [owner] = await em.getConnection().execute<{ locale: string }[]>(`select locale from users where id = ?`, [job.userId], 'all', em.getTransactionContext());
+  const error = failureText(negotiateLocale(owner?.locale), failure.code, failure.params, failure.error);
+  deps.logger.info({ job_id: job.id, run_id: runId, code: failure.code }, 'analysis failed');
+  return { afterCommit: () => deps.publish(projectId, { type: 'analysis_failed', data: { project_uuid: projectId, error } }) };
+}

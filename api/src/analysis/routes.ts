@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { requireAuth } from '../accounts/guards.ts';
+import type { ApiRouter } from '../http/router.ts';
+import { ProjectRead, projectRead, ProjectUuidParams } from '../projects/schemas.ts';
+import { AnalysisRunSummary, AnalyzeBody, EditRead, editRead, EditsQuery, EstimatedCredits, ProjectRunParams, RunsQuery, runSummary } from './schemas.ts';
+import type { AnalysisService } from './service.ts';
+
+export interface AnalysisRouteDeps {
+  analysis: AnalysisService;
+  /** analysis_started on the project stream, after the request's commit. */
+  announceStarted(projectId: string): Promise<void>;
+}
+
+/** Analyze, estimated credits, runs and their activation, and the active run's edits. */
+export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceStarted }: AnalysisRouteDeps): void {
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/analyze',
+    summary: "Queues the project's analysis: transcript, silences, false starts and fillers. Returns at once with status analyzing; progress on the project stream.",
+    tags: ['analysis'],
+    access: 'session',
+    params: ProjectUuidParams,
+    body: AnalyzeBody,
+    responses: {
+      200: { description: 'The project, analyzing', schema: ProjectRead },
+      400: { description: 'The project has no media' },
+      402: { description: 'Too few AI minutes (the message names the minutes needed and the balance)' },
+      404: { description: 'No such project of the caller' },
+      409: { description: 'Already analyzing, or a source is still processing' },
+      422: { description: 'Every source is silent' },
+    },
+    handler: async (ctx, { params, body }) => {
+      const { project } = await analysis.analyze(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body);
+      await announceStarted(project.id);
+      ctx.body = projectRead(project);
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: '/api/v1/projects/{project_uuid}/estimated-credits',
+    summary: "AI minutes an analysis of the project's spine would take, the caller's available balance, and whether it covers them.",
+    tags: ['analysis'],
+    access: 'session',
+    params: ProjectUuidParams,
+    responses: { 200: { description: 'The estimate', schema: EstimatedCredits }, 404: { description: 'No such project of the caller' } },
+    handler: async (ctx, { params }) => {
+      ctx.body = await analysis.estimate(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: '/api/v1/projects/{project_uuid}/analysis-runs',
+    summary: "The project's analysis runs, newest first (lightweight fields).",
+    tags: ['analysis'],
+    access: 'session',
+    params: ProjectUuidParams,
+    query: RunsQuery,
+    responses: { 200: { description: 'Runs', schema: z.array(AnalysisRunSummary) }, 404: { description: 'No such project of the caller' } },
+    handler: async (ctx, { params, query }) => {
+      ctx.body = (await analysis.runs(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.limit)).map(runSummary);
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/analysis-runs/{run_uuid}/activate',
+    summary: 'Makes a completed run the active one and copies its transcript to the project; edit, caption and draft lists then follow it.',
+    tags: ['analysis'],
+    access: 'session',
+    params: ProjectRunParams,
+    responses: {
+      200: { description: 'The project', schema: ProjectRead },
+      404: { description: 'No such project of the caller' },
+      422: { description: 'The run is not completed or belongs to another project' },
+    },
+    handler: async (ctx, { params }) => {
+      ctx.body = projectRead(await analysis.activate(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.run_uuid));
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: '/api/v1/projects/{project_uuid}/edits/',
+    summary: "The active run's edits in timeline order (active_only: only those that apply).",
+    tags: ['edits'],
+    access: 'session',
+    params: ProjectUuidParams,
+    query: EditsQuery,
+    responses: { 200: { description: 'Edits', schema: z.array(EditRead) }, 404: { description: 'No such project of the caller' } },
+    handler: async (ctx, { params, query }) => {
+      ctx.body = (await analysis.edits(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.active_only)).map(editRead);
+    },
+  });
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { analysisModes } from '../../../crds/analyze-contract.ts';
+import { analysisRunStatuses, type AnalysisRunRow } from './entities.ts';
+import type { EditRow } from '../edits/entities.ts';
+
+/** ISO 639-1: two lowercase letters (the recognizer decides which it supports). */
+const isoLanguage = z.string().regex(/^[a-z]{2}$/, 'must be an ISO 639-1 code such as en');
+
+export const AnalyzeBody = z
+  .strictObject({
+    pacing_level: z.int().min(0).max(100),
+    false_start_sensitivity: z.int().min(0).max(100),
+    language: isoLanguage.nullable(),
+    director_notes: z.string().max(4000).optional(),
+    analysis_mode: z.enum(analysisModes).default('ai_edit').describe('ai_edit (cuts and captions) or captions_only (transcript only; no cut is active).'),
+  })
+  .meta({ id: 'AnalyzeRequest' });
+
+export const ProjectRunParams = z.object({ project_uuid: z.uuid(), run_uuid: z.uuid() });
+export const RunsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const EditsQuery = z.object({
+  active_only: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+});
+
+export const EstimatedCredits = z
+  .object({ estimated_minutes: z.number(), balance: z.number(), sufficient: z.boolean() })
+  .meta({ id: 'EstimatedCredits' });
+
+export const AnalysisRunSummary = z
+  .object({
+    uuid: z.uuid(),
+    status: z.enum(analysisRunStatuses),
+    pacing_level: z.int(),
+    false_start_sensitivity: z.int(),
+    language: z.string().nullable(),
+    edit_count: z.int(),
+    silence_count: z.int(),
+    false_start_count: z.int(),
+    filler_count: z.int(),
+    credits_charged: z.number().nullable(),
+    duration_ms: z.int().nullable(),
+    created_at: z.iso.datetime(),
+  })
+  .meta({ id: 'AnalysisRunSummary' });
+
+export const EditRead = z
+  .object({
+    uuid: z.uuid(),
+    type: z.string(),
+    start_ms: z.int(),
+    end_ms: z.int(),
+    active: z.boolean(),
+    reason: z.string(),
+    media_item_id: z.uuid().nullable(),
+    visual_mode: z.string().nullable(),
+    audio_mode: z.string().nullable(),
+  })
+  .meta({ id: 'Edit' });
+
+export function runSummary(run: AnalysisRunRow): z.infer<typeof AnalysisRunSummary> {
+  return {
+    uuid: run.id,
+    status: run.status,
+    pacing_level: run.pacingLevel,
+    false_start_sensitivity: run.falseStartSensitivity,
+    language: run.language ?? null,
+    edit_count: run.editCount,
+    silence_count: run.silenceCount,
+    false_start_count: run.falseStartCount,
+    filler_count: run.fillerCount,
+    credits_charged: run.creditsCharged === null || run.creditsCharged === undefined ? null : Number(run.creditsCharged),
+    duration_ms: run.durationMs ?? null,
+    created_at: run.createdAt.toISOString(),
+  };
+}
+
+export function editRead(edit: EditRow): z.infer<typeof EditRead> {
+  return {
+    uuid: edit.id,
+    type: edit.type,
+    start_ms: edit.startMs,
+    end_ms: edit.endMs,
+    active: edit.active,
+    reason: edit.reason,
+    media_item_id: edit.mediaItemId ?? null,
+    visual_mode: edit.visualMode ?? null,
+    audio_mode: edit.audioMode ?? null,
+  };
+}

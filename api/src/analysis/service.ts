@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { AnalyzeSettings, AnalyzeSource } from '../../../crds/analyze-contract.ts';
+import type { BillingService } from '../billing/billing-service.ts';
+import { roundMinutes } from '../billing/tiers.ts';
+import { spineOf } from '../canvases/spine.ts';
+import { Edit, type EditRow } from '../edits/entities.ts';
+import { BadRequest, Conflict, Unprocessable } from '../http/errors.ts';
+import type { JobService } from '../jobs/service.ts';
+import { Project, type ProjectRow } from '../projects/entities.ts';
+import type { ProjectService } from '../projects/service.ts';
+import { AnalysisRun, type AnalysisRunRow } from './entities.ts';
+
+export interface AnalysisDeps {
+  jobs: JobService;
+  billing: BillingService;
+  projects: ProjectService;
+}
+
+/** What analyzing a project would take: its spine's sources and the AI minutes of their audio. */
+export interface AnalysisPlan {
+  sources: AnalyzeSource[];
+  minutes: number;
+}
+
+/**
+ * Analysis of a project: requests (credits reserved with the job, in one transaction),
+ * estimates, runs and their activation. The pipeline itself is the `analyze` program;
+ * its completion (analysis/completion.ts) records what it found.
+ */
+export class AnalysisService {
+  readonly #d: AnalysisDeps;
+
+  constructor(deps: AnalysisDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * The spine as the program reads it. 400 without media; 409 while a source is still
+   * processing (its audio is not there yet); 422 when no source has audio.
+   */
+  async plan(em: EntityManager, projectId: string): Promise<AnalysisPlan> {
+    const spine = await spineOf(em, projectId);
+    if (spine.length === 0) throw BadRequest('analysis.no_media');
+    const files = spine.map(({ fill }) => ({ item: fill.item, file: fill.item.file }));
+    if (files.some(({ file }) => file.status !== 'UPLOADED')) throw Conflict('analysis.source_processing');
+    if (!files.some(({ file }) => file.hasAudio)) throw Unprocessable('analysis.silent_sources');
+    let offset = 0;
+    const sources = files.map(({ item, file }) => {
+      const source: AnalyzeSource = {
+        media_file_id: file.id,
+        media_item_id: item.id,
+        audio_key: file.hasAudio ? file.audioKey ?? null : null,
+        duration_ms: file.durationMs ?? 0,
+        timeline_offset_ms: offset,
+      };
+      offset += file.durationMs ?? 0;
+      return source;
+    });
+    const audioMs = sources.filter((source) => source.audio_key).reduce((sum, source) => sum + source.duration_ms, 0);
+    return { sources, minutes: roundMinutes(audioMs / 60_000) };
+  }
+
+  async estimate(em: EntityManager, userId: string, projectId: string) {
+    await this.#d.projects.owned(em, userId, projectId);
+    const { minutes } = await this.plan(em, projectId);
+    const { available } = await this.#d.billing.creditsOf(em, userId);
+    return { estimated_minutes: minutes, balance: Math.max(0, available), sufficient: available >= minutes };
+  }
+
+  /**
+   * Queues an analysis: the run, the job and its credit reservation are written with the
+   * project's move to `analyzing`, in one transaction; 402 (insufficient credits) and 409
+   * (already analyzing) leave nothing behind.
+   */
+  async analyze(em: EntityManager, userId: string, projectId: string, settings: AnalyzeSettings): Promise<{ project: ProjectRow; run: AnalysisRunRow }> {
+    await this.#d.projects.owned(em, userId, projectId);
+    return em.transactional(async (tx) => {
+      const project = await tx.findOneOrFail(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (project.status === 'analyzing') throw Conflict('analysis.already_analyzing');
+      const { sources, minutes } = await this.plan(tx, projectId);
+      const run = tx.create(AnalysisRun, {
+        id: randomUUID(),
+        project,
+        userId,
+        status: 'queued',
+        pacingLevel: settings.pacing_level,
+        falseStartSensitivity: settings.false_start_sensitivity,
+        language: settings.language,
+        analysisMode: settings.analysis_mode,
+        directorNotes: settings.director_notes ?? null,
+        creditsReserved: minutes,
+      });
+      await tx.flush();
+      const job = await this.#d.jobs.submit(tx, {
+        program: 'analyze',
+        userId,
+        projectId,
+        input: { run_id: run.id, settings, sources },
+        creditMinutes: minutes,
+      });
+      run.jobId = job.id;
+      project.status = 'analyzing';
+      await tx.flush();
+      return { project, run };
+    });
+  }
+
+  async runs(em: EntityManager, userId: string, projectId: string, limit: number): Promise<AnalysisRunRow[]> {
+    await this.#d.projects.owned(em, userId, projectId);
+    return em.find(AnalysisRun, { project: projectId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+  }
+
+  /** Makes a completed run the active one and copies its transcript to the project (422 otherwise). */
+  async activate(em: EntityManager, userId: string, projectId: string, runId: string): Promise<ProjectRow> {
+    await this.#d.projects.owned(em, userId, projectId);
+    return em.transactional(async (tx) => {
+      const project = await tx.findOneOrFail(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      const run = await tx.findOne(AnalysisRun, { id: runId });
+      if (!run || run.project.id !== projectId) throw Unprocessable('analysis.run_of_another_project');
+      if (run.status !== 'completed') throw Unprocessable('analysis.run_not_completed', { params: { status: run.status } });
+      project.activeRunId = run.id;
+      project.transcript = run.transcript ?? null;
+      await tx.flush();
+      return project;
+    });
+  }
+
+  /** The active run's edits, in timeline order (manual ones without a run are the user's and always listed). */
+  async edits(em: EntityManager, userId: string, projectId: string, activeOnly: boolean): Promise<EditRow[]> {
+    const project = await this.#d.projects.owned(em, userId, projectId);
+    const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };
+    return em.find(Edit, { project: projectId, ...runFilter, ...(activeOnly ? { active: true } : {}) }, { orderBy: { startMs: 'asc', id: 'asc' } });
+  }
+}
