@@ -7,7 +7,6 @@ source "$(dirname "$0")/lib.sh"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/cutroom}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 export JOB_BACKEND="${JOB_BACKEND:-local}"
-export EMBEDDED_S3="${EMBEDDED_S3:-true}"
 export EMBEDDED_S3_DIR="${EMBEDDED_S3_DIR:-$ROOT/.data/s3}"
 export EMBEDDED_S3_PORT="${EMBEDDED_S3_PORT:-8001}"  # a fixed port keeps presigned URLs stable across restarts
 export HOST="${HOST:-127.0.0.1}"
@@ -21,9 +20,18 @@ trap 'stop_started_services' EXIT
 node hack/db.ts
 node api/src/db/migrate.ts >&2
 
+# Without S3_ENDPOINT: the embedded S3-compatible server, as a process of its own (media bytes never cross the api).
+S3_PID=""
+if [ -z "${S3_ENDPOINT:-}" ]; then
+  export S3_ENDPOINT="http://$HOST:$EMBEDDED_S3_PORT" S3_ACCESS_KEY_ID=S3RVER S3_SECRET_ACCESS_KEY=S3RVER S3_FORCE_PATH_STYLE=true
+  node hack/embedded-s3/main.ts &
+  S3_PID=$!
+  wait_port "$HOST" "$EMBEDDED_S3_PORT" || die "the embedded S3 server did not start on $HOST:$EMBEDDED_S3_PORT"
+fi
+
 say "Cutroom api at http://$HOST:$PORT  (API reference: http://$HOST:$PORT/api/v1/docs)"
 node api/src/main.ts &
 API_PID=$!
-trap 'kill "$API_PID" 2>/dev/null; wait "$API_PID" 2>/dev/null; stop_started_services' EXIT
+trap 'kill "$API_PID" $S3_PID 2>/dev/null; wait "$API_PID" $S3_PID 2>/dev/null; stop_started_services' EXIT
 trap 'exit 130' INT TERM
 wait "$API_PID"

@@ -7,7 +7,6 @@ import { publicBaseUrl, type Config } from './config.ts';
 import { openOrm } from './db/orm.ts';
 import { createRedis } from './redis.ts';
 import { objectStorageFrom, type ObjectStorage } from './storage/storage.ts';
-import { startEmbeddedS3, type EmbeddedS3 } from './storage/embedded-s3.ts';
 import { ApiRouter, type Guards } from './http/router.ts';
 import { bodyParser, entityManagerPerRequest, errorsAndAccessLog, locale, requestId } from './http/middleware.ts';
 import { registerApiDocs } from './http/openapi.ts';
@@ -75,17 +74,10 @@ export interface ServiceOverrides {
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-api' } }, overrides.logDestination);
-  let embedded: EmbeddedS3 | undefined;
-  let s3Endpoint = config.S3_ENDPOINT;
-  if (config.EMBEDDED_S3) {
-    embedded = await startEmbeddedS3({ directory: config.EMBEDDED_S3_DIR, bucket: config.S3_BUCKET, port: config.EMBEDDED_S3_PORT, host: config.HOST });
-    s3Endpoint = embedded.endpoint;
-    logger.info({ endpoint: embedded.endpoint, bucket: config.S3_BUCKET }, 'embedded S3 started');
-  }
   const orm = await openOrm(config);
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const storage = objectStorageFrom(config, s3Endpoint);
+  const storage = objectStorageFrom(config);
   const metrics = createMetricsRegistry();
   const clock = overrides.clock ?? systemClock;
   const mailer = createMailer(config, logger);
@@ -134,7 +126,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       storage.close();
       redis.disconnect();
       await orm.close();
-      await embedded?.close();
     },
   };
   const stopMultipartSweep = scheduleMultipartSweep(services);

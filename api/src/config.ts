@@ -38,9 +38,6 @@ export const configSchema = z.object({
   S3_ACCESS_KEY_ID: z.string().default('S3RVER').describe('S3 access key id.'),
   S3_SECRET_ACCESS_KEY: z.string().default('S3RVER').describe('S3 secret access key.'),
   S3_FORCE_PATH_STYLE: bool.default(true).describe('Path-style bucket addressing (needed by most S3-compatible stores).'),
-  EMBEDDED_S3: bool.default(false).describe('Start an embedded S3-compatible server in-process (local default of hack/up.sh).'),
-  EMBEDDED_S3_DIR: z.string().default('.data/s3').describe('Directory of the embedded S3 server.'),
-  EMBEDDED_S3_PORT: int().max(65535).default(0).describe('Port of the embedded S3 server (0 picks a free one).'),
 
   JOB_BACKEND: z.enum(['local', 'kubernetes']).default('local').describe('Who runs jobs: child processes of the api, or custom resources for the operator.'),
   JOB_LOCAL_CONCURRENCY: int(1).default(2).describe('Local backend: jobs run at once per kind.'),

@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { ManualClock } from '../../api/src/shared/clock.ts';
+import { ManualClock } from '../support/clock.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { SmtpSink, type ReceivedMail } from '../support/smtp.ts';
 import { Client, uniqueUsername } from '../support/users.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
-import { startEmbeddedS3 } from '../../api/src/storage/embedded-s3.ts';
+import { startEmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

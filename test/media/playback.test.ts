@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { makeVideo } from '../support/media.ts';
-import { ManualClock } from '../../api/src/shared/clock.ts';
+import { ManualClock } from '../support/clock.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 import { createItem, storeItem } from './library-fixtures.ts';
 

@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { expect } from 'chai';
-import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from '../../api/src/storage/embedded-s3.ts';
+import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { createS3Client } from '../../crds/s3-client.ts';
 
 const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('hex');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openOrm, migrateUp } from '../../api/src/db/orm.ts';
-import { startEmbeddedS3, type EmbeddedS3 } from '../../api/src/storage/embedded-s3.ts';
+import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 
 /**
  * One fresh PostgreSQL database, one Redis key prefix and one embedded S3 server per

@@ -36,7 +36,6 @@ export async function startTestApp(
     PORT: '0',
     LOG_LEVEL: 'info',
     BCRYPT_COST: '4',
-    EMBEDDED_S3: 'false',
     ...env,
   });
   const logs: LogLine[] = [];
