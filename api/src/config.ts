@@ -97,15 +97,47 @@ export type Config = z.infer<typeof configSchema>;
 
 export class ConfigError extends Error {}
 
-/** Parses the environment once; a bad value stops start-up naming the variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const known = Object.fromEntries(Object.keys(configSchema.shape).map((name) => [name, env[name]]));
-  const parsed = configSchema.safeParse(known);
+/**
+ * What the domain services need (database, Redis, S3, jobs, logs): the slice the operator
+ * parses, since it runs job completions but serves no HTTP.
+ */
+const shape = configSchema.shape;
+export const domainConfigSchema = z.object({
+  LOG_LEVEL: shape.LOG_LEVEL,
+  DATABASE_URL: shape.DATABASE_URL,
+  DATABASE_POOL_MAX: shape.DATABASE_POOL_MAX,
+  REDIS_URL: shape.REDIS_URL,
+  REDIS_KEY_PREFIX: shape.REDIS_KEY_PREFIX,
+  JOB_TIMEOUT_SECONDS: shape.JOB_TIMEOUT_SECONDS,
+  JOB_DISPATCH_POLL_MS: shape.JOB_DISPATCH_POLL_MS,
+  S3_ENDPOINT: shape.S3_ENDPOINT,
+  S3_PUBLIC_ENDPOINT: shape.S3_PUBLIC_ENDPOINT,
+  S3_REGION: shape.S3_REGION,
+  S3_BUCKET: shape.S3_BUCKET,
+  S3_ACCESS_KEY_ID: shape.S3_ACCESS_KEY_ID,
+  S3_SECRET_ACCESS_KEY: shape.S3_SECRET_ACCESS_KEY,
+  S3_FORCE_PATH_STYLE: shape.S3_FORCE_PATH_STYLE,
+});
+export type DomainConfig = z.infer<typeof domainConfigSchema>;
+
+function parseEnv<S extends z.ZodObject>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const known = Object.fromEntries(Object.keys(schema.shape).map((name) => [name, env[name]]));
+  const parsed = schema.safeParse(known);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return parsed.data;
+}
+
+/** Parses the environment once; a bad value stops start-up naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return parseEnv(configSchema, env);
+}
+
+/** The operator's share of the api's variables (same names, same defaults). */
+export function loadDomainConfig(env: Record<string, string | undefined> = process.env): DomainConfig {
+  return parseEnv(domainConfigSchema, env);
 }
 
 export function publicBaseUrl(config: Config): string {

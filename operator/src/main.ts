@@ -1,11 +1,11 @@
-import { ConfigError, loadConfig } from '../../api/src/config.ts';
+import { ConfigError, loadDomainConfig } from '../../api/src/config.ts';
 import { loadOperatorConfig } from './config.ts';
 import { startOperator } from './operator.ts';
 
 /** Starts the operator: config, then the composition root; SIGTERM releases the Lease and stops cleanly. */
 let configs;
 try {
-  configs = { config: loadConfig(), operatorConfig: loadOperatorConfig() };
+  configs = { config: loadDomainConfig(), operatorConfig: loadOperatorConfig() };
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(error.message);

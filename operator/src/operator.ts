@@ -2,7 +2,7 @@ import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Config } from '../../api/src/config.ts';
+import type { DomainConfig } from '../../api/src/config.ts';
 import { openOrm } from '../../api/src/db/orm.ts';
 import { createDomain } from '../../api/src/domain.ts';
 import { systemClock } from '../../api/src/shared/clock.ts';
@@ -20,8 +20,8 @@ import { OperatorMetrics } from './metrics.ts';
 import { startOpsServer } from './ops-server.ts';
 
 export interface OperatorOptions {
-  /** The api's configuration: database, Redis, S3 and log level (the operator runs the completion handlers). */
-  config: Config;
+  /** The domain's slice of the api's variables: database, Redis, S3, jobs and log level (the operator runs the completion handlers). */
+  config: DomainConfig;
   operatorConfig: OperatorConfig;
   /** The cluster (tests: the API simulator); in-cluster or ~/.kube/config by default. */
   kubeConfig?: KubeConfig;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AppError } from '../../api/src/http/errors.ts';
+import { DomainError } from '../../api/src/shared/errors.ts';
 import { translate } from '../../api/src/i18n/index.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { createAccount } from '../support/users.ts';
@@ -80,9 +80,9 @@ describe('rule 6: the credit ledger (grant, reserve, deduct, release)', () => {
       await billing().reserveCredits(em(), userId, { reference: 'analysis:g', minutes: 2.5 });
       expect.fail('expected 402');
     } catch (error) {
-      expect(error).to.be.instanceOf(AppError);
-      const appError = error as AppError;
-      expect(appError.status).to.equal(402);
+      expect(error).to.be.instanceOf(DomainError);
+      const appError = error as DomainError;
+      expect(appError.kind).to.equal('insufficient_credits');
       expect(translate('en', appError.key, appError.params)).to.equal('This needs 2.5 AI minutes and your balance is 2.');
     }
   });

@@ -84,7 +84,7 @@ describe('job system: the jobs table is an outbox, and credits travel with the j
     const { userId, upload } = await userWithClip(1, 'poor.mp4');
     const before = await app.services.orm.em.fork().count(Job, { userId });
     const error = await app.services.jobs.submit(app.services.orm.em.fork(), artifact(upload, 4)).then(() => null, (caught: unknown) => caught);
-    expect((error as { status?: number })?.status).to.equal(402);
+    expect((error as { kind?: string })?.kind).to.equal('insufficient_credits');
     expect(await app.services.orm.em.fork().count(Job, { userId })).to.equal(before);
     expect(await app.services.billing.creditsOf(app.services.orm.em.fork(), userId)).to.include({ balance: 1, reserved: 0 });
   });

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { BadRequest, Conflict, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.ts';
+import { InvalidInput, Conflict, Forbidden, RateLimited, Unauthenticated } from '../shared/errors.ts';
 import { LOCALES, DEFAULT_LOCALE, translate, type Locale } from '../i18n/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { emailHash, type BillingService } from '../billing/billing-service.ts';
@@ -148,7 +148,7 @@ export class AccountsService {
   async verifyEmail(em: EntityManager, token: string): Promise<UserRow> {
     const claims = await this.#readToken(token, 'verify-email');
     const user = await this.findUser(em, claims.userId);
-    if (!user || user.email !== claims.email) throw BadRequest('auth.token_invalid');
+    if (!user || user.email !== claims.email) throw InvalidInput('auth.token_invalid');
     if (user.emailVerified) return user;
     user.emailVerified = true;
     await em.flush();
@@ -168,11 +168,11 @@ export class AccountsService {
       : await this.#userByUsername(em, identifier);
     const subjects = [`ip:${attempt.ip}`, user ? `account:${user.id}` : `name:${identifier.toLowerCase()}`];
     const locked = await this.#deps.lockout.secondsLocked(subjects);
-    if (locked > 0) throw TooManyRequests(locked, 'auth.locked_out');
+    if (locked > 0) throw RateLimited(locked, 'auth.locked_out');
     if (!user || !(await this.#deps.passwords.matches(attempt.password, user.passwordHash))) {
       const lockedNow = await this.#deps.lockout.recordFailure(subjects);
-      if (lockedNow > 0) throw TooManyRequests(lockedNow, 'auth.locked_out');
-      throw Unauthorized('auth.invalid_credentials');
+      if (lockedNow > 0) throw RateLimited(lockedNow, 'auth.locked_out');
+      throw Unauthenticated('auth.invalid_credentials');
     }
     if (!user.emailVerified) throw Forbidden('auth.email_not_verified');
     await this.#deps.lockout.clear(subjects);
@@ -196,7 +196,7 @@ export class AccountsService {
   async resetPassword(em: EntityManager, token: string, newPassword: string): Promise<void> {
     const claims = await this.#readToken(token, 'reset-password');
     const user = await this.findUser(em, claims.userId);
-    if (!user || user.email !== claims.email) throw BadRequest('auth.token_invalid');
+    if (!user || user.email !== claims.email) throw InvalidInput('auth.token_invalid');
     await this.#useToken(claims);
     user.passwordHash = await this.#deps.passwords.hash(newPassword);
     await em.flush();
@@ -210,8 +210,8 @@ export class AccountsService {
    */
   async changePassword(em: EntityManager, user: UserRow, change: { currentPassword?: string | undefined; newPassword: string }): Promise<void> {
     if (user.passwordHash) {
-      if (!change.currentPassword) throw BadRequest('auth.current_password_required');
-      if (!(await this.#deps.passwords.matches(change.currentPassword, user.passwordHash))) throw BadRequest('auth.password_incorrect');
+      if (!change.currentPassword) throw InvalidInput('auth.current_password_required');
+      if (!(await this.#deps.passwords.matches(change.currentPassword, user.passwordHash))) throw InvalidInput('auth.password_incorrect');
     }
     user.passwordHash = await this.#deps.passwords.hash(change.newPassword);
     await em.flush();
@@ -220,7 +220,7 @@ export class AccountsService {
 
   /** 400 when the password is wrong (or the account has none); nothing else happens either way. */
   async verifyPassword(user: UserRow, password: string): Promise<void> {
-    if (!(await this.#deps.passwords.matches(password, user.passwordHash))) throw BadRequest('auth.password_incorrect');
+    if (!(await this.#deps.passwords.matches(password, user.passwordHash))) throw InvalidInput('auth.password_incorrect');
   }
 
   /**
@@ -239,7 +239,7 @@ export class AccountsService {
   async confirmEmailChange(em: EntityManager, token: string): Promise<UserRow> {
     const claims = await this.#readToken(token, 'change-email');
     const user = await this.findUser(em, claims.userId);
-    if (!user) throw BadRequest('auth.token_invalid');
+    if (!user) throw InvalidInput('auth.token_invalid');
     const holder = await em.findOne(User, { email: claims.email });
     if (holder && holder.id !== user.id) throw Conflict('auth.email_taken');
     await this.#useToken(claims);
@@ -268,7 +268,7 @@ export class AccountsService {
    */
   async deleteAccount(em: EntityManager, user: UserRow, password: string | undefined): Promise<void> {
     if (user.passwordHash) {
-      if (!password) throw BadRequest('auth.current_password_required');
+      if (!password) throw InvalidInput('auth.current_password_required');
       await this.verifyPassword(user, password);
     }
     const afterCommit: AfterAccountDeletion[] = [];
@@ -302,7 +302,7 @@ export class AccountsService {
   async signInWithIdentity(em: EntityManager, identity: ProviderIdentity, locale: Locale): Promise<{ user: UserRow; created: boolean }> {
     const link = await em.findOne(UserIdentity, { issuer: identity.issuer, subject: identity.subject }, { populate: ['user'] });
     if (link) return { user: link.user as UserRow, created: false };
-    if (!identity.email || !identity.emailVerified) throw BadRequest('auth.oauth_email_unverified');
+    if (!identity.email || !identity.emailVerified) throw InvalidInput('auth.oauth_email_unverified');
     const email = identity.email;
     const existing = await em.findOne(User, { email });
     if (existing) {
@@ -405,7 +405,7 @@ export class AccountsService {
     try {
       return await this.#deps.tokens.read(token, purpose);
     } catch (error) {
-      if (error instanceof InvalidToken) throw BadRequest('auth.token_invalid');
+      if (error instanceof InvalidToken) throw InvalidInput('auth.token_invalid');
       throw error;
     }
   }
@@ -414,7 +414,7 @@ export class AccountsService {
     try {
       await this.#deps.tokens.markUsed(claims);
     } catch (error) {
-      if (error instanceof UsedToken) throw BadRequest('auth.token_used');
+      if (error instanceof UsedToken) throw InvalidInput('auth.token_used');
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { Forbidden, Unauthorized } from '../http/errors.ts';
+import { Forbidden, Unauthenticated } from '../shared/errors.ts';
 import type { Guards } from '../http/router.ts';
 import type { AppContext, AppState } from '../http/state.ts';
 import type { AccountsService } from './accounts-service.ts';
@@ -41,7 +41,7 @@ export async function authenticate(ctx: AppContext, accounts: AccountsService): 
 export function accountGuards(accounts: AccountsService): Guards {
   const session: Middleware<AppState> = async (ctx, next) => {
     const auth = await authenticate(ctx, accounts);
-    if (!auth) throw Unauthorized();
+    if (!auth) throw Unauthenticated();
     if (MUTATING.has(ctx.method) && !(await accounts.sessions.checkCsrfToken(auth.session, ctx.get(CSRF_HEADER) || undefined))) {
       throw Forbidden('auth.csrf_not_found');
     }
@@ -58,7 +58,7 @@ export function accountGuards(accounts: AccountsService): Guards {
 
 /** The caller of a route guarded by 'session' or 'superuser'. */
 export function requireAuth(ctx: AppContext): Auth {
-  const auth = ctx.state.auth;
-  if (!auth) throw Unauthorized();
+  const auth = ctx.state.auth as Auth | undefined;
+  if (!auth) throw Unauthenticated();
   return auth;
 }

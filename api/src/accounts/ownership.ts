@@ -1,4 +1,4 @@
-import { NotFound } from '../http/errors.ts';
+import { NotFound } from '../shared/errors.ts';
 import type { MessageKey } from '../i18n/index.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { TooManyRequests } from '../http/errors.ts';
+import { RateLimited } from '../shared/errors.ts';
 
 /** The spec's limits (table "Limits"), kept in Redis so every api replica shares them. */
 export const RATE_LIMITS = {
@@ -38,7 +38,7 @@ export class RateLimits {
     try {
       await this.#limiters[name].consume(caller);
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) throw TooManyRequests(rejection.msBeforeNext / 1000);
+      if (rejection instanceof RateLimiterRes) throw RateLimited(rejection.msBeforeNext / 1000);
       throw rejection;
     }
   }

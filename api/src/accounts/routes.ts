@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config.ts';
-import { AppError, BadRequest, NotFound } from '../http/errors.ts';
+import { InvalidInput, NotFound, Unavailable } from '../shared/errors.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import { translate, type Locale, type MessageKey } from '../i18n/index.ts';
@@ -371,7 +371,7 @@ async function withOidcErrors<T>(run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (error) {
     if (!(error instanceof OidcSignInError)) throw error;
-    if (error.reason === 'unavailable') throw new AppError(503, 'http.503', { cause: error });
-    throw BadRequest('auth.oauth_failed', { cause: error });
+    if (error.reason === 'unavailable') throw Unavailable('http.503', { cause: error });
+    throw InvalidInput('auth.oauth_failed', { cause: error });
   }
 }

@@ -5,7 +5,7 @@ import type { BillingService } from '../billing/billing-service.ts';
 import { roundMinutes } from '../billing/tiers.ts';
 import { spineOf } from '../canvases/spine.ts';
 import { Edit, type EditRow } from '../edits/entities.ts';
-import { BadRequest, Conflict, Unprocessable } from '../http/errors.ts';
+import { InvalidInput, Conflict, Invalid } from '../shared/errors.ts';
 import type { JobService } from '../jobs/service.ts';
 import { Project, type ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
@@ -41,10 +41,10 @@ export class AnalysisService {
    */
   async plan(em: EntityManager, projectId: string): Promise<AnalysisPlan> {
     const spine = await spineOf(em, projectId);
-    if (spine.length === 0) throw BadRequest('analysis.no_media');
+    if (spine.length === 0) throw InvalidInput('analysis.no_media');
     const files = spine.map(({ fill }) => ({ item: fill.item, file: fill.item.file }));
     if (files.some(({ file }) => file.status !== 'UPLOADED')) throw Conflict('analysis.source_processing');
-    if (!files.some(({ file }) => file.hasAudio)) throw Unprocessable('analysis.silent_sources');
+    if (!files.some(({ file }) => file.hasAudio)) throw Invalid('analysis.silent_sources');
     let offset = 0;
     const sources = files.map(({ item, file }) => {
       const source: AnalyzeSource = {
@@ -117,8 +117,8 @@ export class AnalysisService {
     return em.transactional(async (tx) => {
       const project = await tx.findOneOrFail(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       const run = await tx.findOne(AnalysisRun, { id: runId });
-      if (!run || run.project.id !== projectId) throw Unprocessable('analysis.run_of_another_project');
-      if (run.status !== 'completed') throw Unprocessable('analysis.run_not_completed', { params: { status: run.status } });
+      if (!run || run.project.id !== projectId) throw Invalid('analysis.run_of_another_project');
+      if (run.status !== 'completed') throw Invalid('analysis.run_not_completed', { params: { status: run.status } });
       project.activeRunId = run.id;
       project.transcript = run.transcript ?? null;
       await tx.flush();

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { LockMode, type QueryResult } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError, Conflict, PaymentRequired } from '../http/errors.ts';
+import { DomainError, Conflict, InsufficientCredits } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { UserRow } from '../accounts/entities.ts';
 import { DeletedAccount } from '../accounts/entities.ts';
@@ -203,7 +203,7 @@ export class BillingService {
       await this.grantTrial(em, user);
       return true;
     } catch (error) {
-      if (error instanceof AppError && error.status === 409) return false;
+      if (error instanceof DomainError && error.kind === 'conflict') return false;
       throw error;
     }
   }
@@ -239,7 +239,7 @@ export class BillingService {
       if (await this.#hasEntry(tx, userId, 'reserve', change.reference)) return false;
       const { available } = await this.creditsOf(tx, userId);
       if (available < minutes) {
-        throw PaymentRequired('billing.insufficient_credits', { params: { needed: minutes, balance: Math.max(0, available) } });
+        throw InsufficientCredits('billing.insufficient_credits', { params: { needed: minutes, balance: Math.max(0, available) } });
       }
       return this.#insertEntry(tx, userId, 'reserve', change.reference, minutes);
     });

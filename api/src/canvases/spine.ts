@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Conflict, NotFound, Unprocessable } from '../http/errors.ts';
+import { Conflict, NotFound, Invalid } from '../shared/errors.ts';
 import { Project } from '../projects/entities.ts';
 import { MediaItem } from '../media/entities.ts';
 import { Canvas, CanvasMedia, type CanvasMediaRow, type CanvasRow } from './entities.ts';
@@ -84,7 +84,7 @@ export async function reorderSpine(tx: EntityManager, projectId: string, itemIds
   const spine = await spineOf(tx, projectId);
   const positionOf = new Map(itemIds.map((id, index) => [id, index]));
   const complete = positionOf.size === itemIds.length && itemIds.length === spine.length && spine.every(({ fill }) => positionOf.has(fill.item.id));
-  if (!complete) throw Unprocessable('spine.incomplete', { code: 'ValidationError' });
+  if (!complete) throw Invalid('spine.incomplete', { code: 'ValidationError' });
   for (const { canvas, fill } of spine) canvas.sequencePosition = positionOf.get(fill.item.id)!;
   await tx.flush();
 }

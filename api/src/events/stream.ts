@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
 import type { SessionStore } from '../accounts/sessions.ts';
-import { TooManyRequests } from '../http/errors.ts';
+import { RateLimited } from '../shared/errors.ts';
 import type { ApiRouter } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import type { EventBus, UserEvent } from './bus.ts';
@@ -48,7 +48,7 @@ async function openUserStream(ctx: AppContext, deps: UserStreamDeps): Promise<vo
   const cookie = ctx.cookies.get(SESSION_COOKIE) ?? '';
   const limit = deps.maxConnectionsPerUser;
   const lease = await deps.connections.admit(user.id, limit, randomUUID());
-  if (!lease) throw TooManyRequests(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
+  if (!lease) throw RateLimited(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
 
   const stream = new PassThrough();
   let stopListening: (() => Promise<void>) | undefined;

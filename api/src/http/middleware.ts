@@ -4,7 +4,8 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { AppError, NotFound } from './errors.ts';
+import { DomainError, NotFound } from '../shared/errors.ts';
+import { errorOfStatus, statusOf } from './errors.ts';
 import { negotiateLocale, translate, type Locale } from '../i18n/index.ts';
 import type { AppState } from './state.ts';
 import type { HttpMetrics } from '../ops/metrics.ts';
@@ -48,8 +49,8 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
         throw NotFound('request.unknown_route', { params: { method: ctx.method, path: ctx.path } });
       }
     } catch (error) {
-      const mapped = toAppError(error);
-      const status = mapped?.status ?? 500;
+      const mapped = toDomainError(error);
+      const status = mapped ? statusOf(mapped) : 500;
       const body: Record<string, unknown> = {};
       if (status >= 500) {
         supportId = newSupportId();
@@ -85,18 +86,16 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
 }
 
 /** Maps what libraries throw (koa-body, http-errors) onto the catalog; anything else is a 500. */
-function toAppError(error: unknown): AppError | undefined {
-  if (error instanceof AppError) return error;
+function toDomainError(error: unknown): DomainError | undefined {
+  if (error instanceof DomainError) return error;
   const status = (error as { status?: unknown; statusCode?: unknown })?.status ?? (error as { statusCode?: unknown })?.statusCode;
   // A body whose Content-Encoding does not match its bytes fails in zlib, without a status.
-  if (typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('Z_')) return new AppError(400, 'request.malformed_body');
+  if (typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('Z_')) return errorOfStatus(400, 'request.malformed_body');
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   const type = (error as { type?: unknown }).type;
-  if (status === 413) return new AppError(413, 'http.413');
-  if (type === 'entity.parse.failed' || (error instanceof SyntaxError)) return new AppError(400, 'request.malformed_json');
-  if (status === 400) return new AppError(400, 'request.malformed_body');
-  if (status === 415) return new AppError(415, 'http.415');
-  return new AppError(status, `http.${status}` as AppError['key']);
+  if (type === 'entity.parse.failed' || (error instanceof SyntaxError)) return errorOfStatus(400, 'request.malformed_json');
+  if (status === 400) return errorOfStatus(400, 'request.malformed_body');
+  return errorOfStatus(status) ?? errorOfStatus(400);
 }
 
 export function bodyParser(maxBytes: number): Middleware<AppState> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PageRequest } from '../shared/page.ts';
 
 export const MAX_ITEMS_PER_PAGE = 100;
 
@@ -8,10 +9,7 @@ export const pageQuery = {
   items_per_page: z.coerce.number().int().min(1).max(MAX_ITEMS_PER_PAGE).default(20),
 };
 
-export interface PageRequest {
-  page: number;
-  items_per_page: number;
-}
+export type { PageRequest } from '../shared/page.ts';
 
 export interface Page<T> {
   data: T[];

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { Unprocessable } from './errors.ts';
+import { Invalid } from '../shared/errors.ts';
 import { zodErrorMap } from '../i18n/index.ts';
 import type { AppContext, AppState } from './state.ts';
 
@@ -82,7 +82,7 @@ export class ApiRouter {
 function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: string, locale: AppState['locale']): z.infer<T> {
   // PostgreSQL text cannot hold NUL: refuse it here as bad input rather than fail at the database.
   const nulAt = pathToNul(value, [where]);
-  if (nulAt) throw Unprocessable('request.nul_character', { code: 'ValidationError', params: { field: nulAt } });
+  if (nulAt) throw Invalid('request.nul_character', { code: 'ValidationError', params: { field: nulAt } });
   const result = schema.safeParse(value, { error: zodErrorMap(locale) });
   if (result.success) return result.data;
   const errors = result.error.issues.map((issue) => ({
@@ -90,7 +90,7 @@ function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: strin
     message: issue.message,
   }));
   const first = errors[0] ?? { field: where, message: '' };
-  throw Unprocessable('request.validation', {
+  throw Invalid('request.validation', {
     code: 'ValidationError',
     params: { field: first.field, message: first.message },
     extra: { errors },

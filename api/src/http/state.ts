@@ -1,7 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Locale } from '../i18n/index.ts';
-import type { Auth } from '../accounts/guards.ts';
 
 /** What the middleware chain puts on `ctx.state` for handlers. */
 export interface AppState {
@@ -9,8 +8,8 @@ export interface AppState {
   locale: Locale;
   /** The request's own forked EntityManager. */
   em: EntityManager;
-  /** Set by the session guard (accounts feature) for routes that need a session; read it with requireAuth(ctx). */
-  auth?: Auth;
+  /** The caller, set by the session guard of the accounts feature; read it with its requireAuth(ctx) (http/ knows no feature). */
+  auth?: unknown;
   /** The matched route template, for metrics and logs. */
   routeTemplate?: string;
 }

@@ -1,4 +1,4 @@
-import { httpMessages } from '../http/messages.ts';
+import { httpMessages } from './request-messages.ts';
 import { accountMessages } from '../accounts/messages.ts';
 import { billingMessages } from '../billing/messages.ts';
 import { projectMessages } from '../projects/messages.ts';

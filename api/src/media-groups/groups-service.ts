@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NotFound } from '../http/errors.ts';
+import { NotFound } from '../shared/errors.ts';
 import { ownedBy } from '../accounts/ownership.ts';
 import type { MediaLibrary } from '../media/library/library-service.ts';
-import { pageOf, type Page, type PageRequest } from '../http/pagination.ts';
+import { offsetOf, type PageOfRows, type PageRequest } from '../shared/page.ts';
 import { MediaGroup, MediaGroupMembership, type MediaGroupMembershipRow, type MediaGroupRow } from './entities.ts';
 
 export interface GroupFields {
@@ -42,13 +42,13 @@ export class MediaGroups {
   }
 
   /** Pinned groups first, then by display_order, then oldest first. */
-  async list(em: EntityManager, userId: string, request: PageRequest): Promise<Page<GroupView>> {
+  async list(em: EntityManager, userId: string, request: PageRequest): Promise<PageOfRows<GroupView>> {
     const [rows, total] = await em.findAndCount(
       MediaGroup,
       { userId },
-      { orderBy: [{ isPinned: 'desc' }, { displayOrder: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }], limit: request.items_per_page, offset: (request.page - 1) * request.items_per_page },
+      { orderBy: [{ isPinned: 'desc' }, { displayOrder: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }], limit: request.items_per_page, offset: offsetOf(request) },
     );
-    return pageOf(rows.map(groupView), total, request);
+    return { rows: rows.map(groupView), total };
   }
 
   async get(em: EntityManager, userId: string, groupId: string): Promise<GroupView> {

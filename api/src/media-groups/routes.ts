@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter } from '../http/router.ts';
-import { pageQuery, pageSchema } from '../http/pagination.ts';
+import { pageOf, pageQuery, pageSchema } from '../http/pagination.ts';
 import type { GroupFields, MediaGroups } from './groups-service.ts';
 
 const GroupSchema = z
@@ -56,7 +56,8 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     query: z.object(pageQuery),
     responses: { 200: { description: 'A page of groups', schema: pageSchema(GroupSchema) } },
     handler: async (ctx, { query }) => {
-      ctx.body = await groups.list(ctx.state.em, requireAuth(ctx).user.id, query);
+      const { rows, total } = await groups.list(ctx.state.em, requireAuth(ctx).user.id, query);
+      ctx.body = pageOf(rows, total, query);
     },
   });
 

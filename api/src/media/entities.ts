@@ -15,7 +15,13 @@ export const MediaFile = defineEntity({
     id: p.uuid().primary(),
     uploaderId: p.uuid().index(),
     status: p.enum([...mediaFileStatuses]).default('PENDING'),
+    /** The object the service serves, written only by the service's jobs (never through a client URL). */
     storageKey: p.string().length(1024),
+    /**
+     * Where the uploader's presigned URLs write (`uploads/<id>/<random>`), single PUT and multipart
+     * alike; the artifact job hashes it while copying it to `storageKey`, then it is deleted and this cleared.
+     */
+    uploadKey: p.string().length(1024).nullable().index(),
     contentType: p.string().length(255),
     originalFilename: p.string().length(255),
     declaredSizeBytes: p.bigint('number'),
@@ -76,6 +82,8 @@ export const MediaItem = defineEntity({
     behaviorDefaults: p.json<Record<string, unknown>>().onCreate(() => ({})),
     /** Bytes charged to this item's owner for it (the file's real size at confirm or complete); refunded when it is deleted. */
     chargedBytes: p.bigint('number').default(0),
+    /** The file a `replace` media edit made for this item, while its job runs: the item reads `pending` until it ends. */
+    pendingFileId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

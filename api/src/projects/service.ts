@@ -3,8 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ownedBy } from '../accounts/ownership.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import { canCreateProject, maxProjects } from '../billing/tiers.ts';
-import { Forbidden } from '../http/errors.ts';
-import type { PageRequest } from '../http/pagination.ts';
+import { Forbidden } from '../shared/errors.ts';
+import { offsetOf, type PageRequest } from '../shared/page.ts';
 import { Project, type ProjectRow } from './entities.ts';
 
 /** Projects of a user: creation within the tier's max_projects, listing, and owner-only reads. */
@@ -34,7 +34,7 @@ export class ProjectService {
     const [rows, total] = await em.findAndCount(
       Project,
       { userId },
-      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.items_per_page, offset: (page.page - 1) * page.items_per_page },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.items_per_page, offset: offsetOf(page) },
     );
     return { rows, total };
   }

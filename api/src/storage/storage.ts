@@ -1,7 +1,7 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createS3Client, isNotFound, type S3Settings } from '../../../crds/s3-client.ts';
-import type { Config } from '../config.ts';
+import type { DomainConfig } from '../config.ts';
 
 /**
  * The object store as the api uses it. Bytes never cross the api: clients PUT and GET
@@ -38,6 +38,47 @@ export class ObjectStorage {
       ...(options.cacheControl ? { ResponseCacheControl: options.cacheControl } : {}),
     });
     return getSignedUrl(this.#signer, command, { expiresIn });
+  }
+
+  /**
+   * A client's single-PUT URL with its content type and length signed (X-Amz-SignedHeaders
+   * `content-length;content-type;host`): a store that verifies signatures, as S3 does, refuses a
+   * body of another length or type. (The presigner leaves Content-Type unsigned unless asked.)
+   */
+  presignSizedPut(key: string, contentType: string, contentLength: number, expiresIn: number): Promise<string> {
+    const command = new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType, ContentLength: contentLength });
+    return getSignedUrl(this.#signer, command, { expiresIn, signableHeaders: new Set(['content-type', 'content-length']) });
+  }
+
+  /** An UploadPart URL with the part's length signed, like presignSizedPut. */
+  presignSizedUploadPart(key: string, uploadId: string, partNumber: number, contentLength: number, expiresIn: number): Promise<string> {
+    const command = new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, ContentLength: contentLength });
+    return getSignedUrl(this.#signer, command, { expiresIn, signableHeaders: new Set(['content-length']) });
+  }
+
+  /**
+   * A GET whose response carries the type and disposition given here, whatever the object was
+   * stored with (response-content-type, response-content-disposition).
+   */
+  presignGetAs(key: string, expiresIn: number, response: { contentType: string; disposition: 'inline' | 'attachment'; cacheControl?: string }): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentType: response.contentType,
+      ResponseContentDisposition: response.disposition,
+      ...(response.cacheControl ? { ResponseCacheControl: response.cacheControl } : {}),
+    });
+    return getSignedUrl(this.#signer, command, { expiresIn });
+  }
+
+  /** Every object under `prefix` (key and size), page by page. */
+  async *listObjects(prefix: string): AsyncGenerator<{ key: string; size: number }> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      for (const object of page.Contents ?? []) if (object.Key) yield { key: object.Key, size: object.Size ?? 0 };
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 
   /** The stored object's real size, or null when there is no such object. */
@@ -78,7 +119,7 @@ export class ObjectStorage {
 export { isNotFound };
 
 /** The object store the configuration names; `endpoint` overrides S3_ENDPOINT (the embedded server's address). */
-export function objectStorageFrom(config: Config, endpoint: string | undefined = config.S3_ENDPOINT): ObjectStorage {
+export function objectStorageFrom(config: DomainConfig, endpoint: string | undefined = config.S3_ENDPOINT): ObjectStorage {
   return new ObjectStorage(
     {
       endpoint,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ownedBy } from '../../accounts/ownership.ts';
-import { Conflict, Unprocessable } from '../../http/errors.ts';
+import { Conflict, Invalid } from '../../shared/errors.ts';
 import type { MessageKey, MessageParams } from '../../i18n/index.ts';
 import type { JobService } from '../../jobs/service.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from '../entities.ts';
@@ -30,7 +30,7 @@ export interface EditBookkeeping {
   replaceItemId?: string;
 }
 
-const invalid = (key: MessageKey, params: MessageParams = {}) => Unprocessable(key, { code: 'ValidationError', params });
+const invalid = (key: MessageKey, params: MessageParams = {}) => Invalid(key, { code: 'ValidationError', params });
 
 /**
  * The spec's media edit bounds: start, end and every cut's end within duration_ms

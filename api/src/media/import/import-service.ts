@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { Unprocessable } from '../../http/errors.ts';
+import { Invalid } from '../../shared/errors.ts';
 import type { MessageKey, MessageParams } from '../../i18n/index.ts';
 import { chargeStorage, storageUsed } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
@@ -29,7 +29,7 @@ export const ImportAccepted = z
   .meta({ id: 'VideoHostImportAccepted' });
 
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
-const invalid = (key: MessageKey, params: MessageParams = {}) => Unprocessable(key, { code: 'ValidationError', params });
+const invalid = (key: MessageKey, params: MessageParams = {}) => Invalid(key, { code: 'ValidationError', params });
 
 /** POST /media/videohost: metadata now (422 when unreadable or too long), then dedupe by external id or download as a job. */
 export class MediaImportService {

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ownedBy } from '../../accounts/ownership.ts';
 import { MediaGroup, MediaGroupMembership } from '../../media-groups/entities.ts';
 import { MediaItem, type MediaItemRow, type MediaScope } from '../entities.ts';
-import { pageOf, type Page, type PageRequest } from '../../http/pagination.ts';
+import { offsetOf, type PageOfRows, type PageRequest } from '../../shared/page.ts';
 import type { Locale } from '../../i18n/index.ts';
 import { mediaItemView, type MediaItemView } from './read-model.ts';
 
@@ -26,7 +26,7 @@ export interface MediaItemChanges {
 
 /** A user's media items as read models: listing with filters, one item, edits of its own fields. */
 export class MediaLibrary {
-  async list(em: EntityManager, userId: string, filters: LibraryFilters, request: PageRequest, locale: Locale = 'en'): Promise<Page<MediaItemView>> {
+  async list(em: EntityManager, userId: string, filters: LibraryFilters, request: PageRequest, locale: Locale = 'en'): Promise<PageOfRows<MediaItemView>> {
     // A group of another user answers like a missing one, not like an empty group.
     if (filters.groupId) ownedBy(await em.findOne(MediaGroup, filters.groupId), userId, { notFound: 'library.group_not_found' });
     const where = ['i.user_id = ?'];
@@ -54,10 +54,10 @@ export class MediaLibrary {
     const [counted] = await connection.execute<{ total: string }[]>(`select count(*) as total from media_items i where ${condition}`, params);
     const rows = await connection.execute<{ id: string }[]>(
       `select i.id from media_items i where ${condition} order by i.created_at desc, i.id desc limit ? offset ?`,
-      [...params, request.items_per_page, (request.page - 1) * request.items_per_page],
+      [...params, request.items_per_page, offsetOf(request)],
     );
     const views = await this.#views(em, rows.map((row) => row.id), locale);
-    return pageOf(views, Number(counted?.total ?? 0), request);
+    return { rows: views, total: Number(counted?.total ?? 0) };
   }
 
   async get(em: EntityManager, userId: string, itemId: string, locale: Locale = 'en'): Promise<MediaItemView> {

@@ -3,7 +3,7 @@ import { requireAuth } from '../../accounts/guards.ts';
 import type { ApiRouter } from '../../http/router.ts';
 import { mediaScopes } from '../entities.ts';
 import type { MediaLibrary } from './library-service.ts';
-import { pageQuery, pageSchema } from '../../http/pagination.ts';
+import { pageOf, pageQuery, pageSchema } from '../../http/pagination.ts';
 import { MediaItemSchema } from './read-model.ts';
 
 export const MAX_TAGS = 50;
@@ -47,7 +47,7 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
     responses: { 200: { description: 'A page of media items', schema: pageSchema(MediaItemSchema) } },
     handler: async (ctx, { query }) => {
       const { user } = requireAuth(ctx);
-      ctx.body = await library.list(
+      const { rows, total } = await library.list(
         ctx.state.em,
         user.id,
         {
@@ -61,6 +61,7 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
         query,
         ctx.state.locale,
       );
+      ctx.body = pageOf(rows, total, query);
     },
   });
 

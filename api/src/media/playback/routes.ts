@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireAuth } from '../../accounts/guards.ts';
-import { Conflict, NotFound, Unauthorized } from '../../http/errors.ts';
+import { Conflict, NotFound, Unauthenticated } from '../../shared/errors.ts';
 import type { ApiRouter } from '../../http/router.ts';
 import type { ObjectStorage } from '../../storage/storage.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -86,7 +86,7 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
     responses: { 302: { description: 'Redirect to the object store' }, 401: { description: 'Invalid or expired token' } },
     handler: async (ctx, { params }) => {
       const claims = await tokens.read(params.token).catch(() => {
-        throw Unauthorized('playback.token_invalid');
+        throw Unauthenticated('playback.token_invalid');
       });
       const key = await objectKey(ctx.state.em, claims.fileId, claims.object);
       const remaining = Math.max(1, Math.ceil((claims.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));

@@ -6,7 +6,7 @@ import { chargeStorage, refundStorage, storageUsed } from '../../accounts/storag
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
 import { placeMediaItem } from '../items.ts';
-import { BadRequest, Conflict, NotFound, Unprocessable } from '../../http/errors.ts';
+import { InvalidInput, Conflict, NotFound, Invalid } from '../../shared/errors.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { ProjectService } from '../../projects/service.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -50,7 +50,7 @@ interface Leftovers {
 }
 
 const mb = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
-const validation = (key: Parameters<typeof Unprocessable>[0], params: Record<string, string | number> = {}) => Unprocessable(key, { code: 'ValidationError', params });
+const validation = (key: Parameters<typeof Invalid>[0], params: Record<string, string | number> = {}) => Invalid(key, { code: 'ValidationError', params });
 
 /**
  * Uploads: single-PUT (presign, confirm) and multipart (initiate, parts, complete, abort),
@@ -80,7 +80,7 @@ export class UploadService {
   async confirm(em: EntityManager, userId: string, fileId: string): Promise<MediaFileRow> {
     return this.#settle(em, userId, fileId, 'PENDING', async (file) => {
       const size = await this.#d.storage.sizeOf(file.storageKey);
-      if (size === null) throw BadRequest('upload.object_missing', { code: 'ValidationError' });
+      if (size === null) throw InvalidInput('upload.object_missing', { code: 'ValidationError' });
       return size;
     });
   }
@@ -123,7 +123,7 @@ export class UploadService {
     const file = await this.#multipartFile(em, userId, fileId);
     const partsCount = file.partsCount ?? 0;
     // the spec's three refusals only; parts_count (at most MULTIPART_MAX_PARTS) bounds the range
-    if (from < 1 || to > partsCount || from > to) throw BadRequest('upload.part_range', { code: 'ValidationError', params: { parts_count: partsCount } });
+    if (from < 1 || to > partsCount || from > to) throw InvalidInput('upload.part_range', { code: 'ValidationError', params: { parts_count: partsCount } });
     return { parts: await this.#partUrls(file.storageKey, file.uploadId!, from, to), expires_in: PART_URL_SECONDS };
   }
 
@@ -134,7 +134,7 @@ export class UploadService {
       const seen = new Set<number>();
       for (const part of parts) {
         if (part.part_number < 1 || part.part_number > partsCount || seen.has(part.part_number)) {
-          throw BadRequest('upload.unknown_part', { code: 'ValidationError', params: { part_number: part.part_number, parts_count: partsCount } });
+          throw InvalidInput('upload.unknown_part', { code: 'ValidationError', params: { part_number: part.part_number, parts_count: partsCount } });
         }
         seen.add(part.part_number);
       }
@@ -318,7 +318,7 @@ export class UploadService {
     }
     if (outcome.overQuota) {
       await this.#d.storage.delete(file.storageKey).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.storageKey }, 'could not delete an over-quota upload'));
-      throw BadRequest('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota });
+      throw InvalidInput('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota });
     }
     if (outcome.queued) {
       await this.#d.jobs.submit(em, { program: 'artifact', userId, mediaFileId: file.id, input: { sourceKey: file.storageKey, contentType: file.contentType } });

@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from './define.ts';
 
 /** Canned HTTP messages and request-level errors. */
 export const httpMessages = defineMessages({
