@@ -28,7 +28,7 @@ import { accountGuards } from './accounts/guards.ts';
 import { createMailer, type Mailer } from './accounts/mailer.ts';
 import type { BillingService } from './billing/billing-service.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
-import { registerMediaUploads, scheduleMultipartSweep } from './media/uploads/feature.ts';
+import { registerMediaUploads, scheduleUploadSweep } from './media/uploads/feature.ts';
 import { registerMediaLibrary } from './media/library/feature.ts';
 import { ChannelSubscriber } from './events/stream-subscriber.ts';
 import { registerMediaEdits } from './media/edits/feature.ts';
@@ -117,7 +117,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     billing,
     baseUrl: publicBaseUrl(config),
     close: async () => {
-      stopMultipartSweep();
+      stopUploadSweep();
       await outbox.close();
       await dispatcher.close();
       await services.accounts.idle();
@@ -128,7 +128,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await orm.close();
     },
   };
-  const stopMultipartSweep = scheduleMultipartSweep(services);
+  const stopUploadSweep = scheduleUploadSweep(services);
   await outbox.start();
   return services;
 }

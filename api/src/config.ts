@@ -75,7 +75,7 @@ export const configSchema = z.object({
   MULTIPART_CUTOFF_BYTES: int(1).default(25 * MiB).describe('Declared size from which uploads use multipart.'),
   MULTIPART_PART_SIZE_BYTES: int(5 * MiB).default(16 * MiB).describe('Multipart part size.'),
   MULTIPART_MAX_PARTS: int(1).max(10000).default(10000).describe('Most parts of one multipart upload.'),
-  MULTIPART_STALE_HOURS: int(1).default(24).describe('Multipart uploads older than this are swept.'),
+  MULTIPART_STALE_HOURS: int(1).default(24).describe('Uploads not finished (single PUT or multipart) within this many hours are swept with their objects.'),
   MEDIA_TOKEN_TTL_SECONDS: int(1).default(300).describe('Lifetime of playback tokens.'),
   MAX_EXTERNAL_VIDEO_DURATION_SECONDS: int(1).default(3600).describe('Longest external video accepted for import.'),
   MAX_VIDEO_DURATION_MS: int(1).default(7_200_000).describe('Longest insert edit (2 hours).'),

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { ArtifactResult } from '../../job-images/ffmpeg/src/artifact/artifact-program.ts';
+import type { ArtifactResult } from '../../crds/contracts/artifact.ts';
 import type { WaveformDocument } from '../../job-images/ffmpeg/src/waveform.ts';
 import {
   makeAudio,
@@ -49,7 +49,7 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
   });
 
   /** Uploads `source` (unless null) as `uploads/<name>` and runs the artifact program on it. */
-  async function runArtifact(name: string, source: string | null, contentType: string): Promise<ArtifactRun> {
+  async function runArtifact(name: string, source: string | null, contentType: string, extraInput: Record<string, unknown> = {}): Promise<ArtifactRun> {
     const sourceKey = `uploads/${name}`;
     if (source) await bucket.putFile(sourceKey, source, contentType);
     const jobId = jobIds.get(name) ?? randomUUID();
@@ -60,7 +60,7 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
     await writeFile(ffmpegLog, '');
     await writeFile(terminationLog, '');
     const outcome = await runJobProcess(
-      { jobId, program: 'artifact', userId, mediaFileId: jobId, input: { sourceKey, contentType }, outputPrefix: prefix },
+      { jobId, program: 'artifact', userId, mediaFileId: jobId, input: { sourceKey, contentType, ...extraInput }, outputPrefix: prefix },
       {
         ...bucket.env,
         FFMPEG_PATH: ffmpegWrapper,
@@ -148,14 +148,11 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
         container: 'mov,mp4,m4a,3gp,3g2,mj2',
         web_compatible: true,
         proxy_status: 'not_applicable',
-        sprite: null,
       });
       expect(run.result.artifacts).to.deep.equal({
         waveform_key: `${run.prefix}/waveform.json`,
         thumbnail_key: `${run.prefix}/thumbnail.jpg`,
         audio_key: `${run.prefix}/audio.wav`,
-        proxy_key: null,
-        sprite_key: null,
       });
     });
 
@@ -223,9 +220,8 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
         container: 'matroska,webm',
         web_compatible: false,
         proxy_status: 'pending',
-        sprite: null,
       });
-      expect(run.result.artifacts).to.include({ proxy_key: null, sprite_key: null });
+      expect(run.result.artifacts, 'the proxy task makes those').to.have.all.keys('waveform_key', 'thumbnail_key', 'audio_key');
     });
 
     it('thumbnail, audio and waveform come from one ffmpeg invocation', () => {
@@ -276,9 +272,8 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
         container: 'mp3',
         web_compatible: null,
         proxy_status: 'not_applicable',
-        sprite: null,
       });
-      expect(run.result.artifacts).to.include({ thumbnail_key: null, proxy_key: null, sprite_key: null });
+      expect(run.result.artifacts).to.include({ thumbnail_key: null });
       expect(run.ffmpegRuns).to.have.length(1);
     });
 
@@ -314,8 +309,6 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
         waveform_key: null,
         thumbnail_key: `${run.prefix}/thumbnail.jpg`,
         audio_key: null,
-        proxy_key: null,
-        sprite_key: null,
       });
       await expectJpeg(run.result.artifacts.thumbnail_key, 'png-thumbnail.jpg', 640, 480);
       await expectStoredResult(run);
@@ -359,6 +352,27 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
       const run = await runArtifact('truncated', await makeTruncatedCopy(whole, dir, 'cut-faststart.mp4', 0.6), 'video/mp4');
       expectFailure(run, /^The media file "uploads\/truncated" is truncated: its data ends at \d+\.\d s of 4\.0 s; the upload was probably cut short, upload it again$/);
       expect(await bucket.exists(`${run.prefix}/result.json`)).to.equal(false);
+    });
+
+    it('with storeKey, the bytes it hashed are the bytes it stores there (the served object is written by the job, not the client)', async () => {
+      const image = await makeImage(dir, 'staged.png');
+      const storeKey = `media/staged/source`;
+      const run = await runArtifact('staged', image, 'image/png', { storeKey, expectedSizeBytes: (await stat(image)).size });
+      expect(run.exitCode, run.stderr).to.equal(0);
+      const stored = await download(storeKey, 'staged-stored.png');
+      const digest = createHash('sha256').update(await readFile(stored)).digest('hex');
+      expect(digest).to.equal(run.result.sha256);
+      expect(digest).to.equal(createHash('sha256').update(await readFile(image)).digest('hex'));
+    });
+
+    it('an upload whose staging object changed after confirm (another size than charged) → upload.changed, nothing stored', async () => {
+      const image = await makeImage(dir, 'changed.png');
+      const storeKey = `media/changed/source`;
+      const run = await runArtifact('changed', image, 'image/png', { storeKey, expectedSizeBytes: (await stat(image)).size + 1 });
+      expectFailure(run, /changed after it was confirmed/);
+      const last = run.events.at(-1);
+      expect(last?.event === 'error' ? last.code : undefined).to.equal('upload.changed');
+      expect(await bucket.exists(storeKey), 'the served key is never written').to.equal(false);
     });
 
     it('missing object', async () => {

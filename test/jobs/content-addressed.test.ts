@@ -87,8 +87,7 @@ describe('content addressing: identical uploads completing at once are stored on
           audio_codec: 'aac',
           container: 'mov,mp4,m4a,3gp,3g2,mj2',
           proxy_status: 'not_applicable',
-          artifacts: { waveform_key: null, thumbnail_key: `${prefix}/thumbnail.jpg`, audio_key: null, proxy_key: null, sprite_key: null },
-          sprite: null,
+          artifacts: { waveform_key: null, thumbnail_key: `${prefix}/thumbnail.jpg`, audio_key: null },
         });
         const settled = await Promise.all(jobs.map(({ id, prefix }) => app.services.completion.complete(id, { ok: true, result: resultFor(prefix) })));
         expect(settled).to.deep.equal([true, true]);

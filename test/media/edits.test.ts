@@ -75,7 +75,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     };
     const billing = { limitsOf } as unknown as BillingService;
     const { orm, bus, storage } = app.services;
-    const handler = producedMediaCompletion({ orm, bus, storage, jobs: () => app.services.jobs, billing });
+    const handler = producedMediaCompletion({ orm, bus, storage, billing });
     const job = { userId: account.user.id, mediaFileId: fileId, input: {} } as unknown as JobRow;
     const after = await orm.em.fork().transactional((tx) => handler.succeeded(tx, job, { output_key: `jobs/${randomUUID()}/edited.mp4`, size_bytes: 10, content_type: 'video/mp4', artifact: {} }));
     await settlementOf(after).afterCommit?.();

@@ -65,6 +65,16 @@ describe('playback proxy: GET /media/{media_item_id}/proxy and its signed URLs',
     expect(Number(location.searchParams.get('X-Amz-Expires'))).to.be.within(301, 400);
   });
 
+  it('attack: an object stored as text/html or image/svg+xml is still played as the file\'s allow-listed type, inline (never rendered as a page)', async () => {
+    const html = await storeItem(app, alice.user.id, await makeVideo(dir, 'html.mp4', { seconds: 1 }), 'video/mp4');
+    await putObject(html.file.storageKey, Buffer.from('<script>alert(document.cookie)</script>'), 'text/html');
+    const body = await playback(html.item.id);
+    const response = await fetch(body.url);
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('content-type')).to.equal('video/mp4');
+    expect(response.headers.get('content-disposition')).to.equal('inline');
+  });
+
   it('within the TTL a Range request follows to the real bytes → 206', async () => {
     const body = await playback(stored.item.id);
     clock.advance(290_000);

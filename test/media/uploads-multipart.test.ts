@@ -50,7 +50,8 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
     const events = await listenToUser(app.services.bus, account.user.id);
     try {
       const started = await initiate(account);
-      expect(started).to.include({ part_size_bytes: 5 * MiB, parts_count: 3, expires_in: 7200, key: `media/${started.media_file_id}/source` });
+      expect(started).to.include({ part_size_bytes: 5 * MiB, parts_count: 3, expires_in: 7200 });
+      expect(started.key, 'parts go to the upload\'s staging key').to.match(new RegExp(`^uploads/${started.media_file_id}/[0-9a-f-]{36}$`));
       expect(started.parts.map((p: { part_number: number }) => p.part_number)).to.deep.equal([1, 2, 3]);
       expect((await em().findOneOrFail(MediaFile, started.media_file_id)).status).to.equal('MULTIPART_INITIATED');
 
@@ -210,8 +211,8 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
     const account = await signUpAndLogin(app);
     const stale = await initiate(account);
     const { uploads } = createUploads(app.services);
-    expect(await uploads.sweepStaleMultipart(em(), new Date()), 'nothing is stale yet').to.equal(0);
-    const swept = await uploads.sweepStaleMultipart(em(), new Date(Date.now() + 25 * 3600_000));
+    expect(await uploads.sweepStaleUploads(em(), new Date()), 'nothing is stale yet').to.equal(0);
+    const swept = await uploads.sweepStaleUploads(em(), new Date(Date.now() + 25 * 3600_000));
     expect(swept).to.be.at.least(1);
     expect(await em().findOne(MediaFile, stale.media_file_id)).to.equal(null);
     expect(await em().findOne(MediaItem, stale.media_item_id)).to.equal(null);

@@ -113,7 +113,7 @@ describe('media uploads: scopes and the project spine', function () {
     const account = await signUpAndLogin(app);
     const presigned = await json(await account.client.post('/api/v1/media/presign', { filename: 'kept.png', content_type: 'image/png', size_bytes: 64, scope: 'library' }));
     await putBytes(presigned.upload_url, new Uint8Array(randomBytes(64)), 'image/png');
-    const key = `media/${presigned.media_file_id}/source`;
+    const key = (await app.services.orm.em.fork().findOneOrFail(MediaFile, presigned.media_file_id)).uploadKey!;
     let failNext = true;
     // registered after the uploads feature's step, so it runs later in the same transaction
     app.services.accounts.onAccountDeletion(async (_em, user) => {

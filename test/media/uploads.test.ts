@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,8 @@ import { makeAudio, makeImage, makeVideo } from '../support/media.ts';
 import { putBytes, uploadMedia } from '../support/media-upload.ts';
 import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
+import { reconcileStorage } from '../../api/src/media/storage-reconciliation.ts';
+import { createUploads } from '../../api/src/media/uploads/feature.ts';
 
 const MiB = 1024 * 1024;
 const FREE_QUOTA = 500 * MiB;
@@ -35,6 +38,11 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
   const em = () => app.services.orm.em.fork();
   const used = (account: SignedIn) => storageUsed(em(), account.user.id);
   const stored = (fileId: string) => app.services.storage.sizeOf(`media/${fileId}/source`);
+  const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+  const objectBytes = async (key: string) => {
+    const answer = await app.services.storage.client.send(new GetObjectCommand({ Bucket: app.services.storage.bucket, Key: key }));
+    return answer.Body!.transformToByteArray();
+  };
   const presignBody = (overrides: Record<string, unknown> = {}) => ({ filename: 'clip.mp4', content_type: 'video/mp4', size_bytes: clipSize, scope: 'library', ...overrides });
 
   it('presign → PUT → confirm → media_ready: the file is UPLOADED and storage_used_bytes grows by the real size', async () => {
@@ -46,7 +54,8 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
       const body = await json(presigned);
       expect(body).to.have.keys('media_file_id', 'media_item_id', 'upload_url', 'content_type', 'expires_in');
       expect(body).to.include({ content_type: 'video/mp4', expires_in: 3600 });
-      expect(body.upload_url).to.include(`media/${body.media_file_id}/source`);
+      expect(body.upload_url, 'the URL writes the upload\'s staging key, never the object the service serves').to.include(`uploads/${body.media_file_id}/`);
+      expect(body.upload_url).to.not.include(`media/${body.media_file_id}/source`);
       await putBytes(body.upload_url, await readFile(clip), 'video/mp4');
       const confirmed = await account.client.post(`/api/v1/media/${body.media_file_id}/confirm`);
       expect(confirmed.status).to.equal(200);
@@ -144,6 +153,89 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     expect(await used(account)).to.equal(before);
     expect((await account.client.delete(`/api/v1/media/${unuploaded.media_item_id}`)).status).to.equal(204);
     expect(await used(account), 'deleting a never-charged item refunds nothing').to.equal(before);
+  });
+
+  it('attack: dedupe poisoning through a reused upload URL — a PUT after confirm changes nothing the service serves, and a later uploader of the original bytes gets the original', async () => {
+    const attacker = await signUpAndLogin(app);
+    const victim = await signUpAndLogin(app);
+    const original = await makeAudio(dir, 'poison-original.m4a', { seconds: 1 });
+    const originalBytes = await readFile(original);
+    const originalHash = sha256(originalBytes);
+    const attackerEvents = await listenToUser(app.services.bus, attacker.user.id);
+    const victimEvents = await listenToUser(app.services.bus, victim.user.id);
+    try {
+      const presigned = await json(await attacker.client.post('/api/v1/media/presign', presignBody({ filename: 'a.m4a', content_type: 'audio/mp4', size_bytes: originalBytes.length })));
+      await putBytes(presigned.upload_url, originalBytes, 'audio/mp4');
+      expect((await attacker.client.post(`/api/v1/media/${presigned.media_file_id}/confirm`)).status).to.equal(200);
+      await attackerEvents.next('media_ready');
+
+      // the URL is still within its hour: the attacker writes other bytes of the same length and type through it
+      const poison = new Uint8Array(randomBytes(originalBytes.length));
+      await putBytes(presigned.upload_url, poison, 'audio/mp4').catch(() => 'refused by the store');
+      const file = await em().findOneOrFail(MediaFile, presigned.media_file_id);
+      expect(file.sha256Hash).to.equal(originalHash);
+      expect(sha256(await objectBytes(file.storageKey)), 'the served object keeps the bytes the job hashed').to.equal(originalHash);
+
+      const later = await uploadMedia(victim.client, original, { contentType: 'audio/mp4' });
+      const ready = await victimEvents.next('media_ready');
+      expect(ready.data.media_item_uuid).to.equal(later.mediaItemId);
+      const served = await em().findOneOrFail(MediaItem, later.mediaItemId, { populate: ['file'] });
+      expect(sha256(await objectBytes(served.file.storageKey)), 'the victim plays the original bytes').to.equal(originalHash);
+    } finally {
+      await attackerEvents.close();
+      await victimEvents.close();
+    }
+  });
+
+  it('attack: a PUT of another length or content type than presigned — both are signed into the URL, so S3 refuses it', async () => {
+    // s3rver does not verify SigV4 signatures (tests cannot watch S3 refuse): what is signed is the service's part
+    const account = await signUpAndLogin(app);
+    const presigned = await json(await account.client.post('/api/v1/media/presign', presignBody({ filename: 'b.png', content_type: 'image/png', size_bytes: 64 })));
+    const url = new URL(presigned.upload_url);
+    expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).to.include.members(['content-length', 'content-type', 'host']);
+    expect(url.pathname).to.match(new RegExp(`/uploads/${presigned.media_file_id}/[0-9a-f-]{36}$`));
+    const started = await json(await account.client.post('/api/v1/media/multipart/initiate', presignBody({ size_bytes: 30 * MiB })));
+    for (const part of started.parts) expect(new URL(part.url).searchParams.get('X-Amz-SignedHeaders')?.split(';')).to.include('content-length');
+  });
+
+  it('attack: quota bypass through never-confirmed uploads and re-uploads after confirm — the sweep leaves nothing stored outside a charged row, and the reconciliation finds nothing', async () => {
+    const account = await signUpAndLogin(app);
+    const events = await listenToUser(app.services.bus, account.user.id);
+    const { uploads } = createUploads(app.services);
+    const stagingOf = async (fileId: string) => (await em().findOneOrFail(MediaFile, fileId)).uploadKey!;
+    try {
+      const before = await used(account);
+      // never confirmed: bytes at the store, nobody charged
+      const abandoned = await presignAndPut(account, await makeImage(dir, 'abandoned.png'), 'image/png');
+      const abandonedKey = await stagingOf(abandoned.mediaFileId);
+      // confirmed, then written again through the same URL
+      const image = await makeImage(dir, 'reused.png');
+      const reused = await presignAndPut(account, image, 'image/png');
+      expect((await account.client.post(`/api/v1/media/${reused.mediaFileId}/confirm`)).status).to.equal(200);
+      const reusedKey = await stagingOf(reused.mediaFileId);
+      await events.next('media_ready');
+      await putBytes(reused.url, await readFile(image), 'image/png');
+      expect(await app.services.storage.sizeOf(reusedKey), 'the re-upload landed at the store').to.be.a('number');
+      const orphaned = (await reconcileStorage(em(), app.services.storage)).unaccounted.map((object) => object.key);
+      expect(orphaned, 'before the sweep, the reconciliation reports the re-upload').to.include(reusedKey);
+
+      expect(await uploads.sweepStaleUploads(em(), new Date()), 'nothing is stale within the hour').to.equal(0);
+      expect(await app.services.storage.sizeOf(reusedKey), 'a staging object no upload owns goes at once').to.equal(null);
+      expect(await app.services.storage.sizeOf(abandonedKey), 'an upload in progress keeps its object').to.be.a('number');
+
+      expect(await uploads.sweepStaleUploads(em(), new Date(Date.now() + 25 * 3600_000))).to.be.at.least(1);
+      expect(await em().findOne(MediaFile, abandoned.mediaFileId), 'the stale PENDING row is swept').to.equal(null);
+      expect(await app.services.storage.sizeOf(abandonedKey), 'with its object').to.equal(null);
+      const served = await em().findOneOrFail(MediaFile, reused.mediaFileId);
+      expect(served.status).to.equal('UPLOADED');
+      expect(await app.services.storage.sizeOf(served.storageKey), 'the served object stays').to.equal((await stat(image)).size);
+      expect(await used(account)).to.equal(before + (await stat(image)).size);
+      const left = (await reconcileStorage(em(), app.services.storage)).unaccounted.map((object) => object.key);
+      expect(left).to.not.include.members([reusedKey, abandonedKey]);
+      expect(left.filter((key) => key.includes(reused.mediaFileId) || key.includes(abandoned.mediaFileId))).to.deep.equal([]);
+    } finally {
+      await events.close();
+    }
   });
 
   it('content addressing: identical content is stored once; deletes refund each uploader and the object goes with the last reference', async () => {

@@ -19,7 +19,7 @@ import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatche
 import { JobService } from '../../api/src/jobs/service.ts';
 import { JobOutbox } from '../../api/src/jobs/outbox.ts';
 import type { Services } from '../../api/src/app.ts';
-import type { ArtifactResult } from '../../job-images/ffmpeg/src/artifact/artifact-program.ts';
+import type { ArtifactResult } from '../../crds/contracts/artifact.ts';
 import { jobKinds } from '../../crds/schema.ts';
 import type { JobKind, JobResource } from '../../crds/schema.ts';
 import { parseJobEvent } from '../../crds/job-events.ts';
@@ -216,8 +216,7 @@ export async function putArtifactResult(storage: ObjectStorage, outputPrefix: st
     container: 'mov,mp4,m4a,3gp,3g2,mj2',
     web_compatible: true,
     proxy_status: 'not_applicable',
-    artifacts: { waveform_key: null, thumbnail_key: `${outputPrefix}/thumbnail.jpg`, audio_key: `${outputPrefix}/audio.wav`, proxy_key: null, sprite_key: null },
-    sprite: null,
+    artifacts: { waveform_key: null, thumbnail_key: `${outputPrefix}/thumbnail.jpg`, audio_key: `${outputPrefix}/audio.wav`},
     waveform_peaks_count: null,
   };
   await storage.client.send(new PutObjectCommand({ Bucket: storage.bucket, Key: `${outputPrefix}/result.json`, Body: JSON.stringify(result), ContentType: 'application/json' }));

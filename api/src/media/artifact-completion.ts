@@ -1,46 +1,25 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { artifactResultSchema, type ArtifactResult } from '../../../crds/contracts/artifact.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
-import type { AfterCommit, CompletionHandler, JobFailed } from '../jobs/completion.ts';
+import type { AfterCommit, CompletionHandler, JobFailed, Settlement } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
-import type { JobService } from '../jobs/service.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from './entities.ts';
 import { deleteObjects } from './file-objects.ts';
 import { failureColumns, failureTextsForOwners } from './failure-events.ts';
 
-/** The artifact program's result.json, as far as the api relies on it. */
-const artifactResultSchema = z.object({
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  size_bytes: z.number().int().min(0),
-  kind: z.enum(['video', 'audio', 'image']),
-  duration_ms: z.number().int().min(0).nullable(),
-  width: z.number().int().positive().nullable(),
-  height: z.number().int().positive().nullable(),
-  has_audio: z.boolean(),
-  video_codec: z.string().nullable(),
-  audio_codec: z.string().nullable(),
-  container: z.string(),
-  // `ready` only from artifact jobs of before the proxy task, which made the proxy themselves.
-  proxy_status: z.enum(['pending', 'ready', 'not_applicable']),
-  artifacts: z.object({
-    waveform_key: z.string().nullable(),
-    thumbnail_key: z.string().nullable(),
-    audio_key: z.string().nullable(),
-    proxy_key: z.string().nullable(),
-    sprite_key: z.string().nullable(),
-  }),
-  sprite: z.record(z.string(), z.number()).nullable(),
-});
-
-export type ArtifactResult = z.infer<typeof artifactResultSchema>;
+export type { ArtifactResult };
 
 export interface ArtifactCompletionDeps {
   bus: EventBus;
   storage: ObjectStorage;
   orm: MikroORM;
-  /** Resolved when used: the job service is built from the completion this handler belongs to. */
-  jobs: () => JobService;
+}
+
+/** What the artifact completion reads from the store before its transaction: the waveform's peaks. */
+export interface ArtifactLoaded {
+  peaks: number[] | null;
 }
 
 /**
@@ -50,9 +29,15 @@ export interface ArtifactCompletionDeps {
  * per hash by an advisory lock; a partial unique index on UPLOADED hashes backs it).
  * Video browsers cannot play gets its proxy from the `proxy` job started after the commit.
  */
-export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler {
+export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler<ArtifactLoaded> {
   return {
-    async succeeded(em, job, raw) {
+    async load(_job, raw) {
+      const parsed = artifactResultSchema.safeParse(raw);
+      const waveformKey = parsed.success ? parsed.data.artifacts.waveform_key : null;
+      return { peaks: waveformKey ? peaksOf(await deps.storage.readJson<number[] | { peaks: number[] }>(waveformKey)) : null };
+    },
+
+    async succeeded(em, job, raw, loaded) {
       const parsed = artifactResultSchema.safeParse(raw);
       if (!parsed.success) return markFailed(em, job, { error: `The artifact job returned an unreadable result: ${z.prettifyError(parsed.error)}` }, deps);
       const result = parsed.data;
@@ -61,6 +46,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       const outputKeys = Object.values(result.artifacts).filter((key): key is string => key !== null);
       // deleted while processing: the delete ran before these outputs existed
       if (!file) return () => deleteObjects(deps.storage, outputKeys);
+      const staging = stagingOf(file);
 
       // one completion per hash at a time, so a concurrent identical upload's commit is seen here (the unique index is the backstop)
       await em.getConnection().execute(`select pg_advisory_xact_lock(hashtext('media_files.sha256:' || ?))`, [result.sha256], 'all', em.getTransactionContext());
@@ -68,7 +54,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } }, { lockMode: LockMode.PESSIMISTIC_READ });
       if (twin) {
         await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
-        const orphanKeys = [file.storageKey, ...outputKeys];
+        const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
         em.remove(file);
         await em.flush();
         const publish = await readyEvents(em, twin, deps.bus);
@@ -89,32 +75,34 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         videoCodec: result.video_codec,
         audioCodec: result.audio_codec,
         container: result.container,
-        waveformJson: result.artifacts.waveform_key ? await deps.storage.readJson<number[] | { peaks: number[] }>(result.artifacts.waveform_key).then(peaksOf) : null,
+        waveformJson: loaded?.peaks ?? null,
         thumbnailKey: result.artifacts.thumbnail_key,
         audioKey: result.artifacts.audio_key,
-        proxyKey: result.artifacts.proxy_key,
-        spriteKey: result.artifacts.sprite_key,
-        sprite: result.sprite,
         proxyStatus: result.proxy_status,
+        uploadKey: null,
         error: null,
       });
       await em.flush();
       const publish = await readyEvents(em, file, deps.bus);
-      if (result.proxy_status !== 'pending') return publish;
-      const proxyJob = {
-        program: 'proxy',
-        userId: job.userId,
-        ...(job.projectId ? { projectId: job.projectId } : {}),
-        mediaFileId: file.id,
-        input: { sourceKey: file.storageKey, contentType: file.contentType },
-      } as const;
-      return async () => {
-        await publish();
-        await deps.jobs().submit(deps.orm.em.fork(), proxyJob);
+      const settlement: Settlement = {
+        afterCommit: async () => {
+          // the staging object goes first: by the time the uploader hears media_ready it is no longer stored
+          await deleteObjects(deps.storage, staging);
+          await publish();
+        },
       };
+      if (result.proxy_status === 'pending') {
+        settlement.followUps = [{ program: 'proxy', ...(job.projectId ? { projectId: job.projectId } : {}), mediaFileId: file.id, input: { sourceKey: file.storageKey, contentType: file.contentType } }];
+      }
+      return settlement;
     },
     failed: (em, job, failure) => markFailed(em, job, failure, deps),
   };
+}
+
+/** The upload's staging object, once the job has read it: nothing serves it, so it goes with the settlement. */
+function stagingOf(file: MediaFileRow): string[] {
+  return file.uploadKey && file.uploadKey !== file.storageKey ? [file.uploadKey] : [];
 }
 
 function peaksOf(waveform: number[] | { peaks: number[] }): number[] {
@@ -134,15 +122,17 @@ async function readyEvents(em: EntityManager, file: MediaFileRow, bus: EventBus)
   };
 }
 
-async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { bus: EventBus }) {
+async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { bus: EventBus; storage: ObjectStorage }) {
   if (!job.mediaFileId) return;
   const file = await em.findOne(MediaFile, job.mediaFileId);
   if (!file) return;
-  em.assign(file, { status: 'FAILED', ...failureColumns(failure) });
+  const staging = stagingOf(file);
+  em.assign(file, { status: 'FAILED', uploadKey: null, ...failureColumns(failure) });
   await em.flush();
   const items = await em.find(MediaItem, { file: file.id });
   const textFor = await failureTextsForOwners(em, items.map((item) => item.userId), failure);
   return async () => {
+    await deleteObjects(deps.storage, staging);
     for (const item of items) {
       await deps.bus.publishToUser(item.userId, {
         type: 'media_failed',

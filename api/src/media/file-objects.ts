@@ -1,9 +1,9 @@
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { MediaFileRow } from './entities.ts';
 
-/** Every stored object of a file: the source and its artifacts. */
+/** Every stored object of a file: the source, its staging object while it has one, and its artifacts. */
 export function objectKeysOf(file: MediaFileRow): string[] {
-  return [file.storageKey, file.thumbnailKey, file.audioKey, file.proxyKey, file.spriteKey].filter((key): key is string => Boolean(key));
+  return [file.storageKey, file.uploadKey, file.thumbnailKey, file.audioKey, file.proxyKey, file.spriteKey].filter((key): key is string => Boolean(key));
 }
 
 /** Best-effort removal of objects nothing references any more (after a commit; a failure leaves garbage, never an error). */

@@ -22,24 +22,6 @@ export class ObjectStorage {
     this.#signer = publicEndpoint ? createS3Client({ ...settings, endpoint: publicEndpoint }) : this.client;
   }
 
-  presignPut(key: string, contentType: string, expiresIn: number): Promise<string> {
-    return getSignedUrl(this.#signer, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }), { expiresIn });
-  }
-
-  presignUploadPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string> {
-    return getSignedUrl(this.#signer, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn });
-  }
-
-  presignGet(key: string, expiresIn: number, options: { filename?: string; cacheControl?: string } = {}): Promise<string> {
-    const command = new GetObjectCommand({
-      Bucket: this.bucket,
-      Key: key,
-      ...(options.filename ? { ResponseContentDisposition: `attachment; filename="${options.filename.replace(/["\\\r\n]/g, '_')}"` } : {}),
-      ...(options.cacheControl ? { ResponseCacheControl: options.cacheControl } : {}),
-    });
-    return getSignedUrl(this.#signer, command, { expiresIn });
-  }
-
   /**
    * A client's single-PUT URL with its content type and length signed (X-Amz-SignedHeaders
    * `content-length;content-type;host`): a store that verifies signatures, as S3 does, refuses a
@@ -57,16 +39,19 @@ export class ObjectStorage {
   }
 
   /**
-   * A GET whose response carries the type and disposition given here, whatever the object was
-   * stored with (response-content-type, response-content-disposition).
+   * A GET whose response carries the headers given here, whatever the object was stored with
+   * (response-content-type, -disposition, -cache-control): media plays inline as its known type,
+   * a download is an attachment with its file name.
    */
-  presignGetAs(key: string, expiresIn: number, response: { contentType: string; disposition: 'inline' | 'attachment'; cacheControl?: string }): Promise<string> {
+  presignGet(key: string, expiresIn: number, response: { contentType?: string; disposition?: 'inline' | { attachment: string }; cacheControl?: string } = {}): Promise<string> {
+    const { contentType, disposition, cacheControl } = response;
     const command = new GetObjectCommand({
       Bucket: this.bucket,
       Key: key,
-      ResponseContentType: response.contentType,
-      ResponseContentDisposition: response.disposition,
-      ...(response.cacheControl ? { ResponseCacheControl: response.cacheControl } : {}),
+      ...(contentType ? { ResponseContentType: contentType } : {}),
+      ...(disposition === 'inline' ? { ResponseContentDisposition: 'inline' } : {}),
+      ...(typeof disposition === 'object' ? { ResponseContentDisposition: `attachment; filename="${disposition.attachment.replace(/["\\\r\n]/g, '_')}"` } : {}),
+      ...(cacheControl ? { ResponseCacheControl: cacheControl } : {}),
     });
     return getSignedUrl(this.#signer, command, { expiresIn });
   }

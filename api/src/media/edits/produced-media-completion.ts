@@ -4,7 +4,7 @@ import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
 import { settlementOf, type AfterCommit, type CompletionHandler, type JobFailed } from '../../jobs/completion.ts';
-import { artifactCompletion } from '../artifact-completion.ts';
+import { artifactCompletion, type ArtifactLoaded } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
 import { deleteObjects } from '../file-objects.ts';
 import { failureColumns, failureTextsForOwners } from '../failure-events.ts';
@@ -34,12 +34,17 @@ const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
  * metadata and sends media_ready. For an edit with save_mode replace, the item is
  * repointed at the new file only now, and the file it leaves goes if that was its last item.
  */
-export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHandler {
+export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHandler<ArtifactLoaded | undefined> {
   const artifacts = artifactCompletion(deps);
   const { billing } = deps;
 
   return {
-    async succeeded(em, job, raw) {
+    async load(job, raw) {
+      const parsed = producedResultSchema.safeParse(raw);
+      return parsed.success ? artifacts.load!(job, parsed.data.artifact) : undefined;
+    },
+
+    async succeeded(em, job, raw, loaded) {
       const parsed = producedResultSchema.safeParse(raw);
       if (!parsed.success) return this.failed(em, job, { error: `The job returned an unreadable result: ${z.prettifyError(parsed.error)}` });
       const result = parsed.data;
@@ -82,7 +87,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       }
       const dropped = replaced ? null : await chargeItems(em, file.id, job.userId, result.size_bytes);
       await em.flush();
-      const ready = settlementOf(await artifacts.succeeded(em, job, result.artifact));
+      const ready = settlementOf(await artifacts.succeeded(em, job, result.artifact, loaded));
       return {
         ...ready,
         afterCommit: async () => {

@@ -88,10 +88,14 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
       const claims = await tokens.read(params.token).catch(() => {
         throw Unauthenticated('playback.token_invalid');
       });
-      const key = await objectKey(ctx.state.em, claims.fileId, claims.object);
+      const { key, contentType } = await playedObject(ctx.state.em, claims.fileId, claims.object);
       const remaining = Math.max(1, Math.ceil((claims.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
       const sprite = claims.object === 'sprite';
-      const url = await deps.storage.presignGet(key, remaining + PRESIGN_GRACE_SECONDS, sprite ? { cacheControl: SPRITE_CACHE_CONTROL } : {});
+      const url = await deps.storage.presignGet(key, remaining + PRESIGN_GRACE_SECONDS, {
+        contentType,
+        disposition: 'inline',
+        ...(sprite ? { cacheControl: SPRITE_CACHE_CONTROL } : {}),
+      });
       ctx.set('Cache-Control', REDIRECT_CACHE_CONTROL);
       ctx.status = 302;
       ctx.redirect(url);
@@ -99,11 +103,19 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
   });
 }
 
-async function objectKey(em: EntityManager, fileId: string, object: PlaybackObject): Promise<string> {
+/**
+ * The object a playback token names and the type it is served as: the upload's allow-listed
+ * type (or what our jobs wrote), never the Content-Type an upload request stored with it.
+ */
+async function playedObject(em: EntityManager, fileId: string, object: PlaybackObject): Promise<{ key: string; contentType: string }> {
   const file = await em.findOne(MediaFile, fileId);
-  const key = file && { source: file.storageKey, proxy: file.proxyKey, sprite: file.spriteKey }[object];
-  if (!key) throw NotFound('library.item_not_found');
-  return key;
+  const played = file && {
+    source: { key: file.storageKey, contentType: file.contentType },
+    proxy: { key: file.proxyKey, contentType: 'video/mp4' },
+    sprite: { key: file.spriteKey, contentType: 'image/jpeg' },
+  }[object];
+  if (!played?.key) throw NotFound('library.item_not_found');
+  return { key: played.key, contentType: played.contentType };
 }
 
 function spriteLayout(file: MediaFileRow): Omit<z.infer<typeof SpriteSchema>, 'url' | 'expires_in'> | null {

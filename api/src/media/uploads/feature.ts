@@ -46,13 +46,13 @@ export function registerMediaUploads(router: ApiRouter, services: UploadServices
   registerUploadRoutes(router, uploads, projects);
 }
 
-/** Runs the stale multipart sweep every hour on an unref'd timer; returns its stop. */
-export function scheduleMultipartSweep(services: UploadServices & Pick<Services, 'orm'>, everyMs = 3600_000): () => void {
+/** Runs the sweep of stale uploads and orphaned staging objects every hour on an unref'd timer; returns its stop. */
+export function scheduleUploadSweep(services: UploadServices & Pick<Services, 'orm'>, everyMs = 3600_000): () => void {
   const { uploads } = createUploads(services);
   const timer = setInterval(() => {
-    uploads.sweepStaleMultipart(services.orm.em.fork()).then(
-      (swept) => swept && services.logger.info({ swept }, 'stale multipart uploads swept'),
-      (error: unknown) => services.logger.warn({ err: error }, 'the stale multipart sweep failed'),
+    uploads.sweepStaleUploads(services.orm.em.fork()).then(
+      (swept) => swept && services.logger.info({ swept }, 'stale uploads swept'),
+      (error: unknown) => services.logger.warn({ err: error }, 'the stale upload sweep failed'),
     );
   }, everyMs);
   timer.unref();

@@ -3,7 +3,6 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
-  ListObjectsV2Command,
   ListPartsCommand,
   S3ServiceException,
   type S3Client,
@@ -42,8 +41,8 @@ export class MultipartStore {
     return answer.UploadId;
   }
 
-  partUrl(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string> {
-    return this.#storage.presignUploadPart(key, uploadId, partNumber, expiresIn);
+  partUrl(key: string, uploadId: string, partNumber: number, contentLength: number, expiresIn: number): Promise<string> {
+    return this.#storage.presignSizedUploadPart(key, uploadId, partNumber, contentLength, expiresIn);
   }
 
   /** Every uploaded part, following the store's pages (ListParts answers at most `partsPageSize` at a time). */
@@ -84,12 +83,7 @@ export class MultipartStore {
   async deleteObjects(keys: string[], prefixes: string[]): Promise<void> {
     const all = [...keys];
     for (const prefix of prefixes) {
-      let token: string | undefined;
-      do {
-        const page = await this.#client.send(new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
-        for (const object of page.Contents ?? []) if (object.Key) all.push(object.Key);
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+      for await (const object of this.#storage.listObjects(prefix)) all.push(object.key);
     }
     // one DeleteObject per key: a file has a handful of objects, and every S3 speaks it
     await Promise.all([...new Set(all)].map((Key) => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key }))));

@@ -72,14 +72,15 @@ export class UploadService {
     const contentType = await this.#checkRequest(em, userId, input);
     if (input.size_bytes >= this.#d.limits.multipartCutoffBytes) throw validation('upload.use_multipart', { cutoff_bytes: this.#d.limits.multipartCutoffBytes });
     const { file, item } = await this.#createUpload(em, userId, input, contentType, 'PENDING', {});
-    const uploadUrl = await this.#d.storage.presignPut(file.storageKey, contentType, SINGLE_PUT_URL_SECONDS);
+    // the URL writes only this upload's staging key, with the declared length and type signed
+    const uploadUrl = await this.#d.storage.presignSizedPut(file.uploadKey!, contentType, input.size_bytes, SINGLE_PUT_URL_SECONDS);
     return { media_file_id: file.id, media_item_id: item.id, upload_url: uploadUrl, content_type: contentType, expires_in: SINGLE_PUT_URL_SECONDS };
   }
 
   /** The stored object's real size is charged; over quota the object is deleted and the file FAILED. */
   async confirm(em: EntityManager, userId: string, fileId: string): Promise<MediaFileRow> {
     return this.#settle(em, userId, fileId, 'PENDING', async (file) => {
-      const size = await this.#d.storage.sizeOf(file.storageKey);
+      const size = await this.#d.storage.sizeOf(file.uploadKey!);
       if (size === null) throw InvalidInput('upload.object_missing', { code: 'ValidationError' });
       return size;
     });
@@ -92,16 +93,16 @@ export class UploadService {
     const partsCount = Math.ceil(input.size_bytes / partSizeBytes);
     if (partsCount > maxParts) throw validation('upload.too_many_parts', { parts: partsCount, max: maxParts });
     const fileId = randomUUID();
-    const key = sourceKey(fileId);
+    const key = stagingKey(fileId);
     const uploadId = await this.#d.store.create(key, contentType);
     let created;
     try {
-      created = await this.#createUpload(em, userId, input, contentType, 'MULTIPART_INITIATED', { id: fileId, uploadId, partsCount, partSizeBytes });
+      created = await this.#createUpload(em, userId, input, contentType, 'MULTIPART_INITIATED', { id: fileId, uploadKey: key, uploadId, partsCount, partSizeBytes });
     } catch (error) {
       await this.#d.store.abort(key, uploadId).catch(() => {});
       throw error;
     }
-    const parts = await this.#partUrls(key, uploadId, 1, Math.min(partsCount, INITIAL_PART_URLS));
+    const parts = await this.#partUrls(created.file, 1, Math.min(partsCount, INITIAL_PART_URLS));
     return {
       media_file_id: fileId,
       media_item_id: created.item.id,
@@ -116,7 +117,7 @@ export class UploadService {
 
   async uploadedParts(em: EntityManager, userId: string, fileId: string): Promise<UploadedPart[]> {
     const file = await this.#multipartFile(em, userId, fileId);
-    return this.#d.store.listParts(file.storageKey, file.uploadId!);
+    return this.#d.store.listParts(file.uploadKey!, file.uploadId!);
   }
 
   async freshPartUrls(em: EntityManager, userId: string, fileId: string, from: number, to: number) {
@@ -124,7 +125,7 @@ export class UploadService {
     const partsCount = file.partsCount ?? 0;
     // the spec's three refusals only; parts_count (at most MULTIPART_MAX_PARTS) bounds the range
     if (from < 1 || to > partsCount || from > to) throw InvalidInput('upload.part_range', { code: 'ValidationError', params: { parts_count: partsCount } });
-    return { parts: await this.#partUrls(file.storageKey, file.uploadId!, from, to), expires_in: PART_URL_SECONDS };
+    return { parts: await this.#partUrls(file, from, to), expires_in: PART_URL_SECONDS };
   }
 
   /** Assembles the parts at the store, then charges the real size like confirm; idempotent once done. */
@@ -139,15 +140,15 @@ export class UploadService {
         seen.add(part.part_number);
       }
       try {
-        await this.#d.store.complete(file.storageKey, file.uploadId!, [...parts].sort((a, b) => a.part_number - b.part_number));
+        await this.#d.store.complete(file.uploadKey!, file.uploadId!, [...parts].sort((a, b) => a.part_number - b.part_number));
       } catch (error) {
         if (!(error instanceof PartsRejected)) throw error;
         // a concurrent duplicate complete consumed the upload: its object is there, settle on it
-        const size = await this.#d.storage.sizeOf(file.storageKey);
+        const size = await this.#d.storage.sizeOf(file.uploadKey!);
         if (size !== null) return size;
         throw Conflict('upload.complete_rejected', { code: 'MultipartCompleteError', params: { reason: error.message } });
       }
-      return (await this.#d.storage.sizeOf(file.storageKey)) ?? 0;
+      return (await this.#d.storage.sizeOf(file.uploadKey!)) ?? 0;
     });
   }
 
@@ -185,22 +186,52 @@ export class UploadService {
     if (leftovers) await this.#cleanUp(leftovers);
   }
 
-  /** Removes MULTIPART_INITIATED uploads older than MULTIPART_STALE_HOURS, rows then store; returns how many. */
-  async sweepStaleMultipart(em: EntityManager, now: Date = this.#d.clock.now()): Promise<number> {
+  /**
+   * Removes uploads never finished within MULTIPART_STALE_HOURS — single PUTs still PENDING
+   * and multipart uploads still MULTIPART_INITIATED — rows first (committed), then the store;
+   * then deletes staging objects that no upload in progress owns (written through an upload
+   * URL after its upload was confirmed, deleted or swept). Returns how many uploads went.
+   */
+  async sweepStaleUploads(em: EntityManager, now: Date = this.#d.clock.now()): Promise<number> {
     const before = new Date(now.getTime() - this.#d.limits.staleHours * 3600_000);
-    const stale = await em.fork().find(MediaFile, { status: 'MULTIPART_INITIATED', createdAt: { $lt: before } }, { fields: ['id'], limit: 500 });
+    const unfinished = ['PENDING', 'MULTIPART_INITIATED'] as const;
+    const stale = await em.fork().find(MediaFile, { status: { $in: [...unfinished] }, createdAt: { $lt: before } }, { fields: ['id'], limit: 500 });
     let swept = 0;
     for (const { id } of stale) {
       const leftovers = await em.fork().transactional(async (tx) => {
         const file = await tx.findOne(MediaFile, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
-        if (!file || file.status !== 'MULTIPART_INITIATED') return null;
+        if (!file || !(unfinished as readonly MediaFileStatus[]).includes(file.status)) return null;
         return this.#removeFile(tx, file);
       });
       if (!leftovers) continue;
       swept += 1;
       await this.#cleanUp(leftovers);
     }
+    await this.#sweepOrphanStaging(em);
     return swept;
+  }
+
+  /**
+   * Staging objects whose key no file row holds any more. A row gets its key before any
+   * URL to it exists and loses it only once its job has read it, so this never races an upload.
+   */
+  async #sweepOrphanStaging(em: EntityManager): Promise<void> {
+    const batch: string[] = [];
+    const flush = async () => {
+      const owned = await em.fork().find(MediaFile, { uploadKey: { $in: batch } }, { fields: ['uploadKey'] });
+      const ownedKeys = new Set(owned.map((file) => file.uploadKey));
+      const orphans = batch.filter((key) => !ownedKeys.has(key));
+      if (orphans.length) {
+        this.#d.logger.info({ objects: orphans.length }, 'staging objects no upload owns removed');
+        await this.#cleanUp({ keys: orphans, prefixes: [], uploads: [] });
+      }
+      batch.length = 0;
+    };
+    for await (const object of this.#d.storage.listObjects(STAGING_PREFIX)) {
+      batch.push(object.key);
+      if (batch.length === 500) await flush();
+    }
+    if (batch.length) await flush();
   }
 
   /**
@@ -252,7 +283,7 @@ export class UploadService {
     input: UploadInput,
     contentType: string,
     status: MediaFileStatus,
-    multipart: { id?: string; uploadId?: string; partsCount?: number; partSizeBytes?: number },
+    multipart: { id?: string; uploadKey?: string; uploadId?: string; partsCount?: number; partSizeBytes?: number },
   ): Promise<{ file: MediaFileRow; item: MediaItemRow }> {
     return em.transactional(async (tx) => {
       const id = multipart.id ?? randomUUID();
@@ -261,6 +292,7 @@ export class UploadService {
         uploaderId: userId,
         status,
         storageKey: sourceKey(id),
+        uploadKey: multipart.uploadKey ?? stagingKey(id),
         contentType,
         originalFilename: input.filename.trim(),
         declaredSizeBytes: input.size_bytes,
@@ -313,15 +345,21 @@ export class UploadService {
     const { file } = outcome;
     if (!file) {
       // deleted while we were at the store: its delete may have cleaned up before our object existed
-      await this.#d.storage.delete(seen.storageKey).catch((error: unknown) => this.#d.logger.warn({ err: error, key: seen.storageKey }, 'could not delete the object of a deleted upload'));
+      await this.#d.storage.delete(seen.uploadKey!).catch((error: unknown) => this.#d.logger.warn({ err: error, key: seen.uploadKey }, 'could not delete the object of a deleted upload'));
       throw NotFound('upload.file_not_found');
     }
     if (outcome.overQuota) {
-      await this.#d.storage.delete(file.storageKey).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.storageKey }, 'could not delete an over-quota upload'));
+      await this.#d.storage.delete(file.uploadKey!).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.uploadKey }, 'could not delete an over-quota upload'));
       throw InvalidInput('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota });
     }
     if (outcome.queued) {
-      await this.#d.jobs.submit(em, { program: 'artifact', userId, mediaFileId: file.id, input: { sourceKey: file.storageKey, contentType: file.contentType } });
+      // the job hashes the staging object's bytes while copying them to the served key
+      await this.#d.jobs.submit(em, {
+        program: 'artifact',
+        userId,
+        mediaFileId: file.id,
+        input: { sourceKey: file.uploadKey!, storeKey: file.storageKey, contentType: file.contentType, expectedSizeBytes: file.sizeBytes! },
+      });
     }
     return file;
   }
@@ -332,9 +370,14 @@ export class UploadService {
     return file;
   }
 
-  #partUrls(key: string, uploadId: string, from: number, to: number) {
+  /** Part URLs of the upload's staging key, each with its part's length signed (the last part holds the rest of the declared size). */
+  #partUrls(file: MediaFileRow, from: number, to: number) {
+    const partSize = file.partSizeBytes!;
+    const lengthOf = (part: number) => (part < file.partsCount! ? partSize : file.declaredSizeBytes - partSize * (file.partsCount! - 1));
     const numbers = Array.from({ length: to - from + 1 }, (_, index) => from + index);
-    return Promise.all(numbers.map(async (part_number) => ({ part_number, url: await this.#d.store.partUrl(key, uploadId, part_number, PART_URL_SECONDS) })));
+    return Promise.all(
+      numbers.map(async (part_number) => ({ part_number, url: await this.#d.store.partUrl(file.uploadKey!, file.uploadId!, part_number, lengthOf(part_number), PART_URL_SECONDS) })),
+    );
   }
 
   async #removeItem(tx: EntityManager, item: MediaItemRow): Promise<void> {
@@ -351,7 +394,7 @@ export class UploadService {
     return {
       keys: objectKeysOf(file),
       prefixes: jobs.map((job) => `${job.output_prefix}/`),
-      uploads: file.status === 'MULTIPART_INITIATED' && file.uploadId ? [{ key: file.storageKey, uploadId: file.uploadId }] : [],
+      uploads: file.status === 'MULTIPART_INITIATED' && file.uploadId && file.uploadKey ? [{ key: file.uploadKey, uploadId: file.uploadId }] : [],
     };
   }
 
@@ -369,3 +412,10 @@ const isSettled = (status: MediaFileStatus) => status === 'PROCESSING' || status
 export function sourceKey(fileId: string): string {
   return `media/${fileId}/source`;
 }
+
+/** Where an upload's presigned URLs write: one upload's own key, unguessable, never served. */
+export function stagingKey(fileId: string): string {
+  return `${STAGING_PREFIX}${fileId}/${randomUUID()}`;
+}
+
+export const STAGING_PREFIX = 'uploads/';

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import { ARTIFACT_FILES, artifactInputSchema, type ArtifactInput, type ArtifactResult } from '../../../../crds/contracts/artifact.ts';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
@@ -12,51 +12,6 @@ import type { MediaDescription, MediaKind } from '../media-probe.ts';
 import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
 import type { MediaTools } from '../media-tools.ts';
 import { WaveformPeaks } from '../waveform.ts';
-
-export const artifactInputSchema = z.object({
-  sourceKey: z.string().min(1),
-  contentType: z.string().min(1),
-});
-
-export type ArtifactInput = z.infer<typeof artifactInputSchema>;
-
-/** `pending`: non-web-compatible video, whose proxy and sprite the separate `proxy` task makes. */
-export type ProxyStatus = 'pending' | 'not_applicable';
-
-/** `result.json` of the artifact program; nulls where an artifact or property does not apply. */
-export interface ArtifactResult {
-  sha256: string;
-  size_bytes: number;
-  kind: MediaKind;
-  /** Null for images. */
-  duration_ms: number | null;
-  width: number | null;
-  height: number | null;
-  has_audio: boolean;
-  video_codec: string | null;
-  audio_codec: string | null;
-  container: string;
-  /** Null for audio and images. */
-  web_compatible: boolean | null;
-  proxy_status: ProxyStatus;
-  artifacts: {
-    waveform_key: string | null;
-    thumbnail_key: string | null;
-    audio_key: string | null;
-    /** The proxy task's outputs, never this program's. */
-    proxy_key: null;
-    sprite_key: null;
-  };
-  sprite: null;
-  waveform_peaks_count: number | null;
-}
-
-/** Output file names under the job's prefix; fixed so that a retry overwrites. */
-export const ARTIFACT_FILES = {
-  waveform: { name: 'waveform.json', contentType: 'application/json' },
-  thumbnail: { name: 'thumbnail.jpg', contentType: 'image/jpeg' },
-  audio: { name: 'audio.wav', contentType: 'audio/wav' },
-} as const;
 
 /** Generic types browsers and phones send for media files they cannot name. */
 const GENERIC_MEDIA_TYPES = ['application/octet-stream', 'application/mp4', 'application/ogg', 'application/x-matroska'];
@@ -127,7 +82,7 @@ async function makeArtifacts(
 }
 
 async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<ArtifactResult> {
-  const { sourceKey: key, contentType } = spec.input;
+  const { sourceKey: key, contentType, storeKey, expectedSizeBytes } = spec.input;
   assertSupportedContentType(contentType);
   const tools = mediaToolsFromEnv(ctx.env);
   const files: ArtifactFiles = {
@@ -142,6 +97,10 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
     onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download),
   });
   if (stored.sizeBytes === 0) throw new JobFailure(`The uploaded object "${key}" is empty (0 bytes)`, { code: 'media.empty' });
+  // the upload URL may still be live: bytes other than the ones charged at confirm are refused
+  if (expectedSizeBytes !== undefined && stored.sizeBytes !== expectedSizeBytes) {
+    throw new JobFailure(`The uploaded object "${key}" changed after it was confirmed (${stored.sizeBytes} bytes, ${expectedSizeBytes} charged)`, { code: 'upload.changed' });
+  }
 
   ctx.progress.report('probe', PROGRESS.probe[0]);
   const probed = await probeSource(tools, files.source, key, ctx.signal);
@@ -161,6 +120,8 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
   const countUpload = (): void => reportUpload(++uploaded / (uploads.length + (waveformDocument ? 1 : 0)));
   ctx.progress.report('upload', PROGRESS.upload[0]);
   await Promise.all([
+    // the served object holds exactly the bytes hashed above, whatever its staging key receives later
+    storeKey && storeKey !== key ? ctx.storage.uploadFile(storeKey, files.source, contentType, ctx.signal) : undefined,
     ...uploads.map((artifact) =>
       ctx.storage
         .uploadFile(ctx.outputKey(ARTIFACT_FILES[artifact].name), files[artifact], ARTIFACT_FILES[artifact].contentType, ctx.signal)
@@ -186,10 +147,7 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
       waveform_key: keyOf('waveform'),
       thumbnail_key: keyOf('thumbnail'),
       audio_key: keyOf('audio'),
-      proxy_key: null,
-      sprite_key: null,
     },
-    sprite: null,
     waveform_peaks_count: waveformDocument?.peaks.length ?? null,
   };
 }

@@ -5,7 +5,7 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import type { ArtifactResult } from '../artifact/artifact-program.ts';
+import type { ArtifactResult } from '../../../../crds/contracts/artifact.ts';
 import { ffprobeArgs, measureDurationArgs } from '../ffmpeg-args.ts';
 import { describeMedia, parseFfprobeOutput, type MediaDescription } from '../media-probe.ts';
 import { MediaToolError, mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media-tools.ts';

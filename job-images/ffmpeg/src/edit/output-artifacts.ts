@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { JobContext } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import type { ProgressReporter } from '../../../lib/progress.ts';
-import { artifactProgram, type ArtifactResult } from '../artifact/artifact-program.ts';
+import { artifactProgram } from '../artifact/artifact-program.ts';
+import type { ArtifactResult } from '../../../../crds/contracts/artifact.ts';
 
 /**
  * Runs the artifact program on an object this job just stored (an edit's output, an

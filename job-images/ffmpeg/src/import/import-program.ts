@@ -7,7 +7,7 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import type { ArtifactResult } from '../artifact/artifact-program.ts';
+import type { ArtifactResult } from '../../../../crds/contracts/artifact.ts';
 import { artifactsOfStoredOutput } from '../edit/output-artifacts.ts';
 
 export const mediaImportInputSchema = z.object({
