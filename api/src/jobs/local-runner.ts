@@ -9,12 +9,15 @@ import { jobKinds, type JobKind } from '../../../crds/schema.ts';
 import type { S3Settings } from '../../../crds/s3-client.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
-import type { JobCompletion, JobFailed } from './completion.ts';
+import type { JobCompletion, JobFailed, JobOutcome } from './completion.ts';
 import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
 import { readJobOutcome } from './outcome.ts';
 
 const JOB_IMAGES = fileURLToPath(new URL('../../../job-images/', import.meta.url));
 const allKinds = Object.keys(jobKinds) as JobKind[];
+/** Backoff of a settlement the database refused: 0.5 s doubling to 30 s, for as long as the process runs. */
+const SETTLE_RETRY_BASE_MS = 500;
+const SETTLE_RETRY_MAX_MS = 30_000;
 
 export interface LocalRunnerOptions {
   /** Jobs of one kind running at once; the jobs table is the queue (the outbox hands over one per free slot). */
@@ -130,11 +133,17 @@ export class LocalJobRunner implements JobDispatcher {
     }, timeoutSeconds * 1000);
 
     const stderrTail: string[] = [];
-    const progressWrites: Promise<void>[] = [];
+    // One report at a time, in the program's order: the row and the project stream see the sequence it wrote.
+    let progressWrites: Promise<void> = Promise.resolve();
     // stdout carries progress only; the outcome is in result.json / error.json.
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const event = parseJobEvent(line);
-      if (event?.event === 'progress') progressWrites.push(completion.markProgress(spec.jobId, { progress: event.progress, step: event.step }).catch(() => {}));
+      if (event?.event !== 'progress') return;
+      progressWrites = progressWrites.then(() =>
+        completion.markProgress(spec.jobId, { progress: event.progress, step: event.step }).catch((error: unknown) => {
+          logger.warn({ err: error, job_id: spec.jobId }, 'could not record job progress');
+        }),
+      );
     });
     createInterface({ input: child.stderr! }).on('line', (line) => {
       stderrTail.push(line);
@@ -155,7 +164,7 @@ export class LocalJobRunner implements JobDispatcher {
     });
     const code = await exited;
     clearTimeout(timer);
-    await Promise.all(progressWrites);
+    await progressWrites;
     if (this.#closed && !running.cancelled) return; // shutdown: left unfinished for the next start
 
     const crashDetail = `exit code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`;
@@ -166,15 +175,40 @@ export class LocalJobRunner implements JobDispatcher {
         : spawnError !== undefined
           ? { error: `The job program could not be started: ${spawnError}`, code: jobSystemFailures.spawnFailed, params: { detail: spawnError } }
           : undefined;
+    let outcome;
     try {
-      const outcome = await readJobOutcome(storage, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) });
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      (outcome.ok ? metrics.succeeded : metrics.failed).inc({ kind });
-      metrics.duration.observe({ kind, outcome: outcome.ok ? 'succeeded' : 'failed' }, seconds);
-      await completion.complete(spec.jobId, outcome);
+      outcome = await readJobOutcome(storage, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) });
     } catch (failure) {
-      // Left unfinished: the next start (or the completion retry) settles it.
-      logger.error({ err: failure, job_id: spec.jobId }, 'the outcome of a local job could not be settled');
+      // The store did not answer: left unfinished, the next start runs the job again.
+      logger.error({ err: failure, job_id: spec.jobId }, 'the outcome of a local job could not be read');
+      return;
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    (outcome.ok ? metrics.succeeded : metrics.failed).inc({ kind });
+    metrics.duration.observe({ kind, outcome: outcome.ok ? 'succeeded' : 'failed' }, seconds);
+    await this.#settle(spec.jobId, outcome);
+  }
+
+  /**
+   * Settles with backoff while this process runs: a database blip at the end of a job must not
+   * leave its media PROCESSING until the next start (which would run the whole job again).
+   */
+  async #settle(jobId: string, outcome: JobOutcome): Promise<void> {
+    const { completion, logger } = this.#options;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await completion.complete(jobId, outcome);
+        if (attempt > 1) logger.info({ job_id: jobId, attempts: attempt }, 'local job settled after retries');
+        return;
+      } catch (failure) {
+        if (this.#closed) {
+          logger.error({ err: failure, job_id: jobId }, 'the outcome of a local job could not be settled; the next start runs it again');
+          return;
+        }
+        const delayMs = Math.min(SETTLE_RETRY_MAX_MS, SETTLE_RETRY_BASE_MS * 2 ** Math.min(attempt - 1, 10));
+        logger.warn({ err: failure, job_id: jobId, attempt, retry_in_ms: delayMs }, 'the outcome of a local job could not be settled; retrying');
+        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+      }
     }
   }
 }
