@@ -33,6 +33,7 @@ import { registerMediaLibrary } from './media/library/feature.ts';
 import { ChannelSubscriber } from './events/stream-subscriber.ts';
 import { registerMediaEdits } from './media/edits/feature.ts';
 import { registerAnalysis } from './analysis/feature.ts';
+import { registerEventStreams } from './events/feature.ts';
 import { ProjectService } from './projects/service.ts';
 
 export const API_VERSION = '0.1.0';
@@ -195,6 +196,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerMediaLibrary(router, services);
   registerMediaEdits(router, services);
   registerAnalysis(router, services, new ProjectService({ billing: services.billing }));
+  registerEventStreams(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
 

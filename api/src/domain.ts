@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import { BillingService } from './billing/billing-service.ts';
 import { EventBus } from './events/bus.ts';
+import { exportProgress, ProgressRelay } from './events/progress-relay.ts';
 import { JobCompletion, type CompletionHandlers } from './jobs/completion.ts';
 import type { JobService } from './jobs/service.ts';
 import { artifactCompletion } from './media/artifact-completion.ts';
 import { producedMediaCompletion } from './media/edits/produced-media-completion.ts';
 import { proxyCompletion } from './media/proxy-completion.ts';
-import { analysisCompletion } from './analysis/completion.ts';
+import { analysisCompletion, analysisProgress } from './analysis/completion.ts';
 import type { Clock } from './shared/clock.ts';
 import type { ObjectStorage } from './storage/storage.ts';
 
@@ -49,12 +50,18 @@ export function createDomain(inputs: DomainInputs): Domain {
     'media-edit': producedMediaCompletion(media),
     'media-import': producedMediaCompletion(media),
     proxy: proxyCompletion(media),
-    analyze: analysisCompletion({
-      storage,
-      logger,
-      publish: (projectId, event) => inputs.redis.publish(bus.projectChannel(projectId), JSON.stringify(event)).then(() => undefined),
-    }),
+    analyze: analysisCompletion({ storage, logger, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
   };
-  const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: inputs.defaultJobTimeoutSeconds, outboxChannel });
+  // Progress of both backends reaches the project stream here; each feature names its event.
+  const progressRelay = new ProgressRelay({
+    redis: inputs.redis,
+    bus,
+    policies: {
+      analyze: analysisProgress,
+      // Until the export feature supplies its texts, a mark's message is the render step that reached it.
+      render: exportProgress((_mark, _job, report) => report.step),
+    },
+  });
+  const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: inputs.defaultJobTimeoutSeconds, outboxChannel, progressRelay });
   return { billing, bus, completion, outboxChannel };
 }

@@ -105,4 +105,39 @@ describe('rule 3: CSRF', () => {
     expect(body.authenticated).to.equal(true);
     expect(Object.keys(body.session).sort()).to.deep.equal(['created_at', 'expires_at', 'remember_me']);
   });
+
+  describe('login CSRF: a browser form posted from another site does not log anyone in', () => {
+    const logInWith = async (headers: Record<string, string>) => {
+      const account = await createAccount(fixture.app);
+      const client = fixture.client();
+      const response = await client.postForm('/api/v1/auth/login', { username: account.username, password: account.password }, { headers });
+      return { response, client };
+    };
+
+    for (const [what, headers] of [
+      ['Origin of another site', { Origin: 'https://attacker.example', 'Sec-Fetch-Site': 'cross-site' }],
+      ['Origin of another site, no Sec-Fetch-Site', { Origin: 'https://attacker.example' }],
+      ['Origin null (a sandboxed or data: page)', { Origin: 'null' }],
+      ['Sec-Fetch-Site cross-site, no Origin', { 'Sec-Fetch-Site': 'cross-site' }],
+    ] as const) {
+      it(`${what} → 403, no session`, async () => {
+        const { response, client } = await logInWith(headers);
+        expect(response.status).to.equal(403);
+        expect((await json(response)).detail).to.equal('Log in from the Cutroom site itself.');
+        expect(response.headers.getSetCookie()).to.deep.equal([]);
+        expect((await client.get('/api/v1/users/me')).status).to.equal(401);
+      });
+    }
+
+    for (const [what, headers] of [
+      ['the public address as Origin (the front end)', () => ({ Origin: new URL(fixture.app.url).origin, 'Sec-Fetch-Site': 'same-origin' })],
+      ['Sec-Fetch-Site same-origin without Origin', () => ({ 'Sec-Fetch-Site': 'same-origin' })],
+      ['neither header (an API client)', () => ({})],
+    ] as const) {
+      it(`${what} → logged in`, async () => {
+        const { response } = await logInWith(headers());
+        expect(response.status).to.equal(200);
+      });
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { Passwords } from '../../api/src/accounts/passwords.ts';
 import { ManualClock } from '../support/clock.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { SmtpSink, type ReceivedMail } from '../support/smtp.ts';
@@ -81,4 +82,53 @@ export async function signUpVerified(
   const verified = await client.post('/api/v1/auth/verify-email', { token: tokenOf(mail) });
   if (verified.status !== 200) throw new Error(`verification failed: ${verified.status} ${await verified.text()}`);
   return { signup, client, userId: id };
+}
+
+/** The bcrypt comparisons the app performs, counted (and held back at will) at its Passwords dependency. */
+export interface PasswordComparisons {
+  /** Comparisons begun since `watchPasswordComparisons`. */
+  readonly started: number;
+  /**
+   * From now on, comparisons of passwords `which` accepts wait (as a slow bcrypt would)
+   * until the returned function is called; one hold at a time.
+   */
+  hold(which?: (password: string) => boolean): () => void;
+  /** Lets every held comparison go and puts Passwords back as it was. */
+  restore(): void;
+}
+
+/** Watches every Passwords#matches, which performs exactly one bcrypt comparison per call. */
+export function watchPasswordComparisons(): PasswordComparisons {
+  const original = Passwords.prototype.matches;
+  let started = 0;
+  let held: { which: (password: string) => boolean; gate: Promise<void>; open: () => void } | undefined;
+  const release = () => {
+    held?.open();
+    held = undefined;
+  };
+  Passwords.prototype.matches = async function matches(this: Passwords, password, hash) {
+    started++;
+    if (held?.which(password)) await held.gate;
+    return original.call(this, password, hash);
+  };
+  return {
+    get started() {
+      return started;
+    },
+    hold(which = () => true) {
+      release();
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const hold = { which, gate, open };
+      held = hold;
+      return () => {
+        hold.open();
+        if (held === hold) held = undefined;
+      };
+    },
+    restore() {
+      release();
+      Passwords.prototype.matches = original;
+    },
+  };
 }

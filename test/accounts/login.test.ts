@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { json } from '../support/harness.ts';
 import { Client, createAccount } from '../support/users.ts';
-import { newSignup, randomIp, startAccountsApp, type AccountsTestApp } from './fixtures.ts';
+import { newSignup, randomIp, startAccountsApp, watchPasswordComparisons, type AccountsTestApp } from './fixtures.ts';
 
 function cookieAttributes(response: Response, name: string): string[] {
   const line = response.headers.getSetCookie().find((candidate) => candidate.startsWith(`${name}=`));
@@ -79,6 +79,41 @@ describe('rule 2: login', () => {
     expect(wrong.status).to.equal(401);
     expect(unknown.status).to.equal(401);
     expect(await json(wrong)).to.deep.equal(await json(unknown));
+  });
+
+  it('an unknown username or address, and an account without a password, cost one bcrypt comparison (a decoy) like a known one', async () => {
+    const known = await createAccount(fixture.app);
+    const passwordless = await fixture.app.services.accounts.createVerifiedAccount(fixture.app.services.orm.em.fork(), {
+      name: 'Identity provider only',
+      username: `idp_${known.username}`,
+      email: `idp-${known.email}`,
+      password: null,
+      locale: 'en',
+    });
+    const comparisons = watchPasswordComparisons();
+    const cost: Record<string, number> = {};
+    try {
+      for (const [what, identifier] of [
+        ['known username', known.username],
+        ['known address', known.email],
+        ['unknown username', `nobody_${known.username}`],
+        ['unknown address', `nobody-${known.email}`],
+        ['account without a password', passwordless.username],
+      ] as const) {
+        const before = comparisons.started;
+        expect((await fixture.client().logIn(identifier, 'not the password')).status, what).to.equal(401);
+        cost[what] = comparisons.started - before;
+      }
+    } finally {
+      comparisons.restore();
+    }
+    expect(cost).to.deep.equal({
+      'known username': 1,
+      'known address': 1,
+      'unknown username': 1,
+      'unknown address': 1,
+      'account without a password': 1,
+    });
   });
 });
 

@@ -86,6 +86,44 @@ describe('rule 4: logout, password reset and change, e-mail change, verify-passw
       expect((await json(again)).detail).to.equal('This link has already been used.');
     });
 
+    /** Asks for a reset link (from a fresh IP) and returns its token. */
+    async function resetToken(account: TestAccount): Promise<string> {
+      const since = fixture.smtp.messages.length;
+      expect((await fixture.client().post('/api/v1/auth/forgot-password', { email: account.email })).status).to.equal(200);
+      return tokenOf(await fixture.smtp.waitFor({ to: account.email, subject: /Reset/, since }));
+    }
+
+    it('two reset links: once the newer is used, the older is refused', async () => {
+      const account = await createAccount(fixture.app);
+      const older = await resetToken(account);
+      const newer = await resetToken(account);
+      expect(newer).not.to.equal(older);
+      expect((await fixture.client().post('/api/v1/auth/reset-password', { token: newer, new_password: 'the newer password' })).status).to.equal(200);
+      const stale = await fixture.client().post('/api/v1/auth/reset-password', { token: older, new_password: 'the older password' });
+      expect(stale.status).to.equal(400);
+      expect((await json(stale)).detail).to.equal('This link is invalid or has expired.');
+      expect((await fixture.client().logIn(account.username, 'the older password')).status).to.equal(401);
+      expect((await fixture.client().logIn(account.username, 'the newer password')).status).to.equal(200);
+    });
+
+    it('a newer reset link replaces an older one even before it is used', async () => {
+      const account = await createAccount(fixture.app);
+      const older = await resetToken(account);
+      const newer = await resetToken(account);
+      expect((await fixture.client().post('/api/v1/auth/reset-password', { token: older, new_password: 'the older password' })).status).to.equal(400);
+      expect((await fixture.client().post('/api/v1/auth/reset-password', { token: newer, new_password: 'the newer password' })).status).to.equal(200);
+    });
+
+    it('a password change refuses an earlier reset link', async () => {
+      const account = await createAccount(fixture.app);
+      const [client] = await sessions(account, 1);
+      const token = await resetToken(account);
+      expect((await client!.post('/api/v1/auth/change-password', { current_password: account.password, new_password: 'changed meanwhile' })).status).to.equal(200);
+      const stale = await fixture.client().post('/api/v1/auth/reset-password', { token, new_password: 'from the old link' });
+      expect(stale.status).to.equal(400);
+      expect((await fixture.client().logIn(account.username, 'changed meanwhile')).status).to.equal(200);
+    });
+
     it('a reset token expires after 1 hour (by the service clock)', async () => {
       const account = await createAccount(fixture.app);
       await fixture.client().post('/api/v1/auth/forgot-password', { email: account.email });
@@ -144,17 +182,53 @@ describe('rule 4: logout, password reset and change, e-mail change, verify-passw
       expect(again.status, 'the link works once').to.equal(400);
     });
 
-    it('answers the same whether the new address is taken, and mails nothing then', async () => {
+    it('a taken new address gets the same answer and the same mails (a link to it, a notice to the old one); confirming is then 409', async () => {
       const account = await createAccount(fixture.app);
       const taken = await createAccount(fixture.app);
       const [client] = await sessions(account, 1);
-      const free = await client!.post('/api/v1/auth/request-email-change', { new_email: `free-${account.username}@example.test`, password: account.password });
+      const freeEmail = `free-${account.username}@example.test`;
+      const free = await client!.post('/api/v1/auth/request-email-change', { new_email: freeEmail, password: account.password });
       const occupied = await client!.post('/api/v1/auth/request-email-change', { new_email: taken.email, password: account.password });
       expect(occupied.status).to.equal(200);
       expect(await json(occupied)).to.deep.equal(await json(free));
-      await fixture.smtp.waitFor({ to: `free-${account.username}@example.test` });
       await fixture.app.services.accounts.idle();
-      expect(fixture.smtp.to(taken.email)).to.deep.equal([]);
+      const subjects = (to: string) => fixture.smtp.to(to).map((mail) => mail.subject);
+      expect(subjects(freeEmail)).to.deep.equal(['Confirm your new e-mail address for Cutroom']);
+      expect(subjects(taken.email), 'the taken address').to.deep.equal(['Confirm your new e-mail address for Cutroom']);
+      const notices = fixture.smtp.to(account.email);
+      expect(notices.map((mail) => mail.subject), 'notices to the old address').to.deep.equal(['Your Cutroom e-mail address is being changed', 'Your Cutroom e-mail address is being changed']);
+      expect(notices.filter((mail) => mail.text.includes(taken.email))).to.have.length(1);
+      const confirm = await fixture.client().post('/api/v1/auth/confirm-email-change', { token: tokenOf(fixture.smtp.to(taken.email)[0]!) });
+      expect(confirm.status).to.equal(409);
+      expect((await json(await client!.get('/api/v1/users/me'))).email).to.equal(account.email);
+    });
+
+    it('two e-mail-change links: once the newer is used, the older is refused and the address does not switch back', async () => {
+      const account = await createAccount(fixture.app);
+      const [client] = await sessions(account, 1);
+      const first = `first-${account.username}@example.test`;
+      const second = `second-${account.username}@example.test`;
+      expect((await client!.post('/api/v1/auth/request-email-change', { new_email: first, password: account.password })).status).to.equal(200);
+      expect((await client!.post('/api/v1/auth/request-email-change', { new_email: second, password: account.password })).status).to.equal(200);
+      const older = tokenOf(await fixture.smtp.waitFor({ to: first, subject: /Confirm your new e-mail/ }));
+      const newer = tokenOf(await fixture.smtp.waitFor({ to: second, subject: /Confirm your new e-mail/ }));
+      expect((await fixture.client().post('/api/v1/auth/confirm-email-change', { token: newer })).status).to.equal(200);
+      const stale = await fixture.client().post('/api/v1/auth/confirm-email-change', { token: older });
+      expect(stale.status).to.equal(400);
+      expect((await json(stale)).detail).to.equal('This link is invalid or has expired.');
+      expect((await json(await client!.get('/api/v1/users/me'))).email).to.equal(second);
+    });
+
+    it('a password change refuses an earlier e-mail-change link', async () => {
+      const account = await createAccount(fixture.app);
+      const [client] = await sessions(account, 1);
+      const wanted = `wanted-${account.username}@example.test`;
+      await client!.post('/api/v1/auth/request-email-change', { new_email: wanted, password: account.password });
+      const token = tokenOf(await fixture.smtp.waitFor({ to: wanted, subject: /Confirm your new e-mail/ }));
+      expect((await client!.post('/api/v1/auth/change-password', { current_password: account.password, new_password: 'changed meanwhile' })).status).to.equal(200);
+      expect((await fixture.client().post('/api/v1/auth/confirm-email-change', { token })).status).to.equal(400);
+      const [after] = await sessions({ ...account, password: 'changed meanwhile' }, 1);
+      expect((await json(await after!.get('/api/v1/users/me'))).email).to.equal(account.email);
     });
 
     it('a wrong password is 400', async () => {

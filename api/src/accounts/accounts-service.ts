@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { raw, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { InvalidInput, Conflict, Forbidden, RateLimited, Unauthenticated } from '../shared/errors.ts';
@@ -160,22 +160,36 @@ export class AccountsService {
   /**
    * Password login with the username or the e-mail address. Failures count per IP and
    * per account; a lockout (or the failure that causes one) is 429 with Retry-After.
+   * The attempt reserves its place in the count before the password is compared, so
+   * concurrent guesses get no more comparisons than sequential ones, and a right password
+   * is refused if a concurrent failure set a lock meanwhile. Unknown users and accounts
+   * without a password are compared against a decoy, so every attempt costs the same.
    */
   async logIn(em: EntityManager, attempt: { identifier: string; password: string; rememberMe: boolean; ip: string }): Promise<{ user: UserRow } & StartedSession> {
     const identifier = attempt.identifier.trim();
     const user = identifier.includes('@')
       ? await em.findOne(User, { email: identifier.toLowerCase() })
       : await this.#userByUsername(em, identifier);
-    const subjects = [`ip:${attempt.ip}`, user ? `account:${user.id}` : `name:${identifier.toLowerCase()}`];
-    const locked = await this.#deps.lockout.secondsLocked(subjects);
-    if (locked > 0) throw RateLimited(locked, 'auth.locked_out');
-    if (!user || !(await this.#deps.passwords.matches(attempt.password, user.passwordHash))) {
-      const lockedNow = await this.#deps.lockout.recordFailure(subjects);
+    const { lockout, passwords } = this.#deps;
+    const reservation = await lockout.reserve([`ip:${attempt.ip}`, user ? `account:${user.id}` : `name:${identifier.toLowerCase()}`]);
+    if (!reservation.reserved) throw RateLimited(reservation.retryAfterSeconds, reservation.locked ? 'auth.locked_out' : 'auth.login_busy');
+    const reserved = reservation.attempt;
+    let matched: boolean;
+    try {
+      matched = await passwords.matches(attempt.password, user?.passwordHash);
+    } catch (error) {
+      await lockout.release(reserved);
+      throw error;
+    }
+    if (!user || !matched) {
+      const lockedNow = await lockout.failed(reserved);
       if (lockedNow > 0) throw RateLimited(lockedNow, 'auth.locked_out');
       throw Unauthenticated('auth.invalid_credentials');
     }
+    // An unverified account is neither a failure nor a success, but still no answer past a lock.
+    const lockedMeanwhile = await lockout.matched(reserved, { clear: user.emailVerified });
+    if (lockedMeanwhile > 0) throw RateLimited(lockedMeanwhile, 'auth.locked_out');
     if (!user.emailVerified) throw Forbidden('auth.email_not_verified');
-    await this.#deps.lockout.clear(subjects);
     return { user, ...(await this.startSession(user, attempt.rememberMe)) };
   }
 
@@ -200,7 +214,7 @@ export class AccountsService {
     await this.#useToken(claims);
     user.passwordHash = await this.#deps.passwords.hash(newPassword);
     await em.flush();
-    await this.sessions.endAll(user.id);
+    await this.#afterCredentialChange(user);
     await this.#deps.lockout.clear([`account:${user.id}`]);
   }
 
@@ -215,7 +229,7 @@ export class AccountsService {
     }
     user.passwordHash = await this.#deps.passwords.hash(change.newPassword);
     await em.flush();
-    await this.sessions.endAll(user.id);
+    await this.#afterCredentialChange(user);
   }
 
   /** 400 when the password is wrong (or the account has none); nothing else happens either way. */
@@ -224,12 +238,14 @@ export class AccountsService {
   }
 
   /**
-   * Mails a confirmation link to the new address and a notice to the current one,
-   * unless the new address is taken: the answer is the same in both cases.
+   * Mails a confirmation link to the new address and a notice to the current one, whether
+   * or not the new address is taken (confirming then answers 409), so neither the answer
+   * nor the mails reveal it. The link replaces any earlier one. Asking for the current
+   * address changes nothing.
    */
-  async requestEmailChange(em: EntityManager, user: UserRow, change: { newEmail: string; password: string }): Promise<void> {
+  async requestEmailChange(user: UserRow, change: { newEmail: string; password: string }): Promise<void> {
     await this.verifyPassword(user, change.password);
-    if (change.newEmail === user.email || (await em.findOne(User, { email: change.newEmail }))) return;
+    if (change.newEmail === user.email) return;
     const token = await this.#deps.tokens.issue('change-email', user.id, change.newEmail);
     this.#send(change.newEmail, user.locale, 'email_change', { name: user.name, link: this.#link('/confirm-email-change', token) }, 'POST /api/v1/auth/confirm-email-change {"token": "…"}');
     this.#send(user.email, user.locale, 'email_change_notice', { name: user.name, new_email: change.newEmail, link: `${this.#deps.baseUrl()}/forgot-password` });
@@ -251,6 +267,8 @@ export class AccountsService {
       if (error instanceof UniqueConstraintViolationException) throw Conflict('auth.email_taken');
       throw error;
     }
+    // Reset links went to the old address, and no older change link may switch it back.
+    await this.#deps.tokens.revokeAll(user.id);
     return user;
   }
 
@@ -313,7 +331,7 @@ export class AccountsService {
       if (newlyVerified) existing.passwordHash = null;
       await em.flush();
       if (newlyVerified) {
-        await this.sessions.endAll(existing.id);
+        await this.#afterCredentialChange(existing);
         await this.#deps.billing.grantTrialIfAvailable(em, existing);
       }
       return { user: existing, created: false };
@@ -339,6 +357,12 @@ export class AccountsService {
   /** Resolves when every mail handed to the mailer so far has been delivered or has failed. */
   async idle(): Promise<void> {
     await Promise.all([...this.#deliveries]);
+  }
+
+  /** A password changed (or was dropped): every session ends and every outstanding reset or e-mail-change link stops working. */
+  async #afterCredentialChange(user: UserRow): Promise<void> {
+    await this.#deps.tokens.revokeAll(user.id);
+    await this.sessions.endAll(user.id);
   }
 
   async #createUser(em: EntityManager, input: Omit<NewAccount, 'password'> & { passwordHash: string | null; emailVerified: boolean }): Promise<UserRow> {
@@ -388,9 +412,9 @@ export class AccountsService {
     return (await this.#userByUsername(em, username)) !== null;
   }
 
+  /** One query whether or not the name exists (the unique index is on lower(username)), so neither answers sooner. */
   async #userByUsername(em: EntityManager, username: string): Promise<UserRow | null> {
-    const [row] = await em.execute<{ id: string }[]>(`select id from users where lower(username) = lower(?)`, [username]);
-    return row ? em.findOne(User, { id: row.id }) : null;
+    return em.findOne(User, { [raw((alias) => `lower(${alias}.username)`)]: username.toLowerCase() });
   }
 
   /** A username from provider claims: allowed characters only, made unique with a suffix when taken. */
@@ -412,9 +436,10 @@ export class AccountsService {
 
   async #useToken(claims: EmailTokenClaims): Promise<void> {
     try {
-      await this.#deps.tokens.markUsed(claims);
+      await this.#deps.tokens.take(claims);
     } catch (error) {
       if (error instanceof UsedToken) throw InvalidInput('auth.token_used');
+      if (error instanceof InvalidToken) throw InvalidInput('auth.token_invalid');
       throw error;
     }
   }

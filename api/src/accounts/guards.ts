@@ -62,3 +62,22 @@ export function requireAuth(ctx: AppContext): Auth {
   if (!auth) throw Unauthenticated();
   return auth;
 }
+
+/** Sec-Fetch-Site values of a request a page of another origin did not make. */
+const OWN_SITE_FETCHES = new Set(['same-origin', 'none']);
+
+/**
+ * Refuses a login that a browser sent from another site (login CSRF: a forged form
+ * would sign the victim into the attacker's account). Browsers name the page's origin
+ * (Origin, on every POST) or at least whether it is ours (Sec-Fetch-Site); a client
+ * sending neither is no browser a third-party page drives (curl, scripts, apps) and passes.
+ */
+export function refuseCrossSiteLogin(ctx: AppContext, publicBaseUrl: string): void {
+  const origin = ctx.get('Origin');
+  const site = ctx.get('Sec-Fetch-Site');
+  // The api's own address counts as ours too (Koa 3's ctx.origin is the Origin header, hence protocol + host).
+  const ours = origin
+    ? origin === new URL(publicBaseUrl).origin || origin === `${ctx.protocol}://${ctx.host}`
+    : !site || OWN_SITE_FETCHES.has(site);
+  if (!ours) throw Forbidden('auth.cross_site_login');
+}

@@ -4,10 +4,12 @@ import bcrypt from 'bcrypt';
 /** bcrypt hashing at the configured cost (BCRYPT_COST). */
 export class Passwords {
   readonly #cost: number;
-  #decoy: Promise<string> | undefined;
+  /** Made at startup, at the same cost: a lazy one would make the first unknown login slower, not as slow. */
+  readonly #decoy: Promise<string>;
 
   constructor(cost: number) {
     this.#cost = cost;
+    this.#decoy = this.hash(randomBytes(16).toString('hex'));
   }
 
   hash(password: string): Promise<string> {
@@ -15,12 +17,12 @@ export class Passwords {
   }
 
   /**
-   * Whether `password` matches `hash`. Without a hash (unknown user, identity-provider
-   * account) a decoy is compared anyway, so the answer takes as long either way.
+   * Whether `password` matches `hash`: exactly one bcrypt comparison per call. Without a
+   * hash (unknown user, identity-provider account) it compares against the decoy, so
+   * the answer takes as long either way.
    */
   async matches(password: string, hash: string | null | undefined): Promise<boolean> {
     if (hash) return bcrypt.compare(password, hash);
-    this.#decoy ??= this.hash(randomBytes(16).toString('hex'));
     await bcrypt.compare(password, await this.#decoy);
     return false;
   }

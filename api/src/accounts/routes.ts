@@ -7,7 +7,7 @@ import { translate, type Locale, type MessageKey } from '../i18n/index.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import { userView, type AccountsService, type StartedSession } from './accounts-service.ts';
 import { writeCookie } from './cookies.ts';
-import { authenticate, CSRF_COOKIE, requireAuth, SESSION_COOKIE } from './guards.ts';
+import { authenticate, CSRF_COOKIE, refuseCrossSiteLogin, requireAuth, SESSION_COOKIE } from './guards.ts';
 import { OidcSignInError, PROVIDER_NAME, type OidcSignIn } from './oidc.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { CheckAuthResult, Detail, Email, LoginResult, Name, Password, Token, UserRead, Username } from './schemas.ts';
@@ -82,10 +82,11 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     responses: {
       200: { description: 'Logged in', schema: LoginResult },
       401: { description: 'Wrong username or password' },
-      403: { description: 'E-mail address not verified' },
-      429: { description: 'Locked out; Retry-After in seconds' },
+      403: { description: 'E-mail address not verified, or a browser sent the form from another site' },
+      429: { description: 'Locked out, or too many attempts in flight; Retry-After in seconds' },
     },
     handler: async (ctx, { body }) => {
+      refuseCrossSiteLogin(ctx, deps.baseUrl());
       const rememberMe = body.remember_me === 'true' || body.remember_me === 'on' || body.remember_me === '1';
       const { user, ...started } = await accounts.logIn(ctx.state.em, { identifier: body.username, password: body.password, rememberMe, ip: ctx.ip });
       startSessionCookies(ctx, started);
@@ -286,7 +287,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     handler: async (ctx, { body }) => {
       const { user } = requireAuth(ctx);
       await limits.consume('request-email-change', user.id);
-      await accounts.requestEmailChange(ctx.state.em, user, { newEmail: body.new_email, password: body.password });
+      await accounts.requestEmailChange(user, { newEmail: body.new_email, password: body.password });
       ctx.body = detail(ctx, 'auth.email_change_sent');
     },
   });

@@ -9,12 +9,25 @@ import type { CompletionHandler, JobFailed } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import { Project } from '../projects/entities.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
+import type { ProgressPolicy } from '../events/progress-relay.ts';
 import { AnalysisRun } from './entities.ts';
 
 /** The project-stream events the analysis publishes (events/ delivers them). */
 export type AnalysisEvent =
+  | { type: 'analysis_started'; data: { project_uuid: string } }
+  | { type: 'analysis_progress'; data: { project_uuid: string; step: string; progress: number } }
   | { type: 'analysis_complete'; data: { project_uuid: string; edit_count: number } }
   | { type: 'analysis_failed'; data: { project_uuid: string; error: string } };
+
+/**
+ * `analyze` progress on the project stream: every step change, and within a step at most
+ * one event per 250 ms (the program already reports whole percents, never backwards).
+ */
+export const analysisProgress: ProgressPolicy = {
+  kind: 'throttled',
+  minIntervalMs: 250,
+  event: (job, { step, progress }): AnalysisEvent => ({ type: 'analysis_progress', data: { project_uuid: job.projectId, step, progress } }),
+};
 
 export interface AnalysisCompletionDeps {
   storage: ObjectStorage;

@@ -1,9 +1,25 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 
 /** Media events of one user, as the user stream sends them. */
 export type UserEvent =
   | { type: 'media_ready'; data: { media_file_uuid: string; media_item_uuid: string; display_name: string | null; proxy_status: string } }
   | { type: 'media_failed'; data: { media_file_uuid: string; media_item_uuid: string; display_name: string | null; error: string } };
+
+/**
+ * An event of a project's stream: a lowercase name and its JSON data. The features
+ * declare theirs (analysis/completion.ts AnalysisEvent, progress-relay.ts ExportProgressEvent).
+ */
+export interface ProjectEvent {
+  type: string;
+  data: object;
+}
+
+/** The spec's late-subscriber rule: the latest analysis_progress of a project is kept 1 hour and dropped when the analysis ends. */
+const SNAPSHOT_EVENT = 'analysis_progress';
+const SNAPSHOT_CLEARED_BY = new Set(['analysis_complete', 'analysis_failed']);
+export const PROGRESS_SNAPSHOT_SECONDS = 3600;
+
+export const progressSnapshotKey = (projectId: string) => `progress-snapshot:${projectId}`;
 
 /**
  * Publishes events on Redis pub/sub so every api replica's streams see them.
@@ -29,4 +45,31 @@ export class EventBus {
   async publishToUser(userId: string, event: UserEvent): Promise<void> {
     await this.#redis.publish(this.userChannel(userId), JSON.stringify(event));
   }
+
+  /**
+   * Publishes on the project's channel, keeping or clearing its progress snapshot in the
+   * same MULTI: a stream that reads the snapshot after subscribing sees either both the
+   * snapshot and the message or neither.
+   */
+  async publishToProject(projectId: string, event: ProjectEvent): Promise<void> {
+    const message = JSON.stringify(event);
+    const channel = this.projectChannel(projectId);
+    const key = progressSnapshotKey(projectId);
+    if (event.type === SNAPSHOT_EVENT) await exec(this.#redis.multi().set(key, message, 'EX', PROGRESS_SNAPSHOT_SECONDS).publish(channel, message));
+    else if (SNAPSHOT_CLEARED_BY.has(event.type)) await exec(this.#redis.multi().del(key).publish(channel, message));
+    else await this.#redis.publish(channel, message);
+  }
+
+  /** The project's kept analysis_progress message, exactly as it was published, or null. */
+  progressSnapshot(projectId: string): Promise<string | null> {
+    return this.#redis.get(progressSnapshotKey(projectId));
+  }
+}
+
+/** Runs a MULTI; its replies, or the first command's error. */
+export async function exec(multi: ChainableCommander): Promise<unknown[]> {
+  const replies = (await multi.exec()) ?? [];
+  const failed = replies.find(([error]) => error);
+  if (failed) throw failed[0];
+  return replies.map(([, reply]) => reply);
 }

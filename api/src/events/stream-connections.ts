@@ -11,6 +11,11 @@ return 1
 
 type AdmitCommand = (key: string, now: number, expiresAt: number, limit: number, id: string, ttlMs: number) => Promise<number>;
 
+/** A lease outlives three missed keepalives (plus slack), so a vanished replica's streams stop counting soon after. */
+export function streamLeaseMs(keepaliveSeconds: number): number {
+  return 3 * keepaliveSeconds * 1000 + 5000;
+}
+
 export interface StreamLease {
   /** Extends the lease (called on every keepalive). */
   renew(): Promise<void>;

@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
 import type { SessionStore } from '../accounts/sessions.ts';
+import { ProjectUuidParams } from '../projects/schemas.ts';
 import { RateLimited } from '../shared/errors.ts';
-import type { ApiRouter } from '../http/router.ts';
+import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
-import type { EventBus, UserEvent } from './bus.ts';
+import type { EventBus } from './bus.ts';
 import type { StreamConnections } from './stream-connections.ts';
 import type { ChannelSubscriber } from './stream-subscriber.ts';
 
-export interface UserStreamDeps {
+/** What every event stream needs: the channels, the per-user cap and the session check. */
+export interface StreamDeps {
   bus: EventBus;
   subscriber: ChannelSubscriber;
+  /** Per-user leases in Redis: every stream kind counts against the one SSE_MAX_CONNECTIONS_PER_USER. */
   connections: StreamConnections;
   /** Re-checked on every keepalive: a stream ends with its session (logout, logout-all, expiry). */
   sessions: Pick<SessionStore, 'find'>;
@@ -21,10 +25,23 @@ export interface UserStreamDeps {
   maxConnectionsPerUser: number;
 }
 
+export type UserStreamDeps = StreamDeps;
+
+export interface ProjectStreamDeps extends StreamDeps {
+  /** The spec's rule for the project stream: throws 404 for a missing project, 403 for another user's. */
+  authorize(em: EntityManager, userId: string, projectId: string): Promise<void>;
+}
+
 /** One SSE frame: a lowercase event name and its JSON data. */
 export function sseFrame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
+
+const streamResponses = {
+  200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
+  401: { description: 'No active session' },
+  429: { description: 'Too many open streams for this user (SSE_MAX_CONNECTIONS_PER_USER, all streams together)' },
+} satisfies Record<number, ResponseSpec>;
 
 /** GET /api/v1/user-stream: the caller's media_ready and media_failed events over SSE. */
 export function registerUserStream(router: ApiRouter, deps: UserStreamDeps): void {
@@ -34,16 +51,46 @@ export function registerUserStream(router: ApiRouter, deps: UserStreamDeps): voi
     summary: "Server-sent events of the caller's media: media_ready and media_failed, with a keepalive comment.",
     tags: ['events'],
     access: 'session',
-    responses: {
-      200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
-      401: { description: 'No active session' },
-      429: { description: 'Too many open streams for this user (SSE_MAX_CONNECTIONS_PER_USER)' },
-    },
-    handler: (ctx) => openUserStream(ctx, deps),
+    responses: streamResponses,
+    handler: (ctx) => openEventStream(ctx, deps, { channel: deps.bus.userChannel(requireAuth(ctx).user.id) }),
   });
 }
 
-async function openUserStream(ctx: AppContext, deps: UserStreamDeps): Promise<void> {
+/** GET /api/v1/projects/{project_uuid}/events: the project's analysis and export events over SSE. */
+export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps): void {
+  router.add({
+    method: 'get',
+    path: '/api/v1/projects/{project_uuid}/events',
+    summary:
+      "Server-sent events of one project: analysis_started, analysis_progress, analysis_complete, analysis_failed, export_started, export_progress, export_complete, export_failed. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
+    tags: ['events'],
+    access: 'session',
+    params: ProjectUuidParams,
+    responses: {
+      ...streamResponses,
+      401: { description: 'No active session, or the user was deleted' },
+      403: { description: "Another user's project" },
+      404: { description: 'No such project' },
+    },
+    handler: async (ctx, { params }) => {
+      const projectId = params.project_uuid;
+      await deps.authorize(ctx.state.em, requireAuth(ctx).user.id, projectId);
+      await openEventStream(ctx, deps, { channel: deps.bus.projectChannel(projectId), opening: () => deps.bus.progressSnapshot(projectId) });
+    },
+  });
+}
+
+interface StreamSource {
+  channel: string;
+  /** A message to send before any other (the progress snapshot), read once the channel is subscribed. */
+  opening?: () => Promise<string | null>;
+}
+
+/**
+ * Answers the request with an SSE stream of the channel's events, for as long as the
+ * client stays and its session lives, holding one of the user's connection leases.
+ */
+async function openEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource): Promise<void> {
   const { user, session } = requireAuth(ctx);
   const cookie = ctx.cookies.get(SESSION_COOKIE) ?? '';
   const limit = deps.maxConnectionsPerUser;
@@ -65,11 +112,22 @@ async function openUserStream(ctx: AppContext, deps: UserStreamDeps): Promise<vo
   ctx.req.on('close', close);
   stream.on('close', close);
 
+  const deliver = (message: string) => {
+    const event = parseEvent(message);
+    if (event && !closed) stream.write(sseFrame(event.type, event.data));
+  };
+  // Messages arriving while the opening message is read wait behind it.
+  let held: string[] | undefined = source.opening ? [] : undefined;
   try {
-    stopListening = await deps.subscriber.listen(deps.bus.userChannel(user.id), (message) => {
-      const event = parseEvent(message);
-      if (event && !closed) stream.write(sseFrame(event.type, event.data));
-    });
+    stopListening = await deps.subscriber.listen(source.channel, (message) => (held ? held.push(message) : deliver(message)));
+    if (source.opening) {
+      const opening = await source.opening();
+      const waiting = held ?? [];
+      held = undefined;
+      // Published after the subscription, it is among the held messages, in its place.
+      if (opening !== null && !waiting.includes(opening)) deliver(opening);
+      for (const message of waiting) deliver(message);
+    }
   } catch (error) {
     close();
     throw error;
@@ -108,10 +166,10 @@ async function openUserStream(ctx: AppContext, deps: UserStreamDeps): Promise<vo
   ctx.body = stream;
 }
 
-function parseEvent(message: string): UserEvent | null {
+function parseEvent(message: string): { type: string; data: unknown } | null {
   try {
-    const event = JSON.parse(message) as UserEvent;
-    return typeof event?.type === 'string' ? event : null;
+    const event = JSON.parse(message) as { type?: unknown; data?: unknown };
+    return typeof event?.type === 'string' ? { type: event.type, data: event.data } : null;
   } catch {
     return null;
   }

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { RequestableProgram } from '../../../crds/programs.ts';
 import type { BillingService } from '../billing/billing-service.ts';
+import type { ProgressRelay } from '../events/progress-relay.ts';
 import { Job, type JobRow } from './entities.ts';
 import { jobCreditReference, recordJob, type JobRequest } from './service.ts';
 
@@ -60,6 +61,8 @@ export interface JobCompletionDeps {
   defaultTimeoutSeconds: number;
   /** NOTIFY channel of the job outbox, announcing follow-up jobs at commit. */
   outboxChannel: string;
+  /** Turns reported progress into its feature's event on the project stream. */
+  progressRelay?: Pick<ProgressRelay, 'relay'>;
 }
 
 export interface CompleteOptions {
@@ -132,15 +135,32 @@ export class JobCompletion {
     else await this.#d.billing.releaseCredits(em, job.userId, { reference });
   }
 
-  /** Mirrors progress into the row; never moves a completed job. */
+  /**
+   * Mirrors progress into the row (never moving a completed job) and hands reported
+   * progress to the relay. The row stays locked until the relay has published, so a
+   * completion, which claims this row, publishes its final event after the last progress.
+   */
   async markProgress(jobId: string, update: { status?: 'running'; progress?: number; step?: string; startedAt?: Date }): Promise<void> {
-    const em = this.#d.orm.em.fork();
     const set: Record<string, unknown> = {};
     if (update.status) set.status = update.status;
     if (update.progress !== undefined) set.progress = Math.round(update.progress);
     if (update.step !== undefined) set.step = update.step;
     if (update.startedAt) set.startedAt = update.startedAt;
     if (Object.keys(set).length === 0) return;
-    await em.nativeUpdate(Job, { id: jobId, completedAt: null }, set);
+    const relay = this.#d.progressRelay;
+    if (update.progress === undefined || !relay) {
+      await this.#d.orm.em.fork().nativeUpdate(Job, { id: jobId, completedAt: null }, set);
+      return;
+    }
+    await this.#d.orm.em.fork().transactional(async (em) => {
+      if ((await em.nativeUpdate(Job, { id: jobId, completedAt: null }, set)) === 0) return;
+      const job = await em.findOneOrFail(Job, jobId);
+      try {
+        await relay.relay(job, { progress: job.progress, step: job.step ?? '' });
+      } catch (error) {
+        // The row's progress is the fallback (polling): an event lost to Redis must not lose it too.
+        this.#d.logger.warn({ err: error, job_id: jobId }, 'relaying job progress failed');
+      }
+    });
   }
 }

@@ -12,12 +12,14 @@ import type { JobMetrics } from '../ops/metrics.ts';
 import type { JobCompletion, JobFailed, JobOutcome } from './completion.ts';
 import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
 import { readJobOutcome } from './outcome.ts';
+import { isDependencyOutage } from '../ops/dependency-outage.ts';
 
 const JOB_IMAGES = fileURLToPath(new URL('../../../job-images/', import.meta.url));
 const allKinds = Object.keys(jobKinds) as JobKind[];
-/** Backoff of a settlement the database refused: 0.5 s doubling to 30 s, for as long as the process runs. */
+/** Backoff of a settlement that failed: 0.5 s doubling to 30 s, as long as the process runs while the database is unreachable. */
 const SETTLE_RETRY_BASE_MS = 500;
 const SETTLE_RETRY_MAX_MS = 30_000;
+const SETTLE_ATTEMPTS_ON_ERROR = 3;
 
 export interface LocalRunnerOptions {
   /** Jobs of one kind running at once; the jobs table is the queue (the outbox hands over one per free slot). */
@@ -201,7 +203,8 @@ export class LocalJobRunner implements JobDispatcher {
         if (attempt > 1) logger.info({ job_id: jobId, attempts: attempt }, 'local job settled after retries');
         return;
       } catch (failure) {
-        if (this.#closed) {
+        // an outage is waited out; any other error is the handler's and is tried a few times only
+        if (this.#closed || (!isDependencyOutage(failure) && attempt >= SETTLE_ATTEMPTS_ON_ERROR)) {
           logger.error({ err: failure, job_id: jobId }, 'the outcome of a local job could not be settled; the next start runs it again');
           return;
         }

@@ -103,7 +103,8 @@ export class JobOutbox {
 
   async #listen(): Promise<void> {
     if (this.#closed || this.#listener) return;
-    const client = new pg.Client({ connectionString: this.#o.databaseUrl });
+    // bounded: a connect that never settles (the server vanished mid-handshake) must not stall every later pass
+    const client = new pg.Client({ connectionString: this.#o.databaseUrl, connectionTimeoutMillis: 5000 });
     client.on('error', (error) => {
       this.#o.logger.warn({ err: error }, 'job outbox: LISTEN connection lost');
       if (this.#listener === client) this.#listener = undefined;
