@@ -10,6 +10,7 @@ import { objectStorageFrom, type ObjectStorage } from './storage/storage.ts';
 import { ApiRouter, type Guards } from './http/router.ts';
 import { bodyParser, entityManagerPerRequest, errorsAndAccessLog, locale, requestId } from './http/middleware.ts';
 import { registerApiDocs } from './http/openapi.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import { createMetricsRegistry, HttpMetrics, JobMetrics } from './ops/metrics.ts';
 import type { AppState } from './http/state.ts';
@@ -184,6 +185,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
 
   registerOpsRoutes(router, {
     metrics: services.metrics,
+    metricsToken: config.METRICS_TOKEN,
     checks: {
       postgresql: () => services.orm.em.getConnection().execute('select 1'),
       redis: () => services.redis.ping(),
@@ -200,6 +202,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
 
+  app.use(securityHeaders());
   app.use(requestId());
   app.use(locale(config.SUPPORTED_LOCALES));
   app.use(errorsAndAccessLog(services.logger, new HttpMetrics(services.metrics)));

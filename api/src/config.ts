@@ -25,6 +25,11 @@ export const configSchema = z.object({
   TRUST_PROXY: bool.default(false).describe('Trust X-Forwarded-For (behind an ingress).'),
   TRUSTED_PROXY_HOPS: int(1).max(10).default(1).describe('With TRUST_PROXY: how many proxies in front of the api append to X-Forwarded-For; entries further left are the client\'s own claims and are ignored.'),
   MAX_JSON_BODY_BYTES: int(1).default(1 * MiB).describe('Largest accepted JSON or form body; larger gets 413.'),
+  HTTP_HEADERS_TIMEOUT_MS: int(100).default(10_000).describe('A connection must deliver the headers of its request within this time (also a connection that sends nothing); then it is closed.'),
+  HTTP_REQUEST_TIMEOUT_MS: int(100).default(60_000).describe('A request must arrive whole (headers and body) within this time, or gets 408 and is closed. Event streams are unaffected: their request is complete at once.'),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100).default(5_000).describe('An idle keep-alive connection is closed after this time, plus the second of grace Node adds (behind a proxy that reuses connections, set it above the proxy\'s idle timeout).'),
+  HTTP_MAX_CONNECTIONS: int(1).default(1000).describe('Open connections the api accepts at once (event streams included); further ones are closed on arrival. Keep it below the descriptor limit (ulimit -n) with room for database, Redis and S3 sockets.'),
+  METRICS_TOKEN: optional(z.string().min(16)).describe('When set, /metrics requires `Authorization: Bearer <token>` (at least 16 characters); unset, /metrics is public.'),
 
   DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/cutroom').describe('PostgreSQL connection URL.'),
   DATABASE_POOL_MAX: int(1).default(10).describe('PostgreSQL pool size per process.'),
@@ -91,6 +96,9 @@ export const configSchema = z.object({
 }).refine((config) => config.NODE_ENV !== 'production' || config.SECRET_KEY !== DEV_SECRET_KEY, {
   path: ['SECRET_KEY'],
   message: 'must be set in production (the development default signs tokens anyone can forge)',
+}).refine((config) => config.HTTP_HEADERS_TIMEOUT_MS <= config.HTTP_REQUEST_TIMEOUT_MS, {
+  path: ['HTTP_HEADERS_TIMEOUT_MS'],
+  message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (Node refuses a headers timeout longer than the request timeout)',
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -138,6 +146,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** The operator's share of the api's variables (same names, same defaults). */
 export function loadDomainConfig(env: Record<string, string | undefined> = process.env): DomainConfig {
   return parseEnv(domainConfigSchema, env);
+}
+
+/**
+ * Settings that start but should not run like this: the api logs each at start-up.
+ * Tests are exempt: they run on the development key on purpose.
+ */
+export function configWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  if (config.NODE_ENV !== 'test' && config.SECRET_KEY === DEV_SECRET_KEY) {
+    warnings.push(
+      'SECRET_KEY is the published development default: anyone can forge e-mail and playback tokens for this instance. ' +
+        'Set SECRET_KEY to a long random value (e.g. `openssl rand -base64 32`); production refuses to start without one.',
+    );
+  }
+  if (config.NODE_ENV === 'production' && !config.METRICS_TOKEN) {
+    warnings.push('METRICS_TOKEN is unset: /metrics is public. Set it, and give Prometheus the same bearer token.');
+  }
+  return warnings;
 }
 
 export function publicBaseUrl(config: Config): string {

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfig, configWarnings, ConfigError } from './config.ts';
 import { buildApp, createServices } from './app.ts';
 import { migrateUp } from './db/orm.ts';
+import { createHttpServer } from './http/server.ts';
 
 /** Starts the api: config, services, pending migrations (when asked), HTTP server. */
 let config;
@@ -17,13 +18,14 @@ try {
 
 // Local backend: jobs a previous process left running run again (the outbox retries until the database answers).
 const services = await createServices(config, { recoverJobs: config.JOB_BACKEND === 'local' });
+for (const warning of configWarnings(config)) services.logger.warn({ config_warning: true }, warning);
 if (process.argv.includes('--migrate')) await migrateUp(services.orm, config.DATABASE_URL);
 const { koa } = buildApp(services);
-const server = koa.listen(config.PORT, config.HOST, () => {
+const server = createHttpServer(koa.callback(), config, services.logger);
+server.listen(config.PORT, config.HOST, () => {
   const { port } = server.address() as AddressInfo;
   services.logger.info({ url: `http://${config.HOST}:${port}` }, 'api listening');
 });
-server.requestTimeout = 120_000;
 
 let stopping = false;
 async function stop(signal: string) {

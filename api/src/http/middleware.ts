@@ -4,11 +4,13 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { DomainError, NotFound } from '../shared/errors.ts';
+import { DomainError, InvalidInput, NotFound, Unavailable } from '../shared/errors.ts';
 import { errorOfStatus, statusOf } from './errors.ts';
 import { negotiateLocale, translate, type Locale } from '../i18n/index.ts';
 import type { AppState } from './state.ts';
 import type { HttpMetrics } from '../ops/metrics.ts';
+import { isDependencyOutage } from '../ops/dependency-outage.ts';
+import { parseJsonBody } from './json-body.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -55,14 +57,15 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
       if (status >= 500) {
         supportId = newSupportId();
         failure = error;
-        body.detail = translate(ctx.state.locale, 'http.500', { support_id: supportId });
+        // A mapped 5xx (a dependency down) says so in its own words; anything else is the generic 500.
+        body.detail = translate(ctx.state.locale, mapped?.key ?? 'http.500', { ...mapped?.params, support_id: supportId });
         body.support_id = supportId;
       } else if (mapped) {
         body.detail = translate(ctx.state.locale, mapped.key, mapped.params);
         if (mapped.code) body.code = mapped.code;
         Object.assign(body, mapped.extra);
-        for (const [name, value] of Object.entries(mapped.headers)) ctx.set(name, value);
       }
+      for (const [name, value] of Object.entries(mapped?.headers ?? {})) ctx.set(name, value);
       ctx.status = status;
       ctx.body = body;
     } finally {
@@ -85,12 +88,19 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
   };
 }
 
-/** Maps what libraries throw (koa-body, http-errors) onto the catalog; anything else is a 500. */
+/** Seconds a client is asked to wait when PostgreSQL, Redis or another dependency is unreachable. */
+const OUTAGE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Maps what libraries throw (koa-body, http-errors) onto the catalog, and a dependency's
+ * connection failure onto 503; anything else is a 500.
+ */
 function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
+  if (isDependencyOutage(error)) {
+    return Unavailable('request.dependency_unavailable', { headers: { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) } });
+  }
   const status = (error as { status?: unknown; statusCode?: unknown })?.status ?? (error as { statusCode?: unknown })?.statusCode;
-  // A body whose Content-Encoding does not match its bytes fails in zlib, without a status.
-  if (typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('Z_')) return errorOfStatus(400, 'request.malformed_body');
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   const type = (error as { type?: unknown }).type;
   if (type === 'entity.parse.failed' || (error instanceof SyntaxError)) return errorOfStatus(400, 'request.malformed_json');
@@ -98,15 +108,23 @@ function toDomainError(error: unknown): DomainError | undefined {
   return errorOfStatus(status) ?? errorOfStatus(400);
 }
 
+/** The JSON media types koa-body recognises by default, kept as they were. */
+const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
+
+/**
+ * Reads JSON and form bodies up to `maxBytes`. koa-body reads JSON as text and
+ * parseJsonBody parses it, so nesting is bounded before JSON.parse (koa-body has no hook
+ * between reading and parsing).
+ */
 export function bodyParser(maxBytes: number): Middleware<AppState> {
-  return koaBody({
-    json: true,
+  const read = koaBody({
+    json: false,
+    text: true,
+    textTypes: JSON_TYPES,
+    textLimit: maxBytes,
     urlencoded: true,
-    text: false,
-    multipart: false,
-    jsonLimit: maxBytes,
     formLimit: maxBytes,
-    jsonStrict: true,
+    multipart: false,
     includeUnparsed: true,
     // DELETE too: deleting the account carries the password in its body.
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
@@ -114,6 +132,27 @@ export function bodyParser(maxBytes: number): Middleware<AppState> {
       throw error;
     },
   }) as unknown as Middleware<AppState>;
+  return async (ctx, next) => {
+    try {
+      await read(ctx, async () => {});
+    } catch (error) {
+      throw unreadableBody(error);
+    }
+    const request = ctx.request as { body?: unknown };
+    if (typeof request.body === 'string' && ctx.is(JSON_TYPES)) request.body = parseJsonBody(request.body);
+    await next();
+  };
+}
+
+/**
+ * What failed while reading a body: a library error with an HTTP status (413, 415, an
+ * aborted request) stays as it is; one without (zlib, brotli: bytes that do not match
+ * their Content-Encoding) is the body's fault, so 400 rather than 500.
+ */
+function unreadableBody(error: unknown): unknown {
+  const status = (error as { status?: unknown } | undefined)?.status;
+  if (error instanceof DomainError || typeof status === 'number') return error;
+  return InvalidInput('request.malformed_body', { cause: error });
 }
 
 /** A forked EntityManager per request, so no request sees another's identity map. */

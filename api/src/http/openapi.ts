@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -54,6 +55,7 @@ export function registerApiDocs(router: ApiRouter, version: string): void {
     responses: { 200: { description: 'HTML page', schema: z.string(), contentType: 'text/html' } },
     handler: (ctx) => {
       ctx.type = 'text/html';
+      ctx.set('Content-Security-Policy', DOCS_PAGE_CSP);
       ctx.body = DOCS_PAGE;
     },
   });
@@ -74,6 +76,28 @@ export function registerApiDocs(router: ApiRouter, version: string): void {
   });
 }
 
+// validatorUrl null: Swagger UI would otherwise send the document's address to validator.swagger.io.
+const DOCS_INIT_SCRIPT = `
+window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#reference', deepLinking: true, validatorUrl: null,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });
+`;
+
+/**
+ * The reference page's own CSP, looser than the API's `default-src 'none'`: scripts and
+ * styles from this origin plus the one inline script by its hash, Swagger UI's inline
+ * styles and data: images, fetches to this origin only; still never framed.
+ */
+const DOCS_PAGE_CSP = [
+  "default-src 'none'",
+  `script-src 'self' 'sha256-${createHash('sha256').update(DOCS_INIT_SCRIPT).digest('base64')}'`,
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -86,10 +110,7 @@ const DOCS_PAGE = `<!doctype html>
 <div id="reference"></div>
 <script src="/api/v1/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/api/v1/docs/assets/swagger-ui-standalone-preset.js"></script>
-<script>
-window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#reference', deepLinking: true,
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });
-</script>
+<script>${DOCS_INIT_SCRIPT}</script>
 </body>
 </html>
 `;

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { Invalid } from '../shared/errors.ts';
-import { zodErrorMap } from '../i18n/index.ts';
+import { zodErrorMap, type MessageKey } from '../i18n/index.ts';
 import type { AppContext, AppState } from './state.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -80,9 +80,9 @@ export class ApiRouter {
 }
 
 function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: string, locale: AppState['locale']): z.infer<T> {
-  // PostgreSQL text cannot hold NUL: refuse it here as bad input rather than fail at the database.
-  const nulAt = pathToNul(value, [where]);
-  if (nulAt) throw Invalid('request.nul_character', { code: 'ValidationError', params: { field: nulAt } });
+  // PostgreSQL text cannot hold NUL nor a lone surrogate: refuse them here as bad input rather than fail at the database.
+  const unstorable = findUnstorableText(value, where);
+  if (unstorable) throw Invalid(unstorable.key, { code: 'ValidationError', params: { field: unstorable.field } });
   const result = schema.safeParse(value, { error: zodErrorMap(locale) });
   if (result.success) return result.data;
   const errors = result.error.issues.map((issue) => ({
@@ -97,12 +97,49 @@ function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: strin
   });
 }
 
-function pathToNul(value: unknown, path: string[]): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path.join('.') : null;
-  if (value === null || typeof value !== 'object') return null;
-  for (const [key, inner] of Object.entries(value)) {
-    const found = key.includes('\u0000') ? [...path, key].join('.') : pathToNul(inner, [...path, key]);
-    if (found) return found;
+interface Visit {
+  value: unknown;
+  key: string;
+  parent: Visit | undefined;
+}
+
+/** The dotted field name of a visit: `body.behavior_defaults.title`. */
+function fieldOf(visit: Visit): string {
+  const names: string[] = [];
+  for (let at: Visit | undefined = visit; at; at = at.parent) names.push(at.key);
+  return names.reverse().join('.');
+}
+
+/** Why a string cannot be stored as PostgreSQL text (UTF-8): a NUL, or a UTF-16 surrogate without its pair. */
+function unstorableReason(text: string): MessageKey | null {
+  if (text.includes('\u0000')) return 'request.nul_character';
+  if (!text.isWellFormed()) return 'request.lone_surrogate';
+  return null;
+}
+
+/**
+ * A string or key anywhere in the input that PostgreSQL cannot store, with its dotted
+ * field name. Walks with a stack of its own, so input depth never becomes call depth, and
+ * allocates only for containers: a 1 MiB array of numbers is one loop.
+ */
+function findUnstorableText(input: unknown, where: string): { field: string; key: MessageKey } | null {
+  if (typeof input === 'string') {
+    const key = unstorableReason(input);
+    return key ? { field: where, key } : null;
+  }
+  const pending: Visit[] = [{ value: input, key: where, parent: undefined }];
+  for (let visit = pending.pop(); visit; visit = pending.pop()) {
+    const container = visit.value;
+    if (container === null || typeof container !== 'object') continue;
+    const names = Array.isArray(container) ? undefined : Object.keys(container);
+    const size = names ? names.length : (container as unknown[]).length;
+    for (let index = 0; index < size; index++) {
+      const name = names ? names[index]! : index;
+      const inner = (container as Record<string | number, unknown>)[name];
+      const key = (typeof name === 'string' && unstorableReason(name)) || (typeof inner === 'string' && unstorableReason(inner));
+      if (key) return { field: `${fieldOf(visit)}.${name}`, key };
+      if (inner !== null && typeof inner === 'object') pending.push({ value: inner, key: String(name), parent: visit });
+    }
   }
   return null;
 }

@@ -21,6 +21,10 @@ export const httpMessages = defineMessages({
     'request.validation': 'Validation error: {field}: {message}',
     'request.nul_character': 'Validation error: {field}: text may not contain the NUL character.',
     'request.unknown_route': 'No route matches {method} {path}.',
+    'request.json_too_deep': 'The request body nests arrays or objects deeper than {max_depth} levels.',
+    'request.lone_surrogate': 'Validation error: {field}: text must be valid Unicode (it contains an unpaired surrogate).',
+    'request.dependency_unavailable': 'The service is temporarily unavailable. Try again in a moment; if it persists, quote support id {support_id}.',
+    'request.metrics_token_required': 'Metrics require the bearer token: Authorization: Bearer <token>.',
   },
   pt: {
     'http.400': 'Pedido inválido.',
@@ -41,6 +45,10 @@ export const httpMessages = defineMessages({
     'request.validation': 'Erro de validação: {field}: {message}',
     'request.nul_character': 'Erro de validação: {field}: o texto não pode conter o caractere NUL.',
     'request.unknown_route': 'Nenhuma rota corresponde a {method} {path}.',
+    'request.json_too_deep': 'O corpo do pedido aninha listas ou objetos em mais de {max_depth} níveis.',
+    'request.lone_surrogate': 'Erro de validação: {field}: o texto tem de ser Unicode válido (contém um substituto sem par).',
+    'request.dependency_unavailable': 'O serviço está temporariamente indisponível. Tente de novo dentro de instantes; se persistir, cite o código de suporte {support_id}.',
+    'request.metrics_token_required': 'As métricas exigem o token: Authorization: Bearer <token>.',
   },
   es: {
     'http.400': 'Solicitud incorrecta.',
@@ -61,5 +69,9 @@ export const httpMessages = defineMessages({
     'request.validation': 'Error de validación: {field}: {message}',
     'request.nul_character': 'Error de validación: {field}: el texto no puede contener el carácter NUL.',
     'request.unknown_route': 'Ninguna ruta coincide con {method} {path}.',
+    'request.json_too_deep': 'El cuerpo de la solicitud anida listas u objetos en más de {max_depth} niveles.',
+    'request.lone_surrogate': 'Error de validación: {field}: el texto debe ser Unicode válido (contiene un sustituto sin pareja).',
+    'request.dependency_unavailable': 'El servicio no está disponible temporalmente. Inténtelo de nuevo en un momento; si persiste, indique el código de soporte {support_id}.',
+    'request.metrics_token_required': 'Las métricas requieren el token: Authorization: Bearer <token>.',
   },
 });

@@ -1,11 +1,21 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.ts';
+import type { AppContext } from '../http/state.ts';
+import { Unauthenticated } from '../shared/errors.ts';
 
 export type Check = () => Promise<unknown>;
 
+export interface OpsDeps {
+  checks: Record<string, Check>;
+  metrics: Registry;
+  /** METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
+}
+
 /** Operations endpoints: liveness, readiness naming what is down, Prometheus exposition. */
-export function registerOpsRoutes(router: ApiRouter, deps: { checks: Record<string, Check>; metrics: Registry }): void {
+export function registerOpsRoutes(router: ApiRouter, deps: OpsDeps): void {
   router.add({
     method: 'get',
     path: '/healthz',
@@ -51,15 +61,29 @@ export function registerOpsRoutes(router: ApiRouter, deps: { checks: Record<stri
   router.add({
     method: 'get',
     path: '/metrics',
-    summary: 'Prometheus metrics.',
+    summary: 'Prometheus metrics; with METRICS_TOKEN set, only for `Authorization: Bearer <METRICS_TOKEN>`.',
     tags: ['operations'],
     access: 'public',
-    responses: { 200: { description: 'Prometheus text exposition', schema: z.string(), contentType: 'text/plain' } },
+    responses: {
+      200: { description: 'Prometheus text exposition', schema: z.string(), contentType: 'text/plain' },
+      401: { description: 'METRICS_TOKEN is set and the request does not carry it' },
+    },
     handler: async (ctx) => {
+      if (deps.metricsToken !== undefined) requireBearer(ctx, deps.metricsToken);
       ctx.set('Content-Type', deps.metrics.contentType);
       ctx.body = await deps.metrics.metrics();
     },
   });
+}
+
+/** 401 unless the request carries `token` as its bearer token (compared in constant time). */
+function requireBearer(ctx: AppContext, token: string): void {
+  const given = /^Bearer +(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
+  // Digests, so that lengths match and the comparison leaks nothing about the token.
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (!timingSafeEqual(digest(given), digest(token))) {
+    throw Unauthenticated('request.metrics_token_required', { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } });
+  }
 }
 
 const ReadyBody = z.object({

@@ -1,0 +1,44 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+
+export type HttpServerConfig = Pick<
+  Config,
+  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS'
+>;
+
+const DROP_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * The api's HTTP server, bounded so that idle or slow clients cannot hold descriptors:
+ * a connection must deliver a request's headers within HTTP_HEADERS_TIMEOUT_MS (also one
+ * that sends nothing at all), a request must arrive whole within HTTP_REQUEST_TIMEOUT_MS,
+ * an idle keep-alive connection closes after HTTP_KEEP_ALIVE_TIMEOUT_MS, and connections
+ * beyond HTTP_MAX_CONNECTIONS are closed on arrival. Event streams are not cut: their
+ * request is complete at once and they set their socket's idle timeout to none.
+ */
+export function createHttpServer(listener: RequestListener, config: HttpServerConfig, logger?: Logger): Server {
+  const server = createServer(
+    {
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      // How often Node looks for connections past those timeouts: its default, 30 s, would stretch them.
+      connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor(config.HTTP_HEADERS_TIMEOUT_MS / 4))),
+    },
+    listener,
+  );
+  server.maxConnections = config.HTTP_MAX_CONNECTIONS;
+
+  let dropped = 0;
+  let lastDropLog = 0;
+  server.on('drop', () => {
+    dropped++;
+    const now = Date.now();
+    if (now - lastDropLog < DROP_LOG_INTERVAL_MS) return;
+    logger?.warn({ dropped, max_connections: config.HTTP_MAX_CONNECTIONS }, 'connection limit reached: new connections are being closed');
+    lastDropLog = now;
+    dropped = 0;
+  });
+  return server;
+}

@@ -1,0 +1,165 @@
+import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import { loadConfig } from '../../api/src/config.ts';
+import { buildApp, createServices } from '../../api/src/app.ts';
+import { createHttpServer } from '../../api/src/http/server.ts';
+import type { TestApp } from '../support/harness.ts';
+import { signUpAndLogin } from '../support/users.ts';
+
+const HEADERS_TIMEOUT_MS = 600;
+const REQUEST_TIMEOUT_MS = 1200;
+const KEEP_ALIVE_TIMEOUT_MS = 400;
+const MAX_CONNECTIONS = 4;
+/** Room for Node's connection check (every HEADERS_TIMEOUT_MS / 4) and a busy machine. */
+const SLACK_MS = 1500;
+
+/** The real app behind the api's own server (api/src/http/server.ts, as main.ts starts it), with small limits. */
+async function startBoundedApp(): Promise<TestApp & { server: Server }> {
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    BCRYPT_COST: '4',
+    LOG_LEVEL: 'warn',
+    SSE_KEEPALIVE_SECONDS: '60', // a stream that says nothing for longer than every timeout below
+    HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+    HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS),
+    HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+  });
+  const services = await createServices(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+  const { koa, router } = buildApp(services);
+  const server = createHttpServer(koa.callback(), config, services.logger);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  services.baseUrl = url;
+  return {
+    url,
+    server,
+    services,
+    router,
+    logs: [],
+    fetch: (path, init) => fetch(new URL(path, url), init),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await services.close();
+    },
+  };
+}
+
+interface Watched {
+  socket: Socket;
+  received: string;
+  /** Resolves with the milliseconds from connecting to the server closing the socket. */
+  closed: Promise<number>;
+}
+
+function open(app: TestApp): Promise<Watched> {
+  const { port } = new URL(app.url);
+  const started = Date.now();
+  const socket = connect(Number(port), '127.0.0.1');
+  const watched: Watched = {
+    socket,
+    received: '',
+    closed: new Promise((resolve) => socket.once('close', () => resolve(Date.now() - started))),
+  };
+  socket.on('data', (chunk: Buffer) => (watched.received += chunk.toString()));
+  socket.on('error', () => {});
+  return new Promise((resolve) => socket.once('connect', () => resolve(watched)));
+}
+
+/** The milliseconds until the server closes the socket; fails if it is still open after `limitMs`. */
+async function closedWithin(watched: Watched, limitMs: number): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the server kept the connection open for more than ${limitMs} ms`)), limitMs);
+  });
+  try {
+    return await Promise.race([watched.closed, late]);
+  } finally {
+    clearTimeout(timer);
+    watched.socket.destroy();
+  }
+}
+
+describe('idle and slow connections are closed (HTTP_*_TIMEOUT_MS, HTTP_MAX_CONNECTIONS)', () => {
+  let app: Awaited<ReturnType<typeof startBoundedApp>>;
+  before(async () => {
+    app = await startBoundedApp();
+  });
+  after(() => app.close());
+
+  it('a connection that opens and sends nothing is closed within HTTP_HEADERS_TIMEOUT_MS', async () => {
+    const silent = await open(app);
+    const after = await closedWithin(silent, HEADERS_TIMEOUT_MS + SLACK_MS);
+    expect(after).to.be.at.least(HEADERS_TIMEOUT_MS - 50);
+    expect(silent.received).to.match(/^(HTTP\/1\.1 408 |$)/);
+  });
+
+  it('a connection that sends its headers slowly is closed within HTTP_HEADERS_TIMEOUT_MS', async () => {
+    const slow = await open(app);
+    slow.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const trickle = setInterval(() => slow.socket.writable && slow.socket.write('X-Slow: y\r\n'), 100);
+    try {
+      await closedWithin(slow, HEADERS_TIMEOUT_MS + SLACK_MS);
+    } finally {
+      clearInterval(trickle);
+    }
+  });
+
+  it('a request whose body trickles in gets 408 and is closed after HTTP_REQUEST_TIMEOUT_MS', async () => {
+    const slow = await open(app);
+    slow.socket.write('POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n');
+    const trickle = setInterval(() => slow.socket.writable && slow.socket.write('a'), 100);
+    try {
+      const after = await closedWithin(slow, REQUEST_TIMEOUT_MS + SLACK_MS);
+      expect(after).to.be.at.least(REQUEST_TIMEOUT_MS - 50);
+      expect(slow.received).to.match(/^HTTP\/1\.1 408 /);
+    } finally {
+      clearInterval(trickle);
+    }
+  });
+
+  it('an idle keep-alive connection is closed after HTTP_KEEP_ALIVE_TIMEOUT_MS', async () => {
+    const client = await open(app);
+    client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await closedWithin(client, KEEP_ALIVE_TIMEOUT_MS + SLACK_MS);
+    expect(client.received).to.match(/^HTTP\/1\.1 200 /);
+    expect(client.received).to.match(/keep-alive/i);
+  });
+
+  it('connections beyond HTTP_MAX_CONNECTIONS are closed at once, and the api answers again once silent ones are reaped', async () => {
+    const silent = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => open(app)));
+    const extra = await open(app);
+    expect(await closedWithin(extra, HEADERS_TIMEOUT_MS - 100)).to.be.below(HEADERS_TIMEOUT_MS - 100);
+    await Promise.all(silent.map((watched) => closedWithin(watched, HEADERS_TIMEOUT_MS + SLACK_MS)));
+    expect((await app.fetch('/healthz')).status).to.equal(200);
+  });
+
+  it('an event stream that stays silent outlives every one of those timeouts, and still delivers', async () => {
+    const { user, client } = await signUpAndLogin(app);
+    const response = await client.get('/api/v1/user-stream', { headers: { Accept: 'text/event-stream' } });
+    expect(response.status).to.equal(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    try {
+      expect(decoder.decode((await reader.read()).value)).to.contain(': connected');
+      const next = reader.read();
+      const wait = REQUEST_TIMEOUT_MS + HEADERS_TIMEOUT_MS + KEEP_ALIVE_TIMEOUT_MS + SLACK_MS;
+      const early = await Promise.race([next, new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), wait))]);
+      expect(early, 'the stream ended or spoke before anything was published').to.equal('still open');
+      await app.services.bus.publishToUser(user.id, {
+        type: 'media_failed',
+        data: { media_file_uuid: 'f', media_item_uuid: 'i', display_name: null, error: 'test' },
+      });
+      const chunk = await next;
+      expect(chunk.done).to.equal(false);
+      expect(decoder.decode(chunk.value)).to.contain('event: media_failed');
+    } finally {
+      await reader.cancel();
+    }
+  });
+});
