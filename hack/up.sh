@@ -4,6 +4,17 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
+# A random SECRET_KEY per .data/, kept across restarts (links already e-mailed keep working); an exported one wins.
+if [ -z "${SECRET_KEY:-}" ]; then
+  SECRET_KEY_FILE="$ROOT/.data/secret-key"
+  if [ ! -s "$SECRET_KEY_FILE" ]; then
+    mkdir -p "$ROOT/.data"
+    (umask 077 && head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$SECRET_KEY_FILE")
+  fi
+  SECRET_KEY="$(cat "$SECRET_KEY_FILE")"
+  export SECRET_KEY
+fi
+
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/cutroom}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 export JOB_BACKEND="${JOB_BACKEND:-local}"
