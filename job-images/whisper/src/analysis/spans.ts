@@ -1,0 +1,49 @@
+/** A stretch of one source's time, in integer milliseconds, `start_ms` < `end_ms`. */
+export interface Span {
+  start_ms: number;
+  end_ms: number;
+}
+
+/** The AI edit kinds the analysis produces (the spec's "AI-detected kind"). */
+export type CutType = 'silence' | 'false_start' | 'filler';
+
+/** A stretch the analysis proposes to remove, and why. */
+export interface Cut extends Span {
+  type: CutType;
+  reason: string;
+  /** The words (indices into the source's words, `from` ≤ i < `to`) the cut removes on purpose; none for a silence. */
+  words: { from: number; to: number } | null;
+}
+
+/** Shorter cuts are not worth an edit: a jump of under a tenth of a second is not heard as tighter pacing. */
+export const MIN_CUT_MS = 100;
+
+export function spanLength(span: Span): number {
+  return span.end_ms - span.start_ms;
+}
+
+/** Whether two spans share time (touching ends do not). */
+export function spansOverlap(a: Span, b: Span): boolean {
+  return a.start_ms < b.end_ms && b.start_ms < a.end_ms;
+}
+
+/** The parts of `span` that none of `holes` covers, in order. */
+export function subtractSpans(span: Span, holes: readonly Span[]): Span[] {
+  let pieces: Span[] = [{ start_ms: span.start_ms, end_ms: span.end_ms }];
+  for (const hole of holes) {
+    if (!spansOverlap(span, hole)) continue;
+    pieces = pieces.flatMap((piece) => {
+      if (!spansOverlap(piece, hole)) return [piece];
+      const left = { start_ms: piece.start_ms, end_ms: Math.min(piece.end_ms, hole.start_ms) };
+      const right = { start_ms: Math.max(piece.start_ms, hole.end_ms), end_ms: piece.end_ms };
+      return [left, right].filter((part) => part.end_ms > part.start_ms);
+    });
+  }
+  return pieces;
+}
+
+/** Quotes spoken words in a reason, shortened past `maxChars`. */
+export function quoteWords(texts: readonly string[], maxChars = 200): string {
+  const joined = texts.join(' ');
+  return `"${joined.length > maxChars ? `${joined.slice(0, maxChars - 1).trimEnd()}…` : joined}"`;
+}
