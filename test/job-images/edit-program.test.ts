@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import type { MediaEditResult } from '../../job-images/ffmpeg/src/edit/edit-program.ts';
+import { mediaEditResultSchema, producedMediaResultSchema, type MediaEditResult } from '../../crds/contracts/media-edit.ts';
 import { probeFile } from '../support/media.ts';
 import { runJobProcess, startJobBucket, type JobBucket } from './job-process.ts';
 
@@ -65,6 +65,12 @@ describe('media-edit program (real ffmpeg)', function () {
     expect(result.artifact.duration_ms).to.be.closeTo(3500, 100);
     expect(result.size_bytes).to.equal(result.artifact.size_bytes).and.be.greaterThan(0);
     expect(result.artifact.artifacts.thumbnail_key).to.equal(`${outputPrefix}/thumbnail.jpg`);
+  });
+
+  it('the result parses with the contract schemas the produced-media completion reads', async () => {
+    const { result } = await edit({ endMs: 1000 });
+    expect(mediaEditResultSchema.safeParse(result).success).to.equal(true);
+    expect(producedMediaResultSchema.safeParse(result).success).to.equal(true);
   });
 
   it('end beyond the real duration is clamped by the worker', async () => {

@@ -123,7 +123,8 @@ describe('job system: the jobs table is an outbox, and credits travel with the j
   it('a large input travels by reference: the spec names input.json and the program reads it from S3', async () => {
     const { upload } = await userWithClip(5, 'large-input.mp4');
     const padding = 'x'.repeat(40 * 1024);
-    const job = await app.services.jobs.submit(app.services.orm.em.fork(), { ...artifact(upload), input: { sourceKey: upload.key, contentType: 'video/mp4', note: padding } });
+    const input = { sourceKey: upload.key, contentType: 'video/mp4', note: padding };
+    const job = await app.services.jobs.submit(app.services.orm.em.fork(), { ...artifact(upload), input });
     const row = await settled(app, job.id);
     expect(row.status).to.equal('succeeded');
     const stored = await app.services.storage.readJson<{ note: string }>(outputKey(row.outputPrefix, INPUT_FILE_NAME));

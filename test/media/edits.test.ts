@@ -14,6 +14,9 @@ import { storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
 import type { BillingService } from '../../api/src/billing/billing-service.ts';
 import { producedMediaCompletion } from '../../api/src/media/edits/produced-media-completion.ts';
+import { eventually } from '../support/wait.ts';
+import type { ArtifactResult } from '../../crds/contracts/artifact.ts';
+import type { ProducedMediaResult } from '../../crds/contracts/media-edit.ts';
 
 describe('media edits: POST /media/{media_item_id}/edit', function () {
   this.timeout(60_000);
@@ -57,6 +60,10 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     return { file: fresh, items, key: fresh.storageKey };
   }
 
+  /** A 2 s 160×90 clip of its own (unique bytes), uploaded for `userId` with `itemCount` items. */
+  const freshSource = async (userId: string, name: string, itemCount = 1) =>
+    uploaded(userId, await makeVideo(dir, name, { seconds: 2, width: 160, height: 90 }), 'video/mp4', itemCount);
+
   const edit = (who: SignedIn, itemId: string, body: Record<string, unknown>) =>
     who.client.post(`/api/v1/media/${itemId}/edit`, { extract_audio: false, save_mode: 'copy', fast_mode: false, ...body });
 
@@ -77,7 +84,22 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     const { orm, bus, storage } = app.services;
     const handler = producedMediaCompletion({ orm, bus, storage, billing });
     const job = { userId: account.user.id, mediaFileId: fileId, input: {} } as unknown as JobRow;
-    const after = await orm.em.fork().transactional((tx) => handler.succeeded(tx, job, { output_key: `jobs/${randomUUID()}/edited.mp4`, size_bytes: 10, content_type: 'video/mp4', artifact: {} }));
+    const artifact: ArtifactResult = {
+      sha256: 'a'.repeat(64),
+      size_bytes: 10,
+      kind: 'video',
+      duration_ms: 1000,
+      width: 160,
+      height: 90,
+      has_audio: false,
+      video_codec: 'h264',
+      audio_codec: null,
+      container: 'mov,mp4,m4a,3gp,3g2,mj2',
+      proxy_status: 'not_applicable',
+      artifacts: { waveform_key: null, thumbnail_key: null, audio_key: null },
+    };
+    const result: ProducedMediaResult = { output_key: `jobs/${randomUUID()}/edited.mp4`, size_bytes: 10, content_type: 'video/mp4', artifact };
+    const after = await orm.em.fork().transactional((tx) => handler.succeeded(tx, job, result));
     await settlementOf(after).afterCommit?.();
     expect(asked).to.deep.equal([account.user.id]);
     expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, fileId)).status).to.equal('FAILED');
@@ -138,7 +160,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
   });
 
   it('replace of the last reference: the old file and its object go once the edited file is ready', async () => {
-    const source = await uploaded(owner.user.id, await makeVideo(dir, 'alone.mp4', { seconds: 2, width: 160, height: 90 }));
+    const source = await freshSource(owner.user.id, 'alone.mp4');
     const events = await listenToUser(app.services.bus, owner.user.id);
     try {
       const response = await edit(owner, source.items[0]!.id, { save_mode: 'replace', start_ms: 500 });
@@ -152,6 +174,87 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     } finally {
       await events.close();
     }
+  });
+
+  describe('repeated edits: identical output is stored once (folded onto the file stored first)', () => {
+    /** Waits until every item reads uploaded (or fails naming the one that did not). */
+    async function settledItems(itemIds: string[]) {
+      return eventually(async () => {
+        const items = await app.services.orm.em.fork().find(MediaItem, { id: { $in: itemIds } }, { populate: ['file'] });
+        return items.length === itemIds.length && items.every((item) => item.file.status === 'UPLOADED' && !item.pendingFileId) ? items : undefined;
+      }, `items ${itemIds.join(', ')} uploaded`);
+    }
+
+    /** storage_used_bytes equals what the user's items carry: nothing charged twice, nothing lost. */
+    async function expectExactAccounting(userId: string) {
+      const em = app.services.orm.em.fork();
+      const charged = (await em.find(MediaItem, { userId })).reduce((sum, item) => sum + item.chargedBytes, 0);
+      expect(await storageUsed(em, userId)).to.equal(charged);
+    }
+
+    /** The edit's jobs, oldest first, once every one has settled. */
+    const settledJobs = (fileIds: string[]) =>
+      eventually(async () => {
+        const jobs = await app.services.orm.em.fork().find(Job, { program: 'media-edit', mediaFileId: { $in: fileIds } }, { orderBy: { createdAt: 'asc' } });
+        return jobs.length === fileIds.length && jobs.every((job) => job.completedAt) ? jobs : undefined;
+      }, 'media-edit jobs settled');
+
+    it('the same copy edit twice on one item: both new items end uploaded on one stored file, each charged its size (storage_used_bytes exact)', async () => {
+      const user = await signUpAndLogin(app);
+      const source = await freshSource(user.user.id, 'twice-copy.mp4');
+      const body = { start_ms: 200, end_ms: 1800, fast_mode: true };
+      const first = (await json(await edit(user, source.items[0]!.id, body))).new_media_item_uuid as string;
+      const [made] = await settledItems([first]);
+      const second = (await json(await edit(user, source.items[0]!.id, body))).new_media_item_uuid as string;
+      const pendingFileId = (await app.services.orm.em.fork().findOneOrFail(MediaItem, second)).file.id;
+      const items = await settledItems([first, second]);
+
+      const fileIds = new Set(items.map((item) => item.file.id));
+      expect(fileIds, 'one stored file').to.deep.equal(new Set([made!.file.id]));
+      const size = made!.file.sizeBytes!;
+      expect(items.map((item) => item.chargedBytes)).to.deep.equal([size, size]);
+      await expectExactAccounting(user.user.id);
+      const em = app.services.orm.em.fork();
+      expect(await em.count(MediaFile, { sha256Hash: made!.file.sha256Hash })).to.equal(1);
+      expect(await em.findOne(MediaFile, pendingFileId), "the second edit's file folded away").to.equal(null);
+      const jobs = await settledJobs([made!.file.id, pendingFileId]);
+      expect(jobs.map((job) => job.status)).to.deep.equal(['succeeded', 'succeeded']);
+      expect(await app.services.storage.sizeOf(`${jobs[1]!.outputPrefix}/edited.mp4`), "the second edit's object deleted").to.equal(null);
+    });
+
+    it('the same replace edit on two items of one file: both end uploaded on one stored file, the source goes with its last item, storage_used_bytes exact', async () => {
+      const user = await signUpAndLogin(app);
+      const source = await freshSource(user.user.id, 'twice-replace.mp4', 2);
+      const [one, two] = source.items as [MediaItemRow, MediaItemRow];
+      const body = { save_mode: 'replace', start_ms: 300, fast_mode: true };
+      expect((await edit(user, one.id, body)).status).to.equal(202);
+      const [first] = await settledItems([one.id]);
+      expect(first!.file.id).to.not.equal(source.file.id);
+      expect((await edit(user, two.id, body)).status).to.equal(202);
+      const items = await settledItems([one.id, two.id]);
+
+      expect(new Set(items.map((item) => item.file.id)), 'one stored file').to.deep.equal(new Set([first!.file.id]));
+      const size = first!.file.sizeBytes!;
+      expect(items.map((item) => item.chargedBytes)).to.deep.equal([size, size]);
+      await expectExactAccounting(user.user.id);
+      const em = app.services.orm.em.fork();
+      expect(await em.count(MediaFile, { sha256Hash: first!.file.sha256Hash })).to.equal(1);
+      expect(await em.findOne(MediaFile, source.file.id), 'the source left by its last item').to.equal(null);
+      expect(await app.services.storage.sizeOf(source.key)).to.equal(null);
+    });
+
+    it('a copy then the same edit as replace on the same item: both items end uploaded on one stored file', async () => {
+      const user = await signUpAndLogin(app);
+      const source = await freshSource(user.user.id, 'copy-then-replace.mp4');
+      const body = { end_ms: 1500, fast_mode: true };
+      const copy = (await json(await edit(user, source.items[0]!.id, body))).new_media_item_uuid as string;
+      const [made] = await settledItems([copy]);
+      expect((await edit(user, source.items[0]!.id, { ...body, save_mode: 'replace' })).status).to.equal(202);
+      const items = await settledItems([copy, source.items[0]!.id]);
+      expect(new Set(items.map((item) => item.file.id))).to.deep.equal(new Set([made!.file.id]));
+      await expectExactAccounting(user.user.id);
+      expect(await app.services.orm.em.fork().findOne(MediaFile, source.file.id)).to.equal(null);
+    });
   });
 
   describe('422 bounds (duration_ms 4000)', () => {
@@ -211,6 +314,79 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
 
     const image = await uploaded(owner.user.id, await makeImage(dir, 'still.png', { width: 64, height: 64 }), 'image/png');
     expect((await edit(owner, image.items[0]!.id, {})).status).to.equal(422);
+  });
+
+  it('a source still processing (duration_ms null) → 409, not a job: its bytes are not yet at the served key the job reads', async () => {
+    const user = await signUpAndLogin(app);
+    const fileId = randomUUID();
+    const em = app.services.orm.em.fork();
+    // as confirm leaves an upload: the bytes at its staging key, the served key written by the artifact job
+    const file = em.create(MediaFile, { id: fileId, uploaderId: user.user.id, status: 'PROCESSING', storageKey: `media/${fileId}/source`, uploadKey: `uploads/${fileId}/staging`, contentType: 'video/mp4', originalFilename: 'x.mp4', declaredSizeBytes: 1, sizeBytes: 1 });
+    const item = em.create(MediaItem, { id: randomUUID(), userId: user.user.id, file, scope: 'library' });
+    await em.flush();
+    const response = await edit(user, item.id, { end_ms: 1000 });
+    expect(response.status).to.equal(409);
+    expect((await json(response)).detail).to.match(/processing/);
+    expect(await app.services.orm.em.fork().count(Job, { userId: user.user.id, program: 'media-edit' })).to.equal(0);
+  });
+
+  describe('replace reads pending at once ("created with status pending")', () => {
+    it('the replaced item reads pending from the 202 until the edit is ready, then uploaded on the edited file', async () => {
+      const user = await signUpAndLogin(app);
+      const source = await freshSource(user.user.id, 'pending-replace.mp4');
+      const itemId = source.items[0]!.id;
+      const events = await listenToUser(app.services.bus, user.user.id);
+      try {
+        expect((await edit(user, itemId, { save_mode: 'replace', start_ms: 100 })).status).to.equal(202);
+        const pending = await json(await user.client.get(`/api/v1/media/${itemId}`));
+        expect([pending.status, pending.media_file_id]).to.deep.equal(['pending', source.file.id]);
+        const listed = await json(await user.client.get('/api/v1/media?items_per_page=100'));
+        expect(listed.data.find((view: { uuid: string }) => view.uuid === itemId).status).to.equal('pending');
+        await events.next('media_ready');
+      } finally {
+        await events.close();
+      }
+      const ready = await json(await user.client.get(`/api/v1/media/${itemId}`));
+      expect(ready.status).to.equal('uploaded');
+      expect(ready.media_file_id).to.not.equal(source.file.id);
+      expect((await app.services.orm.em.fork().findOneOrFail(MediaItem, itemId)).pendingFileId).to.equal(null);
+    });
+
+    it('a second replace of an item whose replace is still pending → 409; a copy edit of it is still accepted', async () => {
+      const user = await signUpAndLogin(app);
+      const source = await freshSource(user.user.id, 'replace-twice.mp4');
+      const itemId = source.items[0]!.id;
+      const events = await listenToUser(app.services.bus, user.user.id);
+      try {
+        const [first, second] = await Promise.all([edit(user, itemId, { save_mode: 'replace', end_ms: 1000 }), edit(user, itemId, { save_mode: 'replace', end_ms: 1000 })]);
+        expect([first.status, second.status].sort()).to.deep.equal([202, 409]);
+        const refused = first.status === 409 ? first : second;
+        expect((await json(refused)).detail).to.match(/replacing this item/);
+        expect((await edit(user, itemId, { end_ms: 1500 })).status, 'a copy').to.equal(202);
+        await eventually(async () => (events.events.filter((event) => event.type === 'media_ready').length >= 2 ? true : undefined), 'both edits ready');
+      } finally {
+        await events.close();
+      }
+      expect((await json(await user.client.get(`/api/v1/media/${itemId}`))).status).to.equal('uploaded');
+    });
+
+    it('a failed replace: the item reads uploaded again, on its old file, and its owner hears media_failed', async () => {
+      const user = await signUpAndLogin(app);
+      const source = await freshSource(user.user.id, 'replace-fails.mp4');
+      const itemId = source.items[0]!.id;
+      // the edit's input asks for a range the worker finds empty once it clamps to the real duration
+      await app.services.orm.em.fork().nativeUpdate(MediaFile, { id: source.file.id }, { durationMs: null });
+      const events = await listenToUser(app.services.bus, user.user.id);
+      try {
+        expect((await edit(user, itemId, { save_mode: 'replace', start_ms: 50_000 })).status).to.equal(202);
+        expect((await json(await user.client.get(`/api/v1/media/${itemId}`))).status).to.equal('pending');
+        expect((await events.next('media_failed')).data).to.include({ media_item_uuid: itemId });
+      } finally {
+        await events.close();
+      }
+      const view = await json(await user.client.get(`/api/v1/media/${itemId}`));
+      expect([view.status, view.media_file_id]).to.deep.equal(['uploaded', source.file.id]);
+    });
   });
 
   it('an edit whose output is not web-compatible (a 1440p source keeps its height) → media_ready with proxy_status pending, then its proxy job makes it ready', async () => {

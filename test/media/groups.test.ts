@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
-import { MediaGroup } from '../../api/src/media-groups/entities.ts';
+import { MediaGroup, MediaGroupMembership } from '../../api/src/media-groups/entities.ts';
 import { createItem } from './library-fixtures.ts';
 
 describe('media groups: /media-groups and /media/{media_item_id}/groups/{group_id}', () => {
@@ -84,7 +84,36 @@ describe('media groups: /media-groups and /media/{media_item_id}/groups/{group_i
     expect(listed.data[0].group_ids).to.deep.equal([group.uuid]);
     expect((await alice.client.delete(`/api/v1/media/${item.id}/groups/${group.uuid}`)).status).to.equal(204);
     expect((await json(await alice.client.get(`/api/v1/media?group_id=${group.uuid}`))).data).to.deep.equal([]);
-    expect((await alice.client.delete(`/api/v1/media/${item.id}/groups/${group.uuid}`)).status).to.equal(404);
+  });
+
+  it('DELETE membership of an item not in the group → 204 (the spec\'s row: the membership is gone either way); a missing item or group, or another user\'s, → 404', async () => {
+    const group = await create(alice, { name: 'Never joined' });
+    const { item } = await createItem(app, alice.user.id);
+    expect((await alice.client.delete(`/api/v1/media/${item.id}/groups/${group.uuid}`)).status).to.equal(204);
+    await alice.client.post(`/api/v1/media/${item.id}/groups/${group.uuid}`);
+    expect((await alice.client.delete(`/api/v1/media/${item.id}/groups/${group.uuid}`)).status).to.equal(204);
+    expect((await alice.client.delete(`/api/v1/media/${item.id}/groups/${group.uuid}`)).status, 'removed twice').to.equal(204);
+    expect((await alice.client.delete(`/api/v1/media/${item.id}/groups/${randomUUID()}`)).status).to.equal(404);
+    expect((await alice.client.delete(`/api/v1/media/${randomUUID()}/groups/${group.uuid}`)).status).to.equal(404);
+    const theirs = await create(bob, { name: 'Not yours' });
+    expect((await alice.client.delete(`/api/v1/media/${item.id}/groups/${theirs.uuid}`)).status).to.equal(404);
+  });
+
+  it('adding memberships while the group is being deleted → 201 or 404, never a 5xx (25 races); no membership outlives its group', async () => {
+    for (let race = 0; race < 25; race++) {
+      const group = await create(alice, { name: `Racing ${race}` });
+      const items = await Promise.all([1, 2, 3].map(() => createItem(app, alice.user.id)));
+      const [deleted, ...added] = await Promise.all([
+        alice.client.delete(`/api/v1/media-groups/${group.uuid}`),
+        ...items.map(({ item }) => alice.client.post(`/api/v1/media/${item.id}/groups/${group.uuid}`)),
+      ]);
+      expect(deleted!.status).to.equal(204);
+      for (const answer of added) {
+        expect([201, 404], `race ${race}: ${await answer.clone().text()}`).to.include(answer.status);
+      }
+      const left = await app.services.orm.em.fork().count(MediaGroupMembership, { group: group.uuid });
+      expect(left, `race ${race}: memberships of the deleted group`).to.equal(0);
+    }
   });
 
   it('an item may belong to several groups', async () => {

@@ -11,11 +11,17 @@ import { listenToUser } from '../support/events.ts';
 import { makeVideo } from '../support/media.ts';
 import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
+import { Job } from '../../api/src/jobs/entities.ts';
+import { eventually } from '../support/wait.ts';
 
 /** A local double of the Mux endpoints the importer uses: playback id → asset → asset, and the MP4 rendition. */
 async function startMuxDouble(assets: Record<string, { assetId: string; duration: number; title: string; mp4?: Buffer }>, mp4: Buffer) {
   const downloads: string[] = [];
-  const server: Server = createServer((request, response) => {
+  /** Downloads of these playback ids wait until the gate opens (the import stays processing). */
+  const gates = new Map<string, Promise<void>>();
+  /** Paths answered with a redirect to the given location. */
+  const redirects = new Map<string, string>();
+  const server: Server = createServer(async (request, response) => {
     const path = request.url ?? '';
     const reply = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -29,9 +35,15 @@ async function startMuxDouble(assets: Record<string, { assetId: string; duration
     match = /^\/video\/v1\/assets\/(\w+)$/.exec(path);
     const asset = match && Object.values(assets).find((candidate) => candidate.assetId === match![1]);
     if (asset) return reply(200, { data: { id: asset.assetId, status: 'ready', duration: asset.duration, meta: { title: asset.title } } });
+    const redirect = redirects.get(path);
+    if (redirect) {
+      response.writeHead(302, { location: redirect });
+      return response.end();
+    }
     match = /^\/(\w+)\/highest\.mp4$/.exec(path);
     if (match && assets[match[1]!]) {
       downloads.push(match[1]!);
+      await gates.get(match[1]!);
       const bytes = assets[match[1]!]!.mp4 ?? mp4;
       response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': bytes.length });
       return response.end(bytes);
@@ -40,7 +52,16 @@ async function startMuxDouble(assets: Record<string, { assetId: string; duration
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, downloads, close: () => new Promise((resolve) => server.close(resolve)) };
+  /** Holds the downloads of `playbackId` until the returned function is called. */
+  const hold = (playbackId: string) => {
+    let open!: () => void;
+    gates.set(playbackId, new Promise<void>((resolve) => (open = resolve)));
+    return () => {
+      gates.delete(playbackId);
+      open();
+    };
+  };
+  return { origin, downloads, hold, redirects, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 describe('external video import: POST /media/videohost (Mux)', function () {
@@ -55,6 +76,7 @@ describe('external video import: POST /media/videohost (Mux)', function () {
     const mp4 = await readFile(await makeVideo(dir, 'hosted.mp4', { seconds: 2, width: 160, height: 90 }));
     // distinct bytes per asset: identical content would be folded onto one file by sha256
     const own = async (name: string) => readFile(await makeVideo(dir, name, { seconds: 1, width: 160, height: 90 }));
+    const twin = await own('twin.mp4');
     mux = await startMuxDouble(
       {
         PlaybackShort0001: { assetId: 'AssetShort0001', duration: 2.0, title: 'Short clip' },
@@ -62,6 +84,14 @@ describe('external video import: POST /media/videohost (Mux)', function () {
         PlaybackProject01: { assetId: 'AssetProject01', duration: 1.0, title: 'Project clip', mp4: await own('project.mp4') },
         PlaybackRace00001: { assetId: 'AssetRace00001', duration: 1.0, title: 'Raced clip', mp4: await own('race.mp4') },
         PlaybackCharge001: { assetId: 'AssetCharge001', duration: 1.0, title: 'Charged clip', mp4: await own('charge.mp4') },
+        // two assets of the host holding the same bytes: the second import folds onto the first's file
+        PlaybackTwinA0001: { assetId: 'AssetTwinA0001', duration: 1.0, title: 'Twin A', mp4: twin },
+        PlaybackTwinB0001: { assetId: 'AssetTwinB0001', duration: 1.0, title: 'Twin B', mp4: twin },
+        PlaybackNulTitle1: { assetId: 'AssetNulTitle1', duration: 1.0, title: 'Nul\u0000title\u0007 ', mp4: await own('nul.mp4') },
+        PlaybackLongTitle: { assetId: 'AssetLongTitle', duration: 1.0, title: `${'é'.repeat(300)}`, mp4: await own('long-title.mp4') },
+        PlaybackAway00001: { assetId: 'AssetAway00001', duration: 1.0, title: 'Redirected away', mp4: await own('away.mp4') },
+        PlaybackHop000001: { assetId: 'AssetHop000001', duration: 1.0, title: 'Redirected within', mp4: await own('hop.mp4') },
+        PlaybackHopTarget: { assetId: 'AssetHopTarget', duration: 1.0, title: 'Hop target', mp4: await own('hop-target.mp4') },
       },
       mp4,
     );
@@ -76,6 +106,18 @@ describe('external video import: POST /media/videohost (Mux)', function () {
 
   const importUrl = (who: SignedIn, playbackId: string, extra: Record<string, unknown> = {}) =>
     who.client.post('/api/v1/media/videohost', { url: `${mux.origin}/${playbackId}.m3u8`, scope: 'library', ...extra });
+
+  /** Imports and waits for the importer's media_ready; the 202 body. */
+  async function importReady(who: SignedIn, playbackId: string) {
+    const events = await listenToUser(app.services.bus, who.user.id);
+    try {
+      const accepted = await json(await importUrl(who, playbackId));
+      await events.next('media_ready');
+      return accepted;
+    } finally {
+      await events.close();
+    }
+  }
 
   it('a non-superuser → 403', async () => {
     const user = await signUpAndLogin(app);
@@ -202,14 +244,7 @@ describe('external video import: POST /media/videohost (Mux)', function () {
     const importer = await signUpAndLogin(app, { superuser: true });
     const em = () => app.services.orm.em.fork();
     const used = () => storageUsed(em(), importer.user.id);
-    const events = await listenToUser(app.services.bus, importer.user.id);
-    let first;
-    try {
-      first = await json(await importUrl(importer, 'PlaybackCharge001'));
-      await events.next('media_ready');
-    } finally {
-      await events.close();
-    }
+    const first = await importReady(importer, 'PlaybackCharge001');
     const size = (await em().findOneOrFail(MediaFile, first.media_file_id)).sizeBytes!;
     expect(size).to.be.greaterThan(0);
     expect(await used()).to.equal(size);
@@ -231,5 +266,97 @@ describe('external video import: POST /media/videohost (Mux)', function () {
     expect((await importer.client.delete(`/api/v1/media/${again.media_item_id}`)).status).to.equal(204);
     expect(await used()).to.equal(before - size);
     expect(await em().findOne(MediaFile, first.media_file_id), 'the file stays for the first item').to.not.equal(null);
+  });
+
+  describe('an import whose bytes are already stored, deduplicated onto while still processing', () => {
+    it('every item ends uploaded on the one stored file, each charged to its owner (storage_used_bytes exact); the second job succeeds', async () => {
+      const [first, second] = await Promise.all([signUpAndLogin(app, { superuser: true }), signUpAndLogin(app, { superuser: true })]);
+      const em = () => app.services.orm.em.fork();
+      const stored = await importReady(first, 'PlaybackTwinA0001');
+      const release = mux.hold('PlaybackTwinB0001');
+      let twin, joined;
+      try {
+        twin = await json(await importUrl(first, 'PlaybackTwinB0001'));
+        expect(twin.deduplicated).to.equal(false);
+        joined = await json(await importUrl(second, 'PlaybackTwinB0001'));
+        expect(joined).to.include({ media_file_id: twin.media_file_id, deduplicated: true });
+        expect((await em().findOneOrFail(MediaFile, twin.media_file_id)).status, 'still processing when deduplicated onto').to.equal('PROCESSING');
+      } finally {
+        release();
+      }
+      const itemIds = [stored.media_item_id, twin.media_item_id, joined.media_item_id];
+      const items = await eventually(async () => {
+        const found = await em().find(MediaItem, { id: { $in: itemIds } }, { populate: ['file'] });
+        return found.length === 3 && found.every((item) => item.file.status === 'UPLOADED') && found.every((item) => item.file.id === stored.media_file_id) ? found : undefined;
+      }, 'the three items uploaded on the first file');
+      const file = items[0]!.file;
+      expect(items.map((item) => item.chargedBytes)).to.deep.equal([file.sizeBytes, file.sizeBytes, file.sizeBytes]);
+      for (const user of [first, second]) {
+        const charged = (await em().find(MediaItem, { userId: user.user.id })).reduce((sum, item) => sum + item.chargedBytes, 0);
+        expect(await storageUsed(em(), user.user.id), 'storage_used_bytes of each owner').to.equal(charged);
+      }
+      expect(await storageUsed(em(), first.user.id)).to.equal(2 * file.sizeBytes!);
+      expect(await em().count(MediaFile, { sha256Hash: file.sha256Hash }), 'one stored file').to.equal(1);
+      expect(await em().findOne(MediaFile, twin.media_file_id)).to.equal(null);
+      const [job] = await em().find(Job, { program: 'media-import', mediaFileId: twin.media_file_id });
+      expect([job?.status, job?.completedAt ? 'completed' : 'open']).to.deep.equal(['succeeded', 'completed']);
+      expect(await app.services.storage.sizeOf(`${job!.outputPrefix}/imported.mp4`), "the folded import's object deleted").to.equal(null);
+    });
+  });
+
+  it('a NUL (or other control character) in the host\'s title is stripped, not a 500: the item is named without it', async () => {
+    const response = await importUrl(admin, 'PlaybackNulTitle1');
+    expect(response.status, await response.clone().text()).to.equal(202);
+    const { media_item_id: itemId } = await json(response);
+    const view = await json(await admin.client.get(`/api/v1/media/${itemId}`));
+    expect(view.display_name).to.equal('Nultitle');
+    expect(view.original_filename).to.not.match(/[\u0000-\u001f]/);
+  });
+
+  it("a host's title longer than an item's display name (255 characters) is cut, not a 500", async () => {
+    const response = await importUrl(admin, 'PlaybackLongTitle');
+    expect(response.status, await response.clone().text()).to.equal(202);
+    const view = await json(await admin.client.get(`/api/v1/media/${(await json(response)).media_item_id}`));
+    expect(view.display_name).to.equal('é'.repeat(255));
+  });
+
+  describe('the download follows redirects only within the host\'s download origin', () => {
+    let elsewhere: Server;
+    let elsewhereHits = 0;
+    let elsewhereOrigin: string;
+    before(async () => {
+      elsewhere = createServer((_request, response) => {
+        elsewhereHits++;
+        response.writeHead(200, { 'content-type': 'video/mp4' });
+        response.end('not a video');
+      });
+      await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+      // another origin on the same machine (another port): as foreign as another host
+      elsewhereOrigin = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+    });
+    after(() => new Promise((resolve) => elsewhere.close(resolve)));
+
+    it('a redirect to another origin → the import fails (media_failed naming the host), nothing fetched there', async () => {
+      mux.redirects.set('/PlaybackAway00001/highest.mp4', `${elsewhereOrigin}/internal/secret.mp4`);
+      const importer = await signUpAndLogin(app, { superuser: true });
+      const events = await listenToUser(app.services.bus, importer.user.id);
+      try {
+        const accepted = await json(await importUrl(importer, 'PlaybackAway00001'));
+        const failed = await events.next('media_failed');
+        expect(failed.data).to.include({ media_item_uuid: accepted.media_item_id });
+        expect((failed.data as { error: string }).error).to.include(new URL(elsewhereOrigin).host).and.match(/redirect/i);
+        const file = await app.services.orm.em.fork().findOneOrFail(MediaFile, accepted.media_file_id);
+        expect([file.status, file.errorCode]).to.deep.equal(['FAILED', 'import.redirect_refused']);
+        expect(elsewhereHits).to.equal(0);
+      } finally {
+        await events.close();
+      }
+    });
+
+    it('a redirect within the download origin is followed', async () => {
+      mux.redirects.set('/PlaybackHop000001/highest.mp4', '/PlaybackHopTarget/highest.mp4');
+      await importReady(await signUpAndLogin(app, { superuser: true }), 'PlaybackHop000001');
+      expect(mux.downloads).to.include('PlaybackHopTarget');
+    });
   });
 });

@@ -243,7 +243,7 @@ describe('operator: custom resource → batch Job → status and completion', fu
     expect(sim.list('artifactjobs', namespace).filter((r) => (r.spec as { jobId: string }).jobId === 'not-a-uuid')).to.deep.equal([]);
 
     // Through the job service, a refused resource settles the job as failed (job.rejected) instead of leaving it queued.
-    const job = await app.services.jobs.submit(app.services.orm.em.fork(), { program: 'artifact', userId: randomUUID(), input: {}, timeoutSeconds: 30 * 24 * 3600 });
+    const job = await app.services.jobs.submit(app.services.orm.em.fork(), { program: 'artifact', userId: randomUUID(), input: { sourceKey: 'missing', contentType: 'video/mp4' }, timeoutSeconds: 30 * 24 * 3600 });
     const settled = await eventually(async () => {
       const current = await row(job.id);
       return current.status === 'failed' ? current : undefined;

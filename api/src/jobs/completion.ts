@@ -4,7 +4,7 @@ import type { RequestableProgram } from '../../../crds/programs.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { ProgressRelay } from '../events/progress-relay.ts';
 import { Job, type JobRow } from './entities.ts';
-import { jobCreditReference, recordJob, type JobRequest } from './service.ts';
+import { jobCreditReference, recordJob, type FollowUpRequest } from './service.ts';
 
 /**
  * Why a job failed: the English text (jobs.error, logs, fallback) and, when known, the
@@ -22,7 +22,7 @@ export type JobOutcome = { ok: true; result: Record<string, unknown> } | ({ ok: 
 export type AfterCommit = () => Promise<void>;
 
 /** A job a completion asks for next: the finished job's user unless it names another. */
-export type FollowUpJob = Omit<JobRequest, 'userId' | 'creditMinutes'> & { userId?: string };
+export type FollowUpJob = FollowUpRequest;
 
 /** What a handler asks for besides its own writes: all of it happens with the settlement, or not at all. */
 export interface Settlement {

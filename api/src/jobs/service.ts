@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import type { analyzeInputSchema } from '../../../crds/analyze-contract.ts';
+import type { artifactInputSchema } from '../../../crds/contracts/artifact.ts';
+import type { mediaEditInputSchema } from '../../../crds/contracts/media-edit.ts';
+import type { mediaImportInputSchema } from '../../../crds/contracts/media-import.ts';
+import type { proxyInputSchema } from '../../../crds/contracts/proxy.ts';
 import { jobPrograms, type RequestableProgram } from '../../../crds/programs.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { JobCompletion } from './completion.ts';
@@ -9,17 +15,42 @@ import type { JobOutbox } from './outbox.ts';
 import type { JobKind } from '../../../crds/schema.ts';
 import { jobSystemFailures } from '../../../crds/outcome.ts';
 
-export interface JobRequest {
-  program: RequestableProgram;
+/**
+ * What the api writes as each requestable program's input: the program parses it with
+ * the same contract schema (crds/), so an input it would refuse does not compile here.
+ */
+interface ProgramInputs {
+  artifact: z.input<typeof artifactInputSchema>;
+  proxy: z.input<typeof proxyInputSchema>;
+  'media-edit': z.input<typeof mediaEditInputSchema>;
+  'media-import': z.input<typeof mediaImportInputSchema>;
+  analyze: z.input<typeof analyzeInputSchema>;
+}
+
+/** The input of program `P` (a program missing from ProgramInputs fails to compile here). */
+export type InputOf<P extends RequestableProgram> = ProgramInputs[P];
+
+/** A program and its input, for each requestable program: the pair the api may request. */
+export type ProgramRequest = { [P in RequestableProgram]: { program: P; input: InputOf<P> } }[RequestableProgram];
+
+interface JobRequestFields {
   userId: string;
   projectId?: string;
   mediaFileId?: string;
-  input: Record<string, unknown>;
   /** Overrides JOB_TIMEOUT_SECONDS for this job. */
   timeoutSeconds?: number;
   /** AI minutes to hold for the job: reserved with the row, deducted on success, released otherwise. */
   creditMinutes?: number;
 }
+
+export type JobRequest = JobRequestFields & ProgramRequest;
+
+/**
+ * A job a completion asks for next (Settlement.followUps): the finished job's user unless
+ * it names another, no credits. Program and input stay paired (`Omit` over the union would
+ * not keep them so).
+ */
+export type FollowUpRequest = Omit<JobRequestFields, 'userId' | 'creditMinutes'> & { userId?: string } & ProgramRequest;
 
 export interface JobServiceDeps {
   dispatcher: JobDispatcher;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { NotFound } from '../shared/errors.ts';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { ownedBy } from '../accounts/ownership.ts';
+import { MediaItem } from '../media/entities.ts';
 import type { MediaLibrary } from '../media/library/library-service.ts';
 import { offsetOf, type PageOfRows, type PageRequest } from '../shared/page.ts';
 import { MediaGroup, MediaGroupMembership, type MediaGroupMembershipRow, type MediaGroupRow } from './entities.ts';
@@ -83,24 +83,32 @@ export class MediaGroups {
     await em.nativeDelete(MediaGroup, { id: group.id });
   }
 
-  /** Puts the item in the group; adding it again changes nothing. */
+  /**
+   * Puts the item in the group; adding it again changes nothing. The group and the item are
+   * share-locked first, so a delete of either waits for this commit (then removes the
+   * membership with them) or, if it came first, this finds nothing: 404, never a foreign key error.
+   */
   async addItem(em: EntityManager, userId: string, itemId: string, groupId: string): Promise<{ membership: MembershipView }> {
-    const item = await this.#library.findOwned(em, userId, itemId);
-    const group = await this.#owned(em, userId, groupId);
-    // Two adds racing for the same pair: the unique pair keeps one, the other reads it.
-    await em.getConnection().execute(
-      'insert into media_group_memberships (id, media_group_id, media_item_id, created_at) values (?, ?, ?, ?) on conflict (media_group_id, media_item_id) do nothing',
-      [randomUUID(), group.id, item.id, new Date()],
-    );
-    const row = await em.findOneOrFail(MediaGroupMembership, { group: group.id, item: item.id }, { refresh: true });
-    return { membership: membershipView(row) };
+    return em.transactional(async (tx) => {
+      const item = ownedBy(await tx.findOne(MediaItem, itemId, { lockMode: LockMode.PESSIMISTIC_READ }), userId, { notFound: 'library.item_not_found' });
+      const group = ownedBy(await tx.findOne(MediaGroup, groupId, { lockMode: LockMode.PESSIMISTIC_READ }), userId, { notFound: 'library.group_not_found' });
+      // Two adds racing for the same pair: the unique pair keeps one, the other reads it.
+      await tx.getConnection().execute(
+        'insert into media_group_memberships (id, media_group_id, media_item_id, created_at) values (?, ?, ?, ?) on conflict (media_group_id, media_item_id) do nothing',
+        [randomUUID(), group.id, item.id, new Date()],
+        'run',
+        tx.getTransactionContext(),
+      );
+      const row = await tx.findOneOrFail(MediaGroupMembership, { group: group.id, item: item.id }, { refresh: true });
+      return { membership: membershipView(row) };
+    });
   }
 
+  /** Takes the item out of the group: 204 also when it was not in it (the membership is absent either way). */
   async removeItem(em: EntityManager, userId: string, itemId: string, groupId: string): Promise<void> {
     const item = await this.#library.findOwned(em, userId, itemId);
     const group = await this.#owned(em, userId, groupId);
-    const removed = await em.nativeDelete(MediaGroupMembership, { group: group.id, item: item.id });
-    if (removed === 0) throw NotFound('library.membership_not_found');
+    await em.nativeDelete(MediaGroupMembership, { group: group.id, item: item.id });
   }
 
   /** Account deletion: the user's groups (memberships cascade). */

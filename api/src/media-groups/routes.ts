@@ -137,11 +137,11 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
   router.add({
     method: 'delete',
     path: '/api/v1/media/{media_item_id}/groups/{group_id}',
-    summary: 'Takes a media item out of a group.',
+    summary: 'Takes a media item out of a group (204 also when it was not in it).',
     tags,
     access: 'session',
     params: MembershipParams,
-    responses: { 204: { description: 'Removed' }, 404: { description: 'No such item, group or membership of yours' } },
+    responses: { 204: { description: 'Removed, or was not a member' }, 404: { description: 'No such item or group of yours' } },
     handler: async (ctx, { params }) => {
       await groups.removeItem(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, params.group_id);
       ctx.status = 204;

@@ -1,24 +1,12 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { proxyResultSchema } from '../../../crds/contracts/proxy.ts';
 import type { CompletionHandler } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import { MediaFile } from './entities.ts';
 import { deleteObjects } from './file-objects.ts';
-
-/** The proxy program's result.json. */
-const proxyResultSchema = z.object({
-  proxy_key: z.string().min(1),
-  sprite_key: z.string().min(1),
-  sprite: z.object({
-    tile_width_px: z.number().int().positive(),
-    tile_height_px: z.number().int().positive(),
-    tiles_per_row: z.number().int().positive(),
-    total_tiles: z.number().int().positive(),
-    seconds_per_tile: z.number().positive(),
-  }),
-});
 
 /**
  * Settles proxy jobs: the file's proxy and sprite become playable (proxy_status ready).

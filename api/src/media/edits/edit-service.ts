@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ownedBy } from '../../accounts/ownership.ts';
 import { Conflict, Invalid } from '../../shared/errors.ts';
@@ -23,12 +23,6 @@ export const EditRequest = z
 export type EditInput = z.infer<typeof EditRequest>;
 
 export const EditAccepted = z.object({ new_media_item_uuid: z.uuid() }).meta({ id: 'MediaEditAccepted' });
-
-/** What the media-edit job's input carries besides the program's own fields (the program ignores it). */
-export interface EditBookkeeping {
-  /** save_mode replace: the item repointed at the edited file once it is ready. */
-  replaceItemId?: string;
-}
 
 const invalid = (key: MessageKey, params: MessageParams = {}) => Invalid(key, { code: 'ValidationError', params });
 
@@ -82,10 +76,15 @@ export class MediaEditService {
 
   async requestEdit(em: EntityManager, userId: string, itemId: string, input: EditInput): Promise<z.infer<typeof EditAccepted>> {
     const created = await em.transactional(async (tx) => {
-      const item = ownedBy(await tx.findOne(MediaItem, itemId, { populate: ['file'] }), userId, { notFound: 'media_edit.item_not_found' });
+      // the item's row alone is locked (two replace edits of it cannot both see it not pending); its file is only read
+      const item = ownedBy(await tx.findOne(MediaItem, itemId, { lockMode: LockMode.PESSIMISTIC_WRITE }), userId, { notFound: 'media_edit.item_not_found' });
       if (item.scope !== 'library') throw invalid('media_edit.project_scoped');
-      const source = item.file;
+      const source = await tx.findOneOrFail(MediaFile, item.file.id);
+      // Not before UPLOADED, even while duration_ms is null: until then the bytes are at no
+      // key the job could read (an upload's are at its client-writable staging key until the
+      // artifact job writes the served key, an import's in its job's outputs until it settles).
       if (source.status !== 'UPLOADED') throw Conflict('media_edit.not_ready', { params: { status: source.status.toLowerCase() } });
+      if (input.save_mode === 'replace' && item.pendingFileId) throw Conflict('media_edit.replace_pending');
       if (source.kind === 'image') throw invalid('media_edit.not_editable');
       if (input.extract_audio && !source.hasAudio) throw invalid('media_edit.no_audio');
       checkEditBounds(input, source.durationMs ?? null);
@@ -114,11 +113,12 @@ export class MediaEditService {
               behaviorDefaults: { ...item.behaviorDefaults },
             })
           : item;
+      // replace: the item reads pending until the job settles (the spec's "created with status pending")
+      if (input.save_mode === 'replace') item.pendingFileId = fileId;
       await tx.flush();
       return { file, itemId: target.id, source };
     });
 
-    const bookkeeping: EditBookkeeping = input.save_mode === 'replace' ? { replaceItemId: created.itemId } : {};
     await this.#jobs.submit(em, {
       program: 'media-edit',
       userId,
@@ -132,7 +132,8 @@ export class MediaEditService {
         extractAudio: input.extract_audio,
         fastMode: input.fast_mode,
         cuts: (input.cuts ?? []).map((cut) => ({ startMs: cut.start_ms, endMs: cut.end_ms })),
-        ...bookkeeping,
+        // bookkeeping for the completion (the program ignores it)
+        ...(input.save_mode === 'replace' ? { replaceItemId: created.itemId } : {}),
       },
     });
     return { new_media_item_uuid: created.itemId };

@@ -1,9 +1,11 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { mediaEditInputSchema, producedMediaResultSchema, type ProducedMediaResult } from '../../../../crds/contracts/media-edit.ts';
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
 import { settlementOf, type AfterCommit, type CompletionHandler, type JobFailed } from '../../jobs/completion.ts';
+import type { JobRow } from '../../jobs/entities.ts';
 import { artifactCompletion, type ArtifactLoaded } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
 import { deleteObjects } from '../file-objects.ts';
@@ -15,15 +17,19 @@ type ArtifactDeps = Parameters<typeof artifactCompletion>[0];
 /** The artifact completion's deps and the services' billing, whose plans (and clock) decide the quota. */
 export type ProducedMediaDeps = ArtifactDeps & { billing: BillingService };
 
-/** What the media-edit and media-import programs return: the stored object and the artifact program's description of it. */
-const producedResultSchema = z.object({
-  output_key: z.string().min(1),
-  size_bytes: z.number().int().min(0),
-  content_type: z.string().min(1),
-  artifact: z.record(z.string(), z.unknown()),
-});
+/** The item a media edit with save_mode replace repoints (its input's bookkeeping); none for copies and imports. */
+function replaceItemIdOf(job: JobRow): string | undefined {
+  return job.program === 'media-edit' ? mediaEditInputSchema.pick({ replaceItemId: true }).parse(job.input).replaceItemId : undefined;
+}
 
-const bookkeepingSchema = z.object({ replaceItemId: z.uuid().optional() }).loose();
+/**
+ * Items are read outside the identity map and written with single statements: the
+ * artifact completion this hands over to folds identical content onto the file stored
+ * first with a native update of the items, so an item left managed here would still
+ * point at the folded-away file, and the next flush would write that (a not-null
+ * violation on media_items.media_file_id that failed the job at every retry).
+ */
+const unmanaged = { disableIdentityMap: true } as const;
 
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 
@@ -40,22 +46,26 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
 
   return {
     async load(job, raw) {
-      const parsed = producedResultSchema.safeParse(raw);
+      const parsed = producedMediaResultSchema.safeParse(raw);
       return parsed.success ? artifacts.load!(job, parsed.data.artifact) : undefined;
     },
 
     async succeeded(em, job, raw, loaded) {
-      const parsed = producedResultSchema.safeParse(raw);
+      const parsed = producedMediaResultSchema.safeParse(raw);
       if (!parsed.success) return this.failed(em, job, { error: `The job returned an unreadable result: ${z.prettifyError(parsed.error)}` });
       const result = parsed.data;
-      const { replaceItemId } = bookkeepingSchema.parse(job.input);
+      const replaceItemId = replaceItemIdOf(job);
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      const producedKeys = [result.output_key, ...artifactKeys(result.artifact)];
+      const producedKeys = [result.output_key, ...artifactKeys(result)];
       const deleteProduced = () => deleteObjects(deps.storage, producedKeys);
-      if (!file) return deleteProduced; // deleted while the job ran
+      if (!file) {
+        // deleted while the job ran (a replace's file by the stale-upload sweep): its item no longer waits for it
+        if (replaceItemId) await clearPending(em, replaceItemId, job.mediaFileId);
+        return deleteProduced;
+      }
 
-      const replaced = replaceItemId ? await em.findOne(MediaItem, replaceItemId) : null;
+      const replaced = replaceItemId ? await lockReplaced(em, replaceItemId) : null;
       if (replaceItemId && !replaced) {
         // The item to replace was deleted meanwhile: the edit has nobody to serve.
         em.remove(file);
@@ -76,17 +86,15 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       file.storageKey = result.output_key;
       file.sizeBytes = result.size_bytes;
       file.declaredSizeBytes = result.size_bytes;
+      await em.flush();
       let releasedKeys: string[] = [];
       if (replaced) {
-        const previous = replaced.file.id;
         await refundStorage(em, replaced.userId, replaced.chargedBytes);
-        replaced.file = file;
-        replaced.chargedBytes = result.size_bytes;
-        await em.flush();
-        releasedKeys = await removeFileIfUnreferenced(em, previous);
+        await em.nativeUpdate(MediaItem, { id: replaced.id }, { file: file.id, chargedBytes: result.size_bytes });
+        await clearPending(em, replaced.id, file.id);
+        releasedKeys = await removeFileIfUnreferenced(em, replaced.file.id);
       }
       const dropped = replaced ? null : await chargeItems(em, file.id, job.userId, result.size_bytes);
-      await em.flush();
       const ready = settlementOf(await artifacts.succeeded(em, job, result.artifact, loaded));
       return {
         ...ready,
@@ -99,12 +107,12 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
     },
 
     async failed(em, job, failure) {
-      const { replaceItemId } = bookkeepingSchema.parse(job.input);
+      const replaceItemId = replaceItemIdOf(job);
       if (!replaceItemId) return artifacts.failed(em, job, failure);
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!file) return;
-      return settleFailure(em, file, await em.findOne(MediaItem, replaceItemId), failure);
+      if (!file) return clearPending(em, replaceItemId, job.mediaFileId);
+      return settleFailure(em, file, await em.findOne(MediaItem, replaceItemId, unmanaged), failure);
     },
   };
 
@@ -115,25 +123,24 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
    * (with its canvas) and its owner hears media_failed after the commit.
    */
   async function chargeItems(em: EntityManager, fileId: string, jobUserId: string, size: number): Promise<AfterCommit> {
-    const uncharged = await em.find(MediaItem, { file: fileId, chargedBytes: 0 }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const uncharged = await em.find(MediaItem, { file: fileId, chargedBytes: 0 }, { orderBy: { createdAt: 'asc', id: 'asc' }, ...unmanaged });
     const producing = uncharged.find((item) => item.userId === jobUserId);
     // the job's own item was deleted while it ran: nothing holds the charge made for it
-    if (producing) producing.chargedBytes = size;
+    if (producing) await em.nativeUpdate(MediaItem, { id: producing.id }, { chargedBytes: size });
     else await refundStorage(em, jobUserId, size);
     const refused: { item: MediaItemRow; failure: JobFailed }[] = [];
     for (const item of uncharged.filter((candidate) => candidate !== producing)) {
       const quota = (await billing.limitsOf(em, item.userId)).storageQuotaBytes;
       if (await chargeStorage(em, item.userId, size, quota)) {
-        item.chargedBytes = size;
+        await em.nativeUpdate(MediaItem, { id: item.id }, { chargedBytes: size });
         continue;
       }
       if (item.scope === 'project' && item.scopeProjectId) await removeItemCanvases(em, item.id, item.scopeProjectId);
-      em.remove(item);
+      await em.nativeDelete(MediaItem, { id: item.id });
       const params = { size_mb: mb(size), quota_mb: mb(quota) };
       const error = `The video (${params.size_mb} MB) does not fit in your storage quota (${params.quota_mb} MB); free some space and import it again.`;
       refused.push({ item, failure: { error, code: 'import.quota_exceeded', params } });
     }
-    await em.flush();
     const texts = await Promise.all(refused.map(({ item, failure }) => failureTextsForOwners(em, [item.userId], failure).then((textFor) => textFor(item.userId))));
     return async () => {
       for (const [index, { item }] of refused.entries()) {
@@ -147,18 +154,19 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
 
   /**
    * A copy's file stays FAILED with its item (the user sees why); a replace's file had
-   * no item yet, so it goes and the replaced item, still on its old file, hears media_failed.
+   * no item yet, so it goes and the replaced item, still on its old file and no longer
+   * pending, hears media_failed.
    */
   async function settleFailure(em: EntityManager, file: MediaFileRow, replaced: MediaItemRow | null, failure: JobFailed): Promise<AfterCommit> {
-    const items = replaced ? [replaced] : await em.find(MediaItem, { file: file.id });
+    const items = replaced ? [replaced] : await em.find(MediaItem, { file: file.id }, unmanaged);
     const fileId = file.id;
     if (replaced) {
+      await clearPending(em, replaced.id, fileId);
       em.remove(file);
-      await em.flush();
     } else {
       em.assign(file, { status: 'FAILED', ...failureColumns(failure) });
-      await em.flush();
     }
+    await em.flush();
     const textFor = await failureTextsForOwners(em, items.map((item) => item.userId), failure);
     return async () => {
       for (const item of items) {
@@ -171,9 +179,26 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
   }
 }
 
-function artifactKeys(artifact: Record<string, unknown>): string[] {
-  const keys = artifact.artifacts;
-  if (!keys || typeof keys !== 'object') return [];
-  return Object.values(keys).filter((key): key is string => typeof key === 'string');
+/**
+ * The item a replace repoints, read under its current file's row lock, taken in the order
+ * an item's delete takes them (file, then item): a concurrent delete either ends before
+ * (null: nobody to serve) or sees the item repointed, so its refund is the charge made here.
+ */
+async function lockReplaced(em: EntityManager, itemId: string): Promise<MediaItemRow | null> {
+  for (;;) {
+    const item = await em.findOne(MediaItem, itemId, unmanaged);
+    if (!item) return null;
+    await em.findOne(MediaFile, item.file.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const locked = await em.findOne(MediaItem, itemId, unmanaged);
+    if (!locked || locked.file.id === item.file.id) return locked;
+  }
 }
 
+/** The replace has ended (repointed, or failed): the item no longer reads pending, unless a later replace made it so. */
+async function clearPending(em: EntityManager, itemId: string, fileId: string): Promise<void> {
+  await em.nativeUpdate(MediaItem, { id: itemId, pendingFileId: fileId }, { pendingFileId: null });
+}
+
+function artifactKeys(result: ProducedMediaResult): string[] {
+  return Object.values(result.artifact.artifacts).filter((key): key is string => key !== null);
+}

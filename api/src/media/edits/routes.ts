@@ -16,9 +16,9 @@ export function registerMediaEditRoutes(router: ApiRouter, edits: MediaEditServi
     params: MediaItemParams,
     body: EditRequest,
     responses: {
-      202: { description: 'Queued: copy → the new item; replace → this item, repointed when the edit is ready', schema: EditAccepted },
+      202: { description: 'Queued: copy → the new item; replace → this item, which reads pending until the edit settles and is repointed when it is ready', schema: EditAccepted },
       404: { description: 'No such item of yours' },
-      409: { description: 'The source file is not uploaded yet (pending, processing or failed)' },
+      409: { description: 'The source file is not uploaded yet (pending, processing or failed), or (replace) an edit replacing this item is still pending' },
       422: { description: 'Project-scoped item, or bounds: start/end/cut end beyond duration_ms, end <= start, a cut end <= its start, cuts removing everything' },
     },
     handler: async (ctx, { params, body }) => {

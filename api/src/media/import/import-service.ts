@@ -28,6 +28,20 @@ export const ImportAccepted = z
   .object({ media_file_id: z.uuid(), media_item_id: z.uuid(), deduplicated: z.boolean() })
   .meta({ id: 'VideoHostImportAccepted' });
 
+/** Longest display name an item holds (media_items.display_name). */
+const MAX_TITLE_LENGTH = 255;
+
+/**
+ * A host's title as an item's display name: control characters (NUL among them, which
+ * PostgreSQL text cannot hold) removed, lone surrogates replaced, trimmed and cut to the
+ * column's length; null when nothing is left. The host's data is not ours to trust.
+ */
+function storableTitle(title: string | null | undefined): string | null {
+  // eslint-disable-next-line no-control-regex
+  const cleaned = (title ?? '').replace(/[\u0000-\u001f\u007f-\u009f]/g, '').toWellFormed().trim();
+  return cleaned === '' ? null : [...cleaned].slice(0, MAX_TITLE_LENGTH).join('').trim();
+}
+
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 const invalid = (key: MessageKey, params: MessageParams = {}) => Invalid(key, { code: 'ValidationError', params });
 
@@ -81,6 +95,7 @@ export class MediaImportService {
 
   /** The item, on the live file of this external video or on a new one (unique per external id in the database). */
   #createItem(em: EntityManager, userId: string, input: ImportInput, video: ExternalVideo, playbackId: string) {
+    const title = storableTitle(video.title);
     return em.transactional(async (tx) => {
       // the row lock orders this against the import's completion, which charges the items it finds
       const existing = await tx.findOne(MediaFile, { externalVideoId: video.externalId, status: { $ne: 'FAILED' } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -93,7 +108,7 @@ export class MediaImportService {
           status: 'PROCESSING',
           storageKey: `media/${randomUUID()}/imported`,
           contentType: 'video/mp4',
-          originalFilename: `${(video.title ?? playbackId).replace(/[^\w .-]+/g, '_').slice(0, 200)}.mp4`,
+          originalFilename: `${(title ?? playbackId).replace(/[^\w .-]+/g, '_').slice(0, 200)}.mp4`,
           declaredSizeBytes: 0,
           externalVideoId: video.externalId,
         });
@@ -102,7 +117,7 @@ export class MediaImportService {
         file,
         scope: input.scope,
         scopeProjectId: input.scope_project_id,
-        displayName: input.display_name ?? video.title,
+        displayName: input.display_name ?? title,
         tags: input.tags,
         chargedBytes,
       });

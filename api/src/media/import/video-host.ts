@@ -7,6 +7,7 @@ export interface ExternalVideo {
   durationSeconds: number;
   /** An MP4 the import job streams into the bucket. */
   downloadUrl: string;
+  /** As the host has it: untrusted (the service cleans it before storing it). */
   title: string | null;
 }
 

@@ -50,7 +50,8 @@ export function mediaItemView(item: MediaItemRow, file: MediaFileRow, groupIds: 
     behavior_defaults: item.behaviorDefaults ?? {},
     scope: item.scope,
     scope_project_id: item.scopeProjectId ?? null,
-    status: itemStatus[file.status as MediaFileStatus],
+    // a replace edit in progress: the item reads pending (its old file's metadata) until the edit settles
+    status: item.pendingFileId ? 'pending' : itemStatus[file.status as MediaFileStatus],
     error: file.status === 'FAILED' ? failureText(locale, file.errorCode, file.errorParams, file.error ?? '') || null : null,
     kind: file.kind ?? null,
     content_type: file.contentType,

@@ -34,11 +34,12 @@ export function normalizeContentType(declared: string): string | null {
 /**
  * A file name is kept for display and Content-Disposition only (object keys come from
  * ids), yet one that carries folders, control characters or dot segments is refused so
- * that no client can believe it placed a file somewhere.
+ * that no client can believe it placed a file somewhere. With no separator allowed, a dot
+ * segment can only be the whole name: `my..video.mp4` is a plain name.
  */
 export function isPlainFilename(name: string): boolean {
   // eslint-disable-next-line no-control-regex
   if (/[/\\\u0000-\u001f\u007f]/.test(name)) return false;
   const trimmed = name.trim();
-  return trimmed !== '' && trimmed !== '.' && trimmed !== '..' && !trimmed.includes('..');
+  return trimmed !== '' && trimmed !== '.' && trimmed !== '..';
 }

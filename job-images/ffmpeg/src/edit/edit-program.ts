@@ -1,11 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import type { ArtifactResult } from '../../../../crds/contracts/artifact.ts';
+import { mediaEditInputSchema, type MediaEditInput, type MediaEditResult } from '../../../../crds/contracts/media-edit.ts';
 import { ffprobeArgs, measureDurationArgs } from '../ffmpeg-args.ts';
 import { describeMedia, parseFfprobeOutput, type MediaDescription } from '../media-probe.ts';
 import { MediaToolError, mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media-tools.ts';
@@ -23,33 +22,6 @@ import {
   type EditPlan,
 } from './edit-args.ts';
 import { artifactsOfStoredOutput } from './output-artifacts.ts';
-
-const range = z.object({ startMs: z.number().int().min(0), endMs: z.number().int().min(0) });
-
-export const mediaEditInputSchema = z.object({
-  sourceKey: z.string().min(1),
-  contentType: z.string().min(1),
-  /** What the api knew; null while the source had no measured duration (the program then clamps). */
-  durationMs: z.number().int().min(0).nullable(),
-  startMs: z.number().int().min(0).optional(),
-  endMs: z.number().int().min(0).optional(),
-  extractAudio: z.boolean(),
-  fastMode: z.boolean(),
-  cuts: z.array(range).default([]),
-});
-
-export type MediaEditInput = z.infer<typeof mediaEditInputSchema>;
-
-/** `result.json`: the edited object, and the artifact program's description of it. */
-export interface MediaEditResult {
-  output_key: string;
-  size_bytes: number;
-  content_type: string;
-  duration_ms: number;
-  /** Whether the pieces were copied (fast_mode on a source already H.264/AAC) or re-encoded. */
-  stream_copied: boolean;
-  artifact: ArtifactResult;
-}
 
 const PROGRESS = { download: [0, 15], probe: [15, 20], edit: [20, 60], upload: [60, 70], artifacts: 70 } as const;
 

@@ -1,34 +1,14 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
+import { PROXY_FILES, proxyInputSchema, type ProxyInput, type ProxyResult } from '../../../../crds/contracts/proxy.ts';
 import { planProxy, proxyPassArgs } from '../ffmpeg-args.ts';
-import type { ProxyFiles, SpriteLayout } from '../ffmpeg-args.ts';
+import type { ProxyFiles } from '../ffmpeg-args.ts';
 import { probeSource, withDuration } from '../media-probe.ts';
 import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
-
-export const proxyInputSchema = z.object({
-  sourceKey: z.string().min(1),
-  contentType: z.string().min(1),
-});
-
-export type ProxyInput = z.infer<typeof proxyInputSchema>;
-
-/** `result.json` of the proxy program. */
-export interface ProxyResult {
-  proxy_key: string;
-  sprite_key: string;
-  sprite: SpriteLayout;
-}
-
-/** Output file names under the job's prefix; fixed so that a retry overwrites. */
-export const PROXY_FILES = {
-  proxy: { name: 'proxy.mp4', contentType: 'video/mp4' },
-  sprite: { name: 'sprite.jpg', contentType: 'image/jpeg' },
-} as const;
 
 /** Progress slices of the job's percentage, by step: encoding the proxy is the work. */
 const PROGRESS = { download: [0, 15], probe: [15, 20], process: [20, 95], upload: [95, 100] } as const;
