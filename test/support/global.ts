@@ -4,16 +4,19 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { openOrm, migrateUp } from '../../api/src/db/orm.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
+import { startLocalWhisper, type LocalWhisper } from '../../hack/local-whisper/server.ts';
 
 /**
- * One fresh PostgreSQL database, one Redis key prefix and one embedded S3 server per
- * test run; their addresses go into process.env for the harness and child processes.
+ * One fresh PostgreSQL database, one Redis key prefix, one embedded S3 server and one
+ * local Whisper server per test run; their addresses go into process.env for the harness
+ * and child processes.
  */
 const runId = `${process.pid}_${Date.now().toString(36)}`;
 const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const databaseName = `cutroom_test_${runId}`;
 let s3: EmbeddedS3 | undefined;
 let s3Dir: string | undefined;
+let whisper: LocalWhisper | undefined;
 
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -46,10 +49,13 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.env.S3_SECRET_ACCESS_KEY = 'S3RVER';
   process.env.S3_FORCE_PATH_STYLE = 'true';
   process.env.S3_REGION = 'us-east-1';
+  // Always this run's own: tests know what the offline recognizer hears, not what another server would.
+  whisper = await startLocalWhisper();
+  process.env.WHISPER_BASE_URL = whisper.url;
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {
-  await s3?.close();
+  await Promise.all([s3?.close(), whisper?.close()]);
   if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
   if (process.env.KEEP_TEST_DATABASE !== '1') await admin(`drop database if exists "${databaseName}" with (force)`);
   const { Redis } = await import('ioredis');

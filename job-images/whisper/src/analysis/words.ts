@@ -20,6 +20,8 @@ export interface SpokenWord {
   probability: number | null;
   /** Punctuation follows the word (comma, full stop, dash…): the recognizer heard a phrase boundary. */
   punctuated: boolean;
+  /** A full stop, question or exclamation mark or ellipsis follows: the recognizer heard a sentence end. */
+  ends_sentence: boolean;
 }
 
 /**
@@ -38,8 +40,10 @@ export function noWordsFailure(): JobFailure {
   return new JobFailure('No speech could be recognized in the audio.', { code: 'analysis.no_words' });
 }
 
-const EDGE_PUNCTUATION = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
+// Marks (\p{M}) belong to the word: Devanagari, Thai… vowel signs end many words.
+const EDGE_PUNCTUATION = /^[^\p{L}\p{N}\p{M}]+|[^\p{L}\p{N}\p{M}]+$/gu;
 const TRAILING_BOUNDARY = /[.,;:!?…—–-]["'”’)\]]*$/u;
+const TRAILING_SENTENCE_END = /[.!?…。！？]["'”’)\]]*$/u;
 
 /** The form detectors compare: "Don’t," → "don't". */
 export function matchForm(text: string): string {
@@ -48,20 +52,24 @@ export function matchForm(text: string): string {
 
 /**
  * The words in time order, in milliseconds, with their match form. Entries that are
- * only punctuation mark the word before them as punctuated and are dropped. No words
- * at all (an empty list, or `null` as some servers answer) is a failure: there is
- * nothing to cut by.
+ * only punctuation mark the word before them as punctuated and are dropped, as are
+ * entries without a finite time or a text. No words at all (an empty list, or `null`
+ * as some servers answer) is a failure: there is nothing to bound a cut by.
  */
 export function normalizeWords(words: readonly RecognizedWord[] | null | undefined): SpokenWord[] {
-  const spoken: SpokenWord[] = [];
-  const ordered = [...(words ?? [])].filter((word) => Number.isFinite(word.start) && Number.isFinite(word.end));
+  if (!Array.isArray(words)) throw noWordsFailure();
+  const ordered = words.filter((word) => typeof word?.word === 'string' && Number.isFinite(word.start) && Number.isFinite(word.end));
   ordered.sort((a, b) => a.start - b.start);
+  const spoken: SpokenWord[] = [];
   for (const word of ordered) {
     const text = word.word.trim();
     const match = matchForm(text);
     const previous = spoken.at(-1);
     if (!match) {
-      if (previous && text) previous.punctuated = true;
+      if (previous && text) {
+        previous.punctuated = true;
+        previous.ends_sentence ||= TRAILING_SENTENCE_END.test(text);
+      }
       continue;
     }
     const startMs = Math.max(0, Math.round(word.start * 1000));
@@ -73,6 +81,7 @@ export function normalizeWords(words: readonly RecognizedWord[] | null | undefin
       end_ms: Math.max(startMs, Math.round(word.end * 1000)),
       probability,
       punctuated: TRAILING_BOUNDARY.test(text),
+      ends_sentence: TRAILING_SENTENCE_END.test(text),
     });
   }
   if (spoken.length === 0) throw noWordsFailure();
