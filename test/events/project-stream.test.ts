@@ -17,7 +17,7 @@ import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { analysisProgress } from '../../api/src/analysis/completion.ts';
 import { progressSnapshotKey } from '../../api/src/events/bus.ts';
 import { ProgressRelay } from '../../api/src/events/progress-relay.ts';
-import { dataOf, isAnyEvent, isEvent, openSse } from './sse-stream.ts';
+import { dataOf, isAnyEvent, isEvent, openSse } from '../support/sse-stream.ts';
 
 const eventsOf = (projectId: string) => `/api/v1/projects/${projectId}/events`;
 const connected = (frame: string) => frame === ': connected';

@@ -1,4 +1,4 @@
-import type { Client } from '../support/users.ts';
+import type { Client } from './users.ts';
 
 /** An SSE frame (comments included), as the server wrote it between blank lines. */
 export type Frame = string;

@@ -1,0 +1,150 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { signUpAndLogin, type SignedIn } from '../support/users.ts';
+import { uploadMedia } from '../support/media-upload.ts';
+import { fileWhen } from '../support/wait.ts';
+import { dataOf, isAnyEvent, isEvent, openSse } from '../support/sse-stream.ts';
+import { translate } from '../../api/src/i18n/index.ts';
+import { AnalysisRun } from '../../api/src/analysis/entities.ts';
+import { makeSpokenTrack, makeSpokenVideo, type SpokenPart, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
+import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
+import { Project } from '../../api/src/projects/entities.ts';
+
+interface EditJson {
+  uuid: string;
+  type: string;
+  start_ms: number;
+  end_ms: number;
+  active: boolean;
+  reason: string;
+}
+
+/**
+ * The whole pipeline on speech with known truth: flite phrases joined by pauses of chosen
+ * lengths, uploaded as a project's video, analysed by the whisper image's program against
+ * the offline recognizer behind the OpenAI-compatible API.
+ */
+describe('analysis, end to end: the analyze program on generated speech (local backend, offline recognizer)', function () {
+  this.timeout(180_000);
+  let app: TestApp;
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-analysis-'));
+    app = await startTestApp({ JOB_BACKEND: 'local' });
+  });
+  after(async () => {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  let serial = 0;
+  async function spokenVideo(parts: readonly SpokenPart[]): Promise<SpokenTrack> {
+    const name = `talk-${process.pid}-${++serial}`;
+    return makeSpokenVideo(dir, `${name}.mp4`, await makeSpokenTrack(dir, `${name}.wav`, parts));
+  }
+
+  async function projectWith(user: SignedIn, tracks: readonly SpokenTrack[]): Promise<string> {
+    const created = await user.client.post('/api/v1/projects/', { name: 'Talk' });
+    const projectId = (await json(created)).uuid as string;
+    for (const track of tracks) {
+      const uploaded = await uploadMedia(user.client, track.path, { contentType: 'video/mp4', scopeProjectId: projectId });
+      await fileWhen(app.services.orm, uploaded.mediaFileId, (file) => file.status === 'UPLOADED');
+    }
+    return projectId;
+  }
+
+  /** Analyzes with the project stream open; returns the project's status after it and the stream's analysis frames. */
+  async function analyzed(user: SignedIn, projectId: string, body: Record<string, unknown>) {
+    const stream = await openSse(user.client, `/api/v1/projects/${projectId}/events`);
+    try {
+      const answer = await user.client.post(`/api/v1/projects/${projectId}/analyze`, body);
+      expect(answer.status, await answer.clone().text()).to.be.oneOf([200, 202]);
+      expect((await json(answer)).status).to.equal('analyzing');
+      const { frame, before } = await stream.until((frame) => isEvent('analysis_complete')(frame) || isEvent('analysis_failed')(frame), 150_000);
+      const project = await app.services.orm.em.fork().findOneOrFail(Project, projectId);
+      return { status: project.status, end: frame, before: before.filter(isAnyEvent) };
+    } finally {
+      stream.close();
+    }
+  }
+
+  async function editsOf(user: SignedIn, projectId: string): Promise<EditJson[]> {
+    return json(await user.client.get(`/api/v1/projects/${projectId}/edits/`));
+  }
+
+  const overlaps = (edit: EditJson, span: TimeSpan) => edit.start_ms < span.endMs && span.startMs < edit.end_ms;
+
+  it('a pause longer than the pacing\'s shortest cut pause is cut inside the pause, keeping a tail after the last word and a lead-in before the next; a short pause is kept; no cut touches a phrase', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const track = await spokenVideo([
+      { say: 'welcome to the show' },
+      { pauseMs: 2500 },
+      { say: 'today we talk about editing' },
+      { pauseMs: 250 },
+      { say: 'thank you for watching' },
+    ]);
+    const projectId = await projectWith(user, [track]);
+    const outcome = await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' });
+    expect(outcome.status).to.equal('analyzed');
+
+    const edits = await editsOf(user, projectId);
+    expect(outcome.before.filter(isEvent('analysis_started')), 'analysis_started on the project stream').to.have.length(1);
+    expect(outcome.before.filter(isEvent('analysis_progress')).map((frame) => dataOf(frame).step), 'progress at each step').to.include.members(['transcribing', 'finding_cuts']);
+    expect(dataOf(outcome.end), 'analysis_complete { edit_count }').to.include({ edit_count: edits.length });
+    const [long, short] = track.pauses;
+    const silences = edits.filter((edit) => edit.type === 'silence');
+    const inLong = silences.filter((edit) => overlaps(edit, long!));
+    expect(inLong, JSON.stringify(edits)).to.have.length(1);
+    // the guard bands are measured from the recognizer's word edges, which sit near the phrase edges
+    expect(inLong[0]!.start_ms).to.be.at.least(long!.startMs + WORD_TAIL_MS - 150);
+    expect(inLong[0]!.end_ms).to.be.at.most(long!.endMs - WORD_LEAD_IN_MS + 150);
+    expect(inLong[0]!.end_ms - inLong[0]!.start_ms, 'most of the pause goes').to.be.at.least(1500);
+    expect(silences.filter((edit) => overlaps(edit, short!)), 'a 250 ms pause is kept').to.deep.equal([]);
+    for (const phrase of track.phrases) {
+      expect(edits.filter((edit) => edit.active && overlaps(edit, phrase)), `no active cut clips "${phrase.text}"`).to.deep.equal([]);
+    }
+
+    const project = await json(await user.client.get(`/api/v1/projects/${projectId}`));
+    expect(project.status).to.equal('analyzed');
+    expect(project.transcript.words.length).to.be.at.least(8);
+    const billing = await json(await user.client.get('/api/v1/users/me/billing'));
+    expect(billing.credits.ai_minutes.reserved, 'the reservation is settled').to.equal(0);
+    expect(billing.credits.ai_minutes.balance, 'a minute or less of audio costs its rounded minutes').to.be.below(10);
+  });
+
+  it('two sources in a spine: the second source\'s words and cuts are on the timeline after the first', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const first = await spokenVideo([{ say: 'this is the first clip' }]);
+    const second = await spokenVideo([{ say: 'here comes the second clip' }, { pauseMs: 2500 }, { say: 'and it ends here' }]);
+    const projectId = await projectWith(user, [first, second]);
+    expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: null })).status).to.equal('analyzed');
+
+    const spine = await json(await user.client.get(`/api/v1/projects/${projectId}/spine`));
+    const offset = spine[0].duration_ms as number;
+    const pause = { startMs: offset + second.pauses[0]!.startMs, endMs: offset + second.pauses[0]!.endMs };
+    const cut = (await editsOf(user, projectId)).filter((edit) => edit.type === 'silence' && overlaps(edit, pause));
+    expect(cut, 'the second source\'s pause, at its timeline place').to.have.length(1);
+    const project = await json(await user.client.get(`/api/v1/projects/${projectId}`));
+    const secondWords = project.transcript.words.filter((word: { source_index: number }) => word.source_index === 1);
+    expect(secondWords.length).to.be.greaterThan(3);
+    expect(secondWords[0].start_ms).to.be.at.least(offset);
+  });
+
+  it('a non-English request: the analysis fails with the recognizer\'s refusal in the owner\'s language, and the credits are released', async () => {
+    const user = await signUpAndLogin(app, { credits: 10, locale: 'pt' });
+    const track = await spokenVideo([{ say: 'hello and welcome' }]);
+    const projectId = await projectWith(user, [track]);
+    const outcome = await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'pt' });
+    expect(outcome.status).to.equal('failed');
+    expect(dataOf(outcome.end).error).to.equal(translate('pt', 'failure.analysis.unsupported_language', { language: 'pt' }));
+    const runs = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
+    expect(runs[0].status).to.equal('failed');
+    expect((await app.services.orm.em.fork().findOneOrFail(AnalysisRun, runs[0].uuid)).errorCode).to.equal('analysis.unsupported_language');
+    const billing = await json(await user.client.get('/api/v1/users/me/billing'));
+    expect(billing.credits.ai_minutes).to.include({ balance: 10, reserved: 0 });
+  });
+});
