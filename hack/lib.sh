@@ -35,16 +35,24 @@ ensure_node_modules() {
   node_modules/.bin/node --version >/dev/null || die "node_modules/.bin/node does not run"
 }
 
-# OS programs, by command and the Debian package that brings it.
+# OS programs, by command and the Debian package that brings it; a package with no
+# command (a model, data) by an absolute path it installs instead: `/usr/share/x/file:x-data`.
 ensure_commands() {
   local missing=() pair command package
   for pair in "$@"; do
     command="${pair%%:*}"; package="${pair##*:}"
-    command -v "$command" >/dev/null || missing+=("$package")
+    case "$command" in
+      /*) [ -e "$command" ] || missing+=("$package") ;;
+      *) command -v "$command" >/dev/null || missing+=("$package") ;;
+    esac
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   apt_install "${missing[@]}" || die "missing programs: install the packages ${missing[*]}"
 }
+
+# The offline recognizer behind hack/local-whisper (the local Whisper server): pocketsphinx
+# and its US English model, where pocketsphinx_continuous looks for it by default.
+SPEECH_RECOGNIZER=(pocketsphinx_continuous:pocketsphinx /usr/share/pocketsphinx/model/en-us/en-us/mdef:pocketsphinx-en-us)
 
 url_host() { node -e 'const u=new URL(process.argv[1]);console.log(u.hostname||"127.0.0.1")' "$1"; }
 url_port() { node -e 'const u=new URL(process.argv[1]);console.log(u.port||process.argv[2])' "$1" "$2"; }

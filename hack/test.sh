@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test against real PostgreSQL, Redis, S3 (embedded), ffmpeg, SMTP and OIDC
-# servers on loopback. Installs what is missing first. Ends with `N passed, N failed`.
+# Runs every test against real PostgreSQL, Redis, S3 (embedded), ffmpeg, Whisper (the
+# offline local-whisper server), SMTP and OIDC servers on loopback. Installs what is
+# missing first. Ends with `N passed, N failed`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -9,7 +10,8 @@ export DATABASE_URL="$TEST_POSTGRES_URL"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 
 ensure_node_modules
-ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox redis-server:redis-server
+# flite speaks the test phrases the recognizer hears (test/support/speech.ts).
+ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server "${SPEECH_RECOGNIZER[@]}"
 ensure_postgres
 ensure_redis
 trap 'stop_started_services' EXIT

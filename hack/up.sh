@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts the whole service on its embedded default: local job backend, embedded S3.
-# Installs what is missing first. Ctrl-C stops everything it started.
+# Starts the whole service on its embedded default: local job backend, embedded S3, the
+# offline local Whisper server. Installs what is missing first. Ctrl-C stops everything it started.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -25,24 +25,42 @@ export PORT="${PORT:-8000}"
 
 ensure_node_modules
 ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg
+[ -n "${WHISPER_BASE_URL:-}" ] || ensure_commands "${SPEECH_RECOGNIZER[@]}"
 ensure_postgres
 ensure_redis
-trap 'stop_started_services' EXIT
+# Every process started below, stopped on exit (Ctrl-C, or a later step failing).
+STARTED_PIDS=()
+stop_everything() {
+  if [ ${#STARTED_PIDS[@]} -gt 0 ]; then
+    kill "${STARTED_PIDS[@]}" 2>/dev/null || true
+    wait "${STARTED_PIDS[@]}" 2>/dev/null || true
+  fi
+  stop_started_services
+}
+trap stop_everything EXIT
+trap 'exit 130' INT TERM
 node hack/db.ts
 node api/src/db/migrate.ts >&2
 
 # Without S3_ENDPOINT: the embedded S3-compatible server, as a process of its own (media bytes never cross the api).
-S3_PID=""
 if [ -z "${S3_ENDPOINT:-}" ]; then
   export S3_ENDPOINT="http://$HOST:$EMBEDDED_S3_PORT" S3_ACCESS_KEY_ID=S3RVER S3_SECRET_ACCESS_KEY=S3RVER S3_FORCE_PATH_STYLE=true
   node hack/embedded-s3/main.ts &
-  S3_PID=$!
+  STARTED_PIDS+=($!)
   wait_port "$HOST" "$EMBEDDED_S3_PORT" || die "the embedded S3 server did not start on $HOST:$EMBEDDED_S3_PORT"
+fi
+
+# Without WHISPER_BASE_URL: the local Whisper server (pocketsphinx, English only), as a process of its own.
+if [ -z "${WHISPER_BASE_URL:-}" ]; then
+  export WHISPER_PORT="${WHISPER_PORT:-8100}"
+  export WHISPER_BASE_URL="http://127.0.0.1:$WHISPER_PORT/v1"
+  WHISPER_HOST=127.0.0.1 node hack/local-whisper/server.ts &
+  STARTED_PIDS+=($!)
+  wait_port 127.0.0.1 "$WHISPER_PORT" || die "the local Whisper server did not start on 127.0.0.1:$WHISPER_PORT"
 fi
 
 say "Cutroom api at http://$HOST:$PORT  (API reference: http://$HOST:$PORT/api/v1/docs)"
 node api/src/main.ts &
 API_PID=$!
-trap 'kill "$API_PID" $S3_PID 2>/dev/null; wait "$API_PID" $S3_PID 2>/dev/null; stop_started_services' EXIT
-trap 'exit 130' INT TERM
+STARTED_PIDS+=("$API_PID")
 wait "$API_PID"
