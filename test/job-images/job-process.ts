@@ -12,9 +12,10 @@ import { createS3Client } from '../../crds/s3-client.ts';
 import { parseJobEvent } from '../../crds/job-events.ts';
 import type { JobEvent } from '../../crds/job-events.ts';
 
-/** Support for running the ffmpeg image's real entrypoint as a child process against an embedded S3. */
+/** Support for running a job image's real entrypoint (ffmpeg by default, or whisper) as a child process against an embedded S3. */
 
 export const FFMPEG_IMAGE_MAIN = new URL('../../job-images/ffmpeg/src/main.ts', import.meta.url).pathname;
+export const WHISPER_IMAGE_MAIN = new URL('../../job-images/whisper/src/main.ts', import.meta.url).pathname;
 
 export interface JobBucket {
   s3: EmbeddedS3;
@@ -94,10 +95,10 @@ export interface JobProcessOutcome {
 }
 
 /** Runs `node job-images/ffmpeg/src/main.ts` with a spec and a clean environment (no inherited S3_*). */
-export function runJobProcess(spec: object, env: Record<string, string>): Promise<JobProcessOutcome> {
+export function runJobProcess(spec: object, env: Record<string, string>, main = FFMPEG_IMAGE_MAIN): Promise<JobProcessOutcome> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [FFMPEG_IMAGE_MAIN], {
+    const child = spawn(process.execPath, [main], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',

@@ -1,7 +1,12 @@
 import { createReadStream } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { JobFailure } from '../../lib/job-failure.ts';
 import type { RecognizedWord } from './analysis/words.ts';
+
+/** A busy server (429) is asked again this many times in all, pausing 2 s, 4 s, … between. */
+const BUSY_ATTEMPTS = 5;
+const BUSY_PAUSE_MS = 2000;
 
 /** What one transcription returned: the words the cuts are bounded by, and the language heard. */
 export interface Transcription {
@@ -30,22 +35,33 @@ export class Transcriber {
     this.#model = options.model;
   }
 
+  /**
+   * One transcription. A 429 (the server's recognizers are all busy: the audio was never
+   * transcribed) is asked again after a pause, a few times; nothing else is retried.
+   */
   async transcribe(wavPath: string, language: string | null, signal: AbortSignal): Promise<Transcription> {
-    try {
-      const answer = await this.#client.audio.transcriptions.create(
-        {
-          file: createReadStream(wavPath),
-          model: this.#model,
-          response_format: 'verbose_json',
-          timestamp_granularities: ['word'],
-          ...(language ? { language } : {}),
-        },
-        { signal },
-      );
-      return { language: answer.language ?? null, words: (answer.words as RecognizedWord[] | undefined) ?? null };
-    } catch (error) {
-      throw transcriptionFailure(error, language);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#once(wavPath, language, signal);
+      } catch (error) {
+        if (!(error instanceof OpenAI.RateLimitError) || attempt >= BUSY_ATTEMPTS) throw transcriptionFailure(error, language);
+        await sleep(BUSY_PAUSE_MS * attempt, undefined, { signal });
+      }
     }
+  }
+
+  async #once(wavPath: string, language: string | null, signal: AbortSignal): Promise<Transcription> {
+    const answer = await this.#client.audio.transcriptions.create(
+      {
+        file: createReadStream(wavPath),
+        model: this.#model,
+        response_format: 'verbose_json',
+        timestamp_granularities: ['word'],
+        ...(language ? { language } : {}),
+      },
+      { signal },
+    );
+    return { language: answer.language ?? null, words: (answer.words as RecognizedWord[] | undefined) ?? null };
   }
 }
 

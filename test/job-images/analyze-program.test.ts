@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { analyzeResultSchema, aiEditsSchema, transcriptSchema, type AnalyzeInput } from '../../crds/analyze-contract.ts';
+import { makeSpokenTrack, type SpokenTrack } from '../support/speech.ts';
+import { runJobProcess, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket, type JobProcessOutcome } from './job-process.ts';
+
+/**
+ * The whisper image's `analyze` program run as its real entrypoint: against the run's offline
+ * recognizer (the OpenAI-compatible server the harness starts), and against a stand-in server
+ * that answers the ways a Whisper server fails.
+ */
+describe('analyze program (node job-images/whisper/src/main.ts)', function () {
+  this.timeout(120_000);
+  let bucket: JobBucket;
+  let dir: string;
+  let track: SpokenTrack;
+  let stand: { server: Server; url: string; answer: (request: number) => { status: number; body: unknown } };
+  let requests = 0;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-analyze-program-'));
+    bucket = await startJobBucket();
+    track = await makeSpokenTrack(dir, 'program.wav', [{ say: 'welcome to the show' }, { pauseMs: 2000 }, { say: 'thank you for watching' }]);
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        const { status, body } = stand.answer(++requests);
+        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    stand = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, answer: () => ({ status: 500, body: {} }) };
+  });
+  after(async () => {
+    await new Promise((resolve) => stand.server.close(resolve));
+    await bucket.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function analyze(whisperUrl: string, settings: Partial<AnalyzeInput['settings']> = {}): Promise<JobProcessOutcome & { prefix: string }> {
+    const jobId = randomUUID();
+    const audioKey = `media/${jobId}/audio.wav`;
+    await bucket.putFile(audioKey, track.path, 'audio/wav');
+    const prefix = `jobs/analyze/${jobId}`;
+    const input: AnalyzeInput = {
+      run_id: randomUUID(),
+      settings: { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'ai_edit', ...settings },
+      sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0 }],
+    };
+    const outcome = await runJobProcess(
+      { jobId, program: 'analyze', userId: randomUUID(), projectId: randomUUID(), input, outputPrefix: prefix, timeoutSeconds: 60 },
+      { ...bucket.env, WHISPER_BASE_URL: whisperUrl },
+      WHISPER_IMAGE_MAIN,
+    );
+    return { ...outcome, prefix };
+  }
+
+  function failureOf(outcome: JobProcessOutcome): { code?: string; message: string } {
+    expect(outcome.exitCode, outcome.stderr).to.equal(1);
+    const last = outcome.events.at(-1);
+    expect(last?.event).to.equal('error');
+    return last?.event === 'error' ? { message: last.message, ...(last.code ? { code: last.code } : {}) } : { message: '' };
+  }
+
+  it('exits 0 with a small result naming transcript.json and edits.json, which parse with the contract the api reads; progress at every step', async () => {
+    const run = await analyze(process.env.WHISPER_BASE_URL!);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const last = run.events.at(-1);
+    const result = analyzeResultSchema.parse(last?.event === 'result' ? last.result : null);
+    expect(result).to.include({ transcript_key: `${run.prefix}/transcript.json`, edits_key: `${run.prefix}/edits.json`, language: 'en' });
+    const transcript = transcriptSchema.parse(await bucket.getJson(result.transcript_key));
+    const edits = aiEditsSchema.parse(await bucket.getJson(result.edits_key));
+    expect(transcript.words.length).to.equal(result.word_count).and.to.be.greaterThan(4);
+    expect(edits.filter((edit) => edit.type === 'silence')).to.have.length.at.least(1);
+    const steps = run.events.flatMap((event) => (event.event === 'progress' ? [event.step] : []));
+    expect([...new Set(steps)]).to.include.members(['preparing', 'detecting_speech', 'transcribing', 'finding_cuts', 'saving']);
+  });
+
+  it('captions_only: the transcript, and no cut', async () => {
+    const run = await analyze(process.env.WHISPER_BASE_URL!, { analysis_mode: 'captions_only' });
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const last = run.events.at(-1);
+    const result = analyzeResultSchema.parse(last?.event === 'result' ? last.result : null);
+    expect(await bucket.getJson(result.edits_key)).to.deep.equal([]);
+    expect(result.word_count).to.be.greaterThan(4);
+  });
+
+  it('a transcription server that cannot be reached → analysis.transcriber_unavailable', async () => {
+    expect(failureOf(await analyze('http://127.0.0.1:9/v1')).code).to.equal('analysis.transcriber_unavailable');
+  });
+
+  it('a server that answers 500 → analysis.transcriber_failed, asked once (never silently re-run)', async () => {
+    requests = 0;
+    stand.answer = () => ({ status: 500, body: { error: { message: 'out of memory' } } });
+    expect(failureOf(await analyze(stand.url)).code).to.equal('analysis.transcriber_failed');
+    expect(requests).to.equal(1);
+  });
+
+  it('an empty `words` array, or `words: null` as some servers answer, is a failure (analysis.no_words), not an empty transcript', async () => {
+    for (const words of [[], null]) {
+      stand.answer = () => ({ status: 200, body: { task: 'transcribe', language: 'en', duration: 5, text: '', segments: [], words } });
+      expect(failureOf(await analyze(stand.url)).code).to.equal('analysis.no_words');
+    }
+  });
+
+  it('a busy server (429) is asked again: the audio was never transcribed', async () => {
+    requests = 0;
+    stand.answer = (request) =>
+      request === 1
+        ? { status: 429, body: { error: { message: 'busy', type: 'rate_limit_exceeded' } } }
+        : { status: 200, body: { task: 'transcribe', language: 'en', duration: 5, text: 'welcome', words: [{ word: ' welcome', start: 0.1, end: 0.6 }] } };
+    const run = await analyze(stand.url);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(requests).to.equal(2);
+  });
+});
