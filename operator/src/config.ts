@@ -28,6 +28,16 @@ const toleration = z
   })
   .strict();
 
+/** A resource quantity as the chart's toJson renders it: "2Gi", "500m", or a bare number. */
+const quantity = z.union([z.string().min(1), z.number().nonnegative()]).transform(String);
+const resourceRequirements = z
+  .object({ requests: z.record(z.string(), quantity).optional(), limits: z.record(z.string(), quantity).optional() })
+  .strict();
+
+/** Where analysis Jobs find their transcription server (docs/deploy.md, "The Whisper server"). */
+export const whisperPlacements = ['shared', 'sidecar'] as const;
+export type WhisperPlacement = (typeof whisperPlacements)[number];
+
 /**
  * The operator's own knobs, by the names docs/deploy.md gives them (the Helm chart sets
  * exactly those); database, Redis, S3 and log level come from the api's configSchema.
@@ -50,9 +60,18 @@ export const operatorConfigSchema = z
 
     JOB_IMAGE_FFMPEG: z.string().min(1).describe('Image of render and artifact Jobs.'),
     JOB_IMAGE_WHISPER: z.string().min(1).describe('Image of analysis Jobs.'),
-    JOB_GPU_COUNT: int().default(0).describe('nvidia.com/gpu limit of analysis Jobs; 0 means none.'),
-    JOB_GPU_NODE_SELECTOR: json(z.record(z.string(), z.string())).default({}).describe('Node selector of analysis Jobs, as a JSON object.'),
-    JOB_GPU_TOLERATIONS: json(z.array(toleration)).default([]).describe('Tolerations of analysis Jobs, as a JSON array.'),
+    JOB_GPU_COUNT: int().default(0).describe('nvidia.com/gpu limit of the Whisper sidecar in analysis Jobs (sidecar placement only); 0 means none.'),
+    JOB_GPU_NODE_SELECTOR: json(z.record(z.string(), z.string())).default({}).describe('Node selector of analysis Jobs with the Whisper sidecar, as a JSON object.'),
+    JOB_GPU_TOLERATIONS: json(z.array(toleration)).default([]).describe('Tolerations of analysis Jobs with the Whisper sidecar, as a JSON array.'),
+    JOB_WHISPER_PLACEMENT: z
+      .enum(whisperPlacements)
+      .default('shared')
+      .describe('shared: analysis Jobs call the Whisper Deployment (WHISPER_BASE_URL from the job ConfigMap) and hold no GPU; sidecar: each analysis Job pod runs the server as a native sidecar on its own GPU (JOB_GPU_*).'),
+    JOB_WHISPER_SIDECAR_IMAGE: optionalName.describe('Image of the Whisper sidecar (sidecar placement; required there).'),
+    JOB_WHISPER_SIDECAR_MODEL: optionalName.describe('Model the Whisper sidecar loads and the program asks for (sidecar placement; required there).'),
+    JOB_WHISPER_SIDECAR_PORT: int(1).max(65535).default(8000).describe('Port of the Whisper sidecar; the program calls http://127.0.0.1:<port>/v1.'),
+    JOB_WHISPER_SIDECAR_RESOURCES: json(resourceRequirements).default({}).describe('CPU and memory of the Whisper sidecar, as a JSON {requests, limits}; the GPU limit comes from JOB_GPU_COUNT.'),
+    JOB_WHISPER_SIDECAR_CACHE_CLAIM: optionalName.describe("PersistentVolumeClaim holding the sidecar's model cache; none: each analysis Job downloads the model into an emptyDir."),
     JOB_BACKOFF_LIMIT: int().default(2).describe('spec.backoffLimit of every Job.'),
     JOB_TIMEOUT_SECONDS: int(1).default(3600).describe("The api's JOB_TIMEOUT_SECONDS (one setting for both backends): activeDeadlineSeconds of a Job whose resource names no timeoutSeconds (the api always names one)."),
     JOB_TTL_SECONDS_AFTER_FINISHED: int().default(3600).describe('spec.ttlSecondsAfterFinished of every Job.'),
@@ -70,6 +89,14 @@ export const operatorConfigSchema = z
   .refine((c) => c.OPERATOR_LEASE_RETRY_PERIOD_SECONDS < c.OPERATOR_LEASE_RENEW_DEADLINE_SECONDS, {
     message: 'must be shorter than OPERATOR_LEASE_RENEW_DEADLINE_SECONDS',
     path: ['OPERATOR_LEASE_RETRY_PERIOD_SECONDS'],
+  })
+  .refine((c) => c.JOB_WHISPER_PLACEMENT !== 'sidecar' || c.JOB_WHISPER_SIDECAR_IMAGE !== undefined, {
+    message: 'is required with JOB_WHISPER_PLACEMENT=sidecar',
+    path: ['JOB_WHISPER_SIDECAR_IMAGE'],
+  })
+  .refine((c) => c.JOB_WHISPER_PLACEMENT !== 'sidecar' || c.JOB_WHISPER_SIDECAR_MODEL !== undefined, {
+    message: 'is required with JOB_WHISPER_PLACEMENT=sidecar',
+    path: ['JOB_WHISPER_SIDECAR_MODEL'],
   });
 
 export type OperatorConfig = z.infer<typeof operatorConfigSchema>;

@@ -106,15 +106,17 @@ describe('operator builders: the batch Job of a custom resource, as data', () =>
     expect(buildJob(resource('ArtifactJob'), artifactJob, config)).to.deep.equal(expected);
   });
 
-  it('an AnalysisJob → whisper image, nvidia.com/gpu limit, GPU node selector and tolerations', () => {
-    const job = buildJob(resource('AnalysisJob', { program: 'analyze', projectId: spec.userId }), analysisJob, config);
+  it('an AnalysisJob → whisper image; with the Whisper sidecar, the GPU limit on the server and the GPU node selector and tolerations on the pod (the program holds no GPU)', () => {
+    const sidecar = { ...config, JOB_WHISPER_PLACEMENT: 'sidecar' as const, JOB_WHISPER_SIDECAR_IMAGE: 'whisper-server', JOB_WHISPER_SIDECAR_MODEL: 'small' };
+    const job = buildJob(resource('AnalysisJob', { program: 'analyze', projectId: spec.userId }), analysisJob, sidecar);
     const pod = job.spec!.template.spec!;
     expect(pod.containers[0]!.image).to.equal('registry.example.com/cutroom/job-whisper:0.1.0');
     expect(pod.containers[0]!.command).to.deep.equal(['node', 'job-images/whisper/src/main.ts']);
     expect(pod.containers[0]!.resources).to.deep.equal({
       requests: { cpu: '500m', memory: '1Gi' },
-      limits: { cpu: '2', memory: '4Gi', 'nvidia.com/gpu': '1' },
+      limits: { cpu: '2', memory: '4Gi' },
     });
+    expect(pod.initContainers![0]!.resources!.limits).to.include({ 'nvidia.com/gpu': '1' });
     expect(pod.nodeSelector).to.deep.equal({ 'nvidia.com/gpu.present': 'true' });
     expect(pod.tolerations).to.deep.equal([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
     expect(pod.serviceAccountName).to.equal('cutroom-analysis-job');
@@ -124,7 +126,8 @@ describe('operator builders: the batch Job of a custom resource, as data', () =>
 
   it('JOB_GPU_COUNT=0 → no nvidia.com/gpu limit; render and artifact Jobs never get GPU placement', () => {
     const cpuOnly = { ...config, JOB_GPU_COUNT: 0 };
-    const analysis = buildJob(resource('AnalysisJob', { program: 'analyze' }), analysisJob, cpuOnly).spec!.template.spec!;
+    const analysis = buildJob(resource('AnalysisJob', { program: 'analyze' }), analysisJob, { ...cpuOnly, JOB_WHISPER_PLACEMENT: 'sidecar' as const, JOB_WHISPER_SIDECAR_IMAGE: 'w', JOB_WHISPER_SIDECAR_MODEL: 'm' }).spec!.template.spec!;
+    expect(analysis.initContainers![0]!.resources?.limits ?? {}).to.not.have.property('nvidia.com/gpu');
     expect(analysis.containers[0]!.resources!.limits).to.not.have.property('nvidia.com/gpu');
     const render = buildJob(resource('RenderJob', { program: 'render' }), renderJob, config).spec!.template.spec!;
     expect(render.containers[0]!.resources!.limits).to.deep.equal({ cpu: '4', memory: '4Gi' });

@@ -92,11 +92,16 @@ app.kubernetes.io/part-of: cutroom
 {{- $ref }}
 {{- end }}
 
-{{/* Transcription server address: the chart's Whisper server when enabled. */}}
+{{/* "true" when the chart runs the shared Whisper Deployment and its Service, else empty. */}}
+{{- define "cutroom.whisperShared" -}}
+{{- if and .Values.whisper.enabled (eq .Values.whisper.placement "shared") }}true{{ end }}
+{{- end }}
+
+{{/* Transcription server address: the chart's shared Whisper server, else the external one; empty with sidecar placement (the operator gives each analysis pod its own). */}}
 {{- define "cutroom.whisperBaseUrl" -}}
-{{- if .Values.whisper.enabled }}
+{{- if include "cutroom.whisperShared" . }}
 {{- printf "http://%s.%s.svc:%v/v1" (include "cutroom.componentName" (dict "ctx" . "component" "whisper")) .Release.Namespace .Values.whisper.port }}
-{{- else }}
+{{- else if not .Values.whisper.enabled }}
 {{- .Values.whisper.external.baseUrl }}
 {{- end }}
 {{- end }}

@@ -1,9 +1,11 @@
-import type { V1EnvFromSource, V1EnvVar, V1Job, V1OwnerReference, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1EnvFromSource, V1EnvVar, V1Job, V1OwnerReference, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
 import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
 import type { JobKind, JobResource } from '../../../crds/schema.ts';
 import { jobResourceLabels } from '../../../api/src/jobs/kubernetes-dispatcher.ts';
 import { isJobProgram, jobPrograms } from '../../../crds/programs.ts';
 import type { OperatorConfig } from '../config.ts';
+import { whisperSidecar } from './whisper-sidecar.ts';
+import type { WhisperSidecar, WhisperSidecarConfig } from './whisper-sidecar.ts';
 
 /** Marks the Jobs this operator made; its Job informer selects on it. */
 export const managedByLabel = { 'app.kubernetes.io/managed-by': 'cutroom-operator' } as const;
@@ -14,27 +16,32 @@ export interface JobKindProfile {
   kind: JobKind;
   /** CPU and memory of one run of the kind's programs. */
   resources: { requests: Record<string, string>; limits: Record<string, string> };
-  /** Whether the kind's pods go to GPU nodes (JOB_GPU_*). */
+  /**
+   * Whether the kind transcribes: with JOB_WHISPER_PLACEMENT=sidecar its pods run the
+   * Whisper server beside the program and hold its GPU (JOB_GPU_*); with shared they call
+   * the Whisper Deployment and hold no GPU.
+   */
   gpu: boolean;
   serviceAccountName(config: JobBuildConfig): string;
 }
 
-export type JobBuildConfig = Pick<
-  OperatorConfig,
-  | 'JOB_IMAGE_FFMPEG'
-  | 'JOB_IMAGE_WHISPER'
-  | 'JOB_GPU_COUNT'
-  | 'JOB_GPU_NODE_SELECTOR'
-  | 'JOB_GPU_TOLERATIONS'
-  | 'JOB_BACKOFF_LIMIT'
-  | 'JOB_TIMEOUT_SECONDS'
-  | 'JOB_TTL_SECONDS_AFTER_FINISHED'
-  | 'JOB_SERVICE_ACCOUNT_ANALYSIS'
-  | 'JOB_SERVICE_ACCOUNT_RENDER'
-  | 'JOB_SERVICE_ACCOUNT_ARTIFACT'
-  | 'JOB_ENV_CONFIGMAP'
-  | 'JOB_ENV_SECRET'
->;
+export type JobBuildConfig = WhisperSidecarConfig &
+  Pick<
+    OperatorConfig,
+    | 'JOB_IMAGE_FFMPEG'
+    | 'JOB_IMAGE_WHISPER'
+    | 'JOB_WHISPER_PLACEMENT'
+    | 'JOB_GPU_NODE_SELECTOR'
+    | 'JOB_GPU_TOLERATIONS'
+    | 'JOB_BACKOFF_LIMIT'
+    | 'JOB_TIMEOUT_SECONDS'
+    | 'JOB_TTL_SECONDS_AFTER_FINISHED'
+    | 'JOB_SERVICE_ACCOUNT_ANALYSIS'
+    | 'JOB_SERVICE_ACCOUNT_RENDER'
+    | 'JOB_SERVICE_ACCOUNT_ARTIFACT'
+    | 'JOB_ENV_CONFIGMAP'
+    | 'JOB_ENV_SECRET'
+  >;
 
 /** A resource no Job can be made for; the job fails with this message instead. */
 export class InvalidJobResource extends Error {}
@@ -99,9 +106,22 @@ function envFrom(config: JobBuildConfig): V1EnvFromSource[] {
   ];
 }
 
-function resourcesOf(profile: JobKindProfile, config: JobBuildConfig): V1ResourceRequirements {
-  const gpus: Record<string, string> = profile.gpu && config.JOB_GPU_COUNT > 0 ? { 'nvidia.com/gpu': String(config.JOB_GPU_COUNT) } : {};
-  return { requests: { ...profile.resources.requests }, limits: { ...profile.resources.limits, ...gpus } };
+/** The program's own CPU and memory; a GPU, when there is one, belongs to the Whisper server. */
+function resourcesOf(profile: JobKindProfile): V1ResourceRequirements {
+  return { requests: { ...profile.resources.requests }, limits: { ...profile.resources.limits } };
+}
+
+/** The pod's own transcription server, for a kind that transcribes under sidecar placement. */
+function sidecarOf(profile: JobKindProfile, config: JobBuildConfig): WhisperSidecar | undefined {
+  return profile.gpu && config.JOB_WHISPER_PLACEMENT === 'sidecar' ? whisperSidecar(config) : undefined;
+}
+
+/** GPU nodes, for a pod that runs the Whisper server. */
+function gpuPlacement(config: JobBuildConfig): Pick<V1PodSpec, 'nodeSelector' | 'tolerations'> {
+  return {
+    ...(Object.keys(config.JOB_GPU_NODE_SELECTOR).length > 0 ? { nodeSelector: { ...config.JOB_GPU_NODE_SELECTOR } } : {}),
+    ...(config.JOB_GPU_TOLERATIONS.length > 0 ? { tolerations: config.JOB_GPU_TOLERATIONS.map((t) => ({ ...t })) } : {}),
+  };
 }
 
 /**
@@ -112,13 +132,7 @@ export function buildJob(resource: JobResource, profile: JobKindProfile, config:
   const { image, imageName } = jobImageFor(resource, config);
   const name = jobNameFor(resource);
   const labels = { ...jobResourceLabels({ kind: resource.kind, spec: resource.spec }), ...managedByLabel, 'cutroom.dev/kind': resource.kind };
-  const gpuPlacement =
-    profile.gpu
-      ? {
-          ...(Object.keys(config.JOB_GPU_NODE_SELECTOR).length > 0 ? { nodeSelector: { ...config.JOB_GPU_NODE_SELECTOR } } : {}),
-          ...(config.JOB_GPU_TOLERATIONS.length > 0 ? { tolerations: config.JOB_GPU_TOLERATIONS.map((t) => ({ ...t })) } : {}),
-        }
-      : {};
+  const sidecar = sidecarOf(profile, config);
   const from = envFrom(config);
   return {
     apiVersion: 'batch/v1',
@@ -147,14 +161,15 @@ export function buildJob(resource: JobResource, profile: JobKindProfile, config:
             fsGroup: JOB_USER_ID,
             seccompProfile: { type: 'RuntimeDefault' },
           },
+          ...(sidecar ? { initContainers: [sidecar.container] } : {}),
           containers: [
             {
               name: 'program',
               image,
               command: ['node', `job-images/${imageName}/src/main.ts`],
-              env: programEnv(resource),
+              env: [...programEnv(resource), ...(sidecar?.programEnv ?? [])],
               ...(from.length > 0 ? { envFrom: from } : {}),
-              resources: resourcesOf(profile, config),
+              resources: resourcesOf(profile),
               // A program that dies before writing its message still leaves its last log lines.
               terminationMessagePolicy: 'FallbackToLogsOnError',
               securityContext: {
@@ -166,8 +181,8 @@ export function buildJob(resource: JobResource, profile: JobKindProfile, config:
             },
           ],
           // Work files (downloaded media, encodes) live in the pod's scratch space.
-          volumes: [{ name: 'tmp', emptyDir: {} }],
-          ...gpuPlacement,
+          volumes: [{ name: 'tmp', emptyDir: {} }, ...(sidecar?.volumes ?? [])],
+          ...(sidecar ? gpuPlacement(config) : {}),
         },
       },
     },

@@ -1,0 +1,85 @@
+import type { V1Container, V1EnvVar, V1ResourceRequirements, V1Volume } from '@kubernetes/client-node';
+import type { OperatorConfig } from '../config.ts';
+
+export type WhisperSidecarConfig = Pick<
+  OperatorConfig,
+  | 'JOB_GPU_COUNT'
+  | 'JOB_WHISPER_SIDECAR_IMAGE'
+  | 'JOB_WHISPER_SIDECAR_MODEL'
+  | 'JOB_WHISPER_SIDECAR_PORT'
+  | 'JOB_WHISPER_SIDECAR_RESOURCES'
+  | 'JOB_WHISPER_SIDECAR_CACHE_CLAIM'
+>;
+
+/** The faster-whisper server inside an analysis pod, and what the pod needs around it. */
+export interface WhisperSidecar {
+  /** An init container with restartPolicy Always: a native sidecar (Kubernetes ≥ 1.29). */
+  container: V1Container;
+  volumes: V1Volume[];
+  /** Set on the program: explicit env wins over the job ConfigMap's shared-server address. */
+  programEnv: V1EnvVar[];
+}
+
+const CACHE_VOLUME = 'whisper-cache';
+
+/** Where the program finds the sidecar: loopback, since they share the pod's network. */
+export function whisperSidecarBaseUrl(config: Pick<WhisperSidecarConfig, 'JOB_WHISPER_SIDECAR_PORT'>): string {
+  return `http://127.0.0.1:${config.JOB_WHISPER_SIDECAR_PORT}/v1`;
+}
+
+function sidecarResources(config: WhisperSidecarConfig): V1ResourceRequirements {
+  const { requests, limits } = config.JOB_WHISPER_SIDECAR_RESOURCES;
+  const gpus: Record<string, string> = config.JOB_GPU_COUNT > 0 ? { 'nvidia.com/gpu': String(config.JOB_GPU_COUNT) } : {};
+  const allLimits = { ...limits, ...gpus };
+  return {
+    ...(requests && Object.keys(requests).length > 0 ? { requests: { ...requests } } : {}),
+    ...(Object.keys(allLimits).length > 0 ? { limits: allLimits } : {}),
+  };
+}
+
+/**
+ * The Whisper server as a native sidecar of an analysis pod (JOB_WHISPER_PLACEMENT=sidecar):
+ * it holds the pod's GPU, the program starts once its startup probe passes, and the
+ * kubelet stops it when the program exits, so the Job completes and nothing idles after.
+ */
+export function whisperSidecar(config: WhisperSidecarConfig): WhisperSidecar {
+  const image = config.JOB_WHISPER_SIDECAR_IMAGE;
+  const model = config.JOB_WHISPER_SIDECAR_MODEL;
+  // loadOperatorConfig refuses sidecar placement without them; this guards hand-made configs.
+  if (!image || !model) throw new Error('JOB_WHISPER_SIDECAR_IMAGE and JOB_WHISPER_SIDECAR_MODEL are required with JOB_WHISPER_PLACEMENT=sidecar');
+  const port = config.JOB_WHISPER_SIDECAR_PORT;
+  return {
+    container: {
+      name: 'whisper',
+      image,
+      restartPolicy: 'Always',
+      // No envFrom: the server needs neither the S3 keys nor the job settings.
+      env: [
+        { name: 'WHISPER__MODEL', value: model },
+        { name: 'WHISPER__INFERENCE_DEVICE', value: config.JOB_GPU_COUNT > 0 ? 'cuda' : 'cpu' },
+        // The kubelet probes the pod's address, not loopback.
+        { name: 'UVICORN_HOST', value: '0.0.0.0' },
+        { name: 'UVICORN_PORT', value: String(port) },
+        { name: 'HF_HOME', value: '/cache/huggingface' },
+      ],
+      ports: [{ name: 'whisper', containerPort: port, protocol: 'TCP' }],
+      // A sidecar is "started" once its startup probe passes (readiness gates nothing here);
+      // 20 minutes, like the shared server's, since a model not yet cached downloads first.
+      startupProbe: { httpGet: { path: '/health', port: 'whisper' }, periodSeconds: 2, failureThreshold: 600 },
+      // No liveness probe: a restart mid-transcription would fail the job it serves, and
+      // activeDeadlineSeconds already bounds a server that hangs.
+      resources: sidecarResources(config),
+      securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+      volumeMounts: [{ name: CACHE_VOLUME, mountPath: '/cache' }],
+    },
+    volumes: [
+      config.JOB_WHISPER_SIDECAR_CACHE_CLAIM
+        ? { name: CACHE_VOLUME, persistentVolumeClaim: { claimName: config.JOB_WHISPER_SIDECAR_CACHE_CLAIM } }
+        : { name: CACHE_VOLUME, emptyDir: {} },
+    ],
+    programEnv: [
+      { name: 'WHISPER_BASE_URL', value: whisperSidecarBaseUrl(config) },
+      { name: 'WHISPER_MODEL', value: model },
+    ],
+  };
+}
