@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
 import type { SessionStore } from '../accounts/sessions.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
-import { RateLimited } from '../shared/errors.ts';
+import { RateLimited, Unavailable } from '../shared/errors.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import type { EventBus } from './bus.ts';
@@ -41,6 +41,7 @@ const streamResponses = {
   200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
   401: { description: 'No active session' },
   429: { description: 'Too many open streams for this user (SSE_MAX_CONNECTIONS_PER_USER, all streams together)' },
+  503: { description: 'The events channel could not be subscribed in time (Redis unavailable)' },
 } satisfies Record<number, ResponseSpec>;
 
 /** GET /api/v1/user-stream: the caller's media_ready and media_failed events over SSE. */
@@ -118,8 +119,17 @@ async function openEventStream(ctx: AppContext, deps: StreamDeps, source: Stream
   };
   // Messages arriving while the opening message is read wait behind it.
   let held: string[] | undefined = source.opening ? [] : undefined;
+  let lost: Error | undefined;
   try {
-    stopListening = await deps.subscriber.listen(source.channel, (message) => (held ? held.push(message) : deliver(message)));
+    stopListening = await deps.subscriber.listen(
+      source.channel,
+      (message) => (held ? held.push(message) : deliver(message)),
+      // The channel is no longer subscribed: ending the stream makes the client reconnect and subscribe again.
+      (error) => {
+        lost = error;
+        close();
+      },
+    );
     if (source.opening) {
       const opening = await source.opening();
       const waiting = held ?? [];
@@ -132,6 +142,8 @@ async function openEventStream(ctx: AppContext, deps: StreamDeps, source: Stream
     close();
     throw error;
   }
+  // Lost while the opening message was read: the headers have not gone out, so say so.
+  if (lost) throw Unavailable('http.503', { cause: lost });
   if (closed) return void stopListening();
 
   const tick = async () => {
