@@ -29,13 +29,18 @@ import { accountGuards } from './accounts/guards.ts';
 import { createMailer, type Mailer } from './accounts/mailer.ts';
 import type { BillingService } from './billing/billing-service.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
-import { registerMediaUploads, scheduleUploadSweep } from './media/uploads/feature.ts';
+import { createUploads, scheduleUploadSweep } from './media/uploads/feature.ts';
+import { registerUploadRoutes } from './media/uploads/routes.ts';
 import { registerMediaLibrary } from './media/library/feature.ts';
+import { MediaLibrary } from './media/library/library-service.ts';
+import { MediaGroups } from './media-groups/groups-service.ts';
+import { registerMediaGroupRoutes } from './media-groups/routes.ts';
 import { ChannelSubscriber } from './events/stream-subscriber.ts';
 import { registerMediaEdits } from './media/edits/feature.ts';
 import { registerAnalysis } from './analysis/feature.ts';
 import { registerEventStreams } from './events/feature.ts';
-import { ProjectService } from './projects/service.ts';
+import { registerProjectRoutes } from './projects/routes.ts';
+import { registerCanvasRoutes } from './canvases/routes.ts';
 
 export const API_VERSION = '0.1.0';
 
@@ -57,7 +62,7 @@ export interface Services {
   jobs: JobService;
   /** SMTP (SMTP_URL) or, without it, the log. */
   mailer: Mailer;
-  /** Users, sessions, authentication; `accounts.onAccountDeletion(step)` for features holding user data. */
+  /** Users, sessions, authentication; buildApp hands it each feature's account-deletion step. */
   accounts: AccountsService;
   /** Plans, the trial and the AI-minute ledger (reserveCredits, deductCredits, releaseCredits, statusFor…). */
   billing: BillingService;
@@ -89,7 +94,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     orm, redis, storage, logger, clock,
     redisKeyPrefix: config.REDIS_KEY_PREFIX,
     defaultJobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
-    jobs: () => services.jobs,
   });
   const dispatcher = await createDispatcher(config, overrides, { storage, completion, logger, jobMetrics, onSlotFree: () => outbox.kick() });
   const outbox = new JobOutbox({
@@ -174,6 +178,7 @@ export interface BuiltApp {
   router: ApiRouter;
 }
 
+/** Every feature registered once, flat, with its explicit dependencies; the cross-feature hooks are wired here too. */
 export function buildApp(services: Services, options: AppOptions = {}): BuiltApp {
   const { config } = services;
   // Only the hops we trust may name the client: a client's own X-Forwarded-For entries are ignored.
@@ -182,6 +187,17 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
 
   const guards: Guards = accountGuards(services.accounts);
   const router = new ApiRouter(guards);
+
+  // The feature services more than one feature uses, built once.
+  const { projects, uploads } = createUploads(services);
+  const library = new MediaLibrary();
+  const groups = new MediaGroups(library);
+
+  // Every cross-feature hook, here and nowhere else: billing counts the user's projects;
+  // deleting an account takes the user's projects and media, then their media groups.
+  services.billing.useProjectCounter((em, userId) => projects.count(em, userId));
+  services.accounts.onAccountDeletion((em, user) => uploads.deleteAccountMedia(em, user.id));
+  services.accounts.onAccountDeletion((em, user) => groups.deleteAllOf(em, user.id));
 
   registerOpsRoutes(router, {
     metrics: services.metrics,
@@ -194,10 +210,13 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   });
   registerAccounts(router, { ...services, baseUrl: () => services.baseUrl });
   registerBillingRoutes(router, services.billing);
-  registerMediaUploads(router, services);
-  registerMediaLibrary(router, services);
-  registerMediaEdits(router, services);
-  registerAnalysis(router, services, new ProjectService({ billing: services.billing }));
+  registerProjectRoutes(router, projects);
+  registerCanvasRoutes(router, projects);
+  registerUploadRoutes(router, uploads, projects);
+  registerMediaLibrary(router, services, library);
+  registerMediaGroupRoutes(router, groups);
+  registerMediaEdits(router, services, projects);
+  registerAnalysis(router, services, projects);
   registerEventStreams(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);

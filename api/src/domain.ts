@@ -5,7 +5,6 @@ import { BillingService } from './billing/billing-service.ts';
 import { EventBus } from './events/bus.ts';
 import { exportProgress, ProgressRelay } from './events/progress-relay.ts';
 import { JobCompletion, type CompletionHandlers } from './jobs/completion.ts';
-import type { JobService } from './jobs/service.ts';
 import { artifactCompletion } from './media/artifact-completion.ts';
 import { producedMediaCompletion } from './media/edits/produced-media-completion.ts';
 import { proxyCompletion } from './media/proxy-completion.ts';
@@ -22,8 +21,6 @@ export interface DomainInputs {
   clock: Clock;
   redisKeyPrefix: string;
   defaultJobTimeoutSeconds: number;
-  /** Resolved lazily: the job service is built from this completion. */
-  jobs: () => JobService;
 }
 
 export interface Domain {
@@ -44,7 +41,7 @@ export function createDomain(inputs: DomainInputs): Domain {
   const billing = new BillingService({ clock });
   const bus = new EventBus(inputs.redis, inputs.redisKeyPrefix);
   const outboxChannel = `${inputs.redisKeyPrefix}jobs`;
-  const media = { orm, logger, bus, storage, billing, jobs: inputs.jobs };
+  const media = { orm, logger, bus, storage, billing };
   const handlers: CompletionHandlers = {
     artifact: artifactCompletion(media),
     'media-edit': producedMediaCompletion(media),

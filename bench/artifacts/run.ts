@@ -11,8 +11,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runJobProcess, startJobBucket } from '../../test/job-images/job-process.ts';
-import { makeAudio, makeVideo } from '../../test/support/media.ts';
+import { FFMPEG_IMAGE_MAIN, runProgram, startBenchBucket } from '../support/job-program.ts';
+import { makeAudio, makeH264Video } from '../support/media.ts';
 
 const TARGET_RATIO = 1.5;
 const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -37,7 +37,7 @@ async function baseline(path: string): Promise<number> {
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'cutroom-bench-artifacts-'));
-const bucket = await startJobBucket();
+const bucket = await startBenchBucket();
 try {
   process.stdout.write(`making inputs in ${dir} (${cpus().length} CPUs)…\n`);
   const inputs = [
@@ -45,7 +45,7 @@ try {
       name: '1-minute 1080p H.264/AAC MP4 (web-compatible)',
       key: 'bench/web-1080p.mp4',
       contentType: 'video/mp4',
-      path: await makeVideo(dir, 'web-1080p.mp4', { width: 1920, height: 1080, seconds: 60, fps: 30, preset: 'veryfast' }),
+      path: await makeH264Video(dir, 'web-1080p.mp4', { width: 1920, height: 1080, seconds: 60, fps: 30, preset: 'veryfast' }),
       gated: true,
     },
     {
@@ -64,7 +64,8 @@ try {
     const programTimes: number[] = [];
     for (let attempt = 0; attempt < runs; attempt += 1) {
       baselineTimes.push(await baseline(input.path));
-      const outcome = await runJobProcess(
+      const outcome = await runProgram(
+        FFMPEG_IMAGE_MAIN,
         {
           jobId: randomUUID(),
           program: 'artifact',
@@ -74,7 +75,7 @@ try {
         },
         bucket.env,
       );
-      if (outcome.exitCode !== 0) throw new Error(`artifact program failed on ${input.name}: ${outcome.lines.at(-1)}\n${outcome.stderr}`);
+      if (outcome.exitCode !== 0) throw new Error(`artifact program failed on ${input.name}: ${outcome.lastLine}\n${outcome.stderr}`);
       programTimes.push(outcome.wallSeconds);
     }
     const base = median(baselineTimes);

@@ -64,7 +64,6 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     orm, redis, storage, logger, clock: systemClock,
     redisKeyPrefix: config.REDIS_KEY_PREFIX,
     defaultJobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
-    jobs: () => jobs,
   });
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);

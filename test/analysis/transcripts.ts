@@ -80,53 +80,195 @@ export class SeededRandom {
   }
 }
 
-const VOCABULARY = ['so', 'today', 'i', 'want', 'to', 'talk', 'about', 'editing', 'video', 'cut', 'the', 'a', 'show', 'you', 'how', 'we', 'it', 'is', 'like', 'know', 'mean', 'um', 'uh'];
+const VOCABULARY = ['so', 'today', 'i', 'want', 'to', 'talk', 'about', 'editing', 'video', 'cut', 'the', 'a', 'show', 'you', 'how', 'we', 'it', 'is', 'like', 'know', 'mean', 'um', 'uh', 'erm'];
+const PUNCTUATION = [',', '.', '?', '…', ' -', '—'];
 
 export interface GeneratedSource {
   words: SpokenWord[];
   duration_ms: number;
-  /** What a detector reports: the true gaps ≥ 300 ms, each edge moved by up to ±jitter ms (the recognizer's and the detector's error). */
+  /** What a detector reports: the gaps it heard, disagreeing with the words (see generateSource). */
   silences: Span[];
-  envelope: EnergyEnvelope;
+  envelope: EnergyEnvelope | null;
 }
 
 /**
- * A random transcript: words of 60–700 ms with gaps of 0–3 s (some overlapping by a
- * few ms, as recognizers do), repeated phrases (false starts), fillers, commas; and
- * a detector's view of it whose silences may reach into words by up to `jitterMs`.
+ * A sloppy recognizer's transcript and a detector that disagrees with it: 1–120 words of
+ * 0–900 ms (some of no length), gaps of 0–3 s, some words overlapping or nested in the
+ * one before, some starting past the end of the source; repeated phrases (false
+ * starts), fillers, punctuation; silences that are the true gaps with edges moved by up
+ * to ±`jitterMs`, or spans thrown anywhere (overlapping, unsorted, past the ends); an
+ * envelope that is random, too short, too long, or missing.
  */
-export function generateSource(random: SeededRandom, jitterMs = 100): GeneratedSource {
+export function generateSource(random: SeededRandom, jitterMs = 150): GeneratedSource {
   const entries: [string, number, number][] = [];
-  let at = random.int(0, 2500);
-  const count = random.int(1, 80);
+  let at = random.chance(0.2) ? 0 : random.int(0, 2500);
+  const count = random.int(1, 120);
+  const wordMs = (): number => (random.chance(0.03) ? 0 : random.int(40, 900));
   while (entries.length < count) {
     // Now and then, say the last few words again: a false start.
-    if (entries.length >= 3 && random.chance(0.1)) {
+    if (entries.length >= 3 && random.chance(0.08)) {
       const repeat = entries.slice(-random.int(2, Math.min(5, entries.length))).map(([text]) => text);
-      at += random.int(100, 1500);
+      at += random.int(0, 1500);
       for (const text of repeat) {
-        const length = random.int(60, 700);
+        const length = wordMs();
         entries.push([text, at, at + length]);
         at += length + random.int(0, 120);
       }
       continue;
     }
-    const length = random.int(60, 700);
-    const text = random.pick(VOCABULARY) + (random.chance(0.1) ? ',' : '');
+    const length = wordMs();
+    const text = random.pick(VOCABULARY) + (random.chance(0.15) ? random.pick(PUNCTUATION) : '');
     entries.push([text, at, at + length]);
-    const gap = random.chance(0.6) ? random.int(0, 150) : random.int(150, 3000);
-    at += length + (random.chance(0.05) ? -random.int(1, 30) : gap);
+    const roll = random.next();
+    if (roll < 0.05) at -= random.int(1, Math.max(1, length)); // the next word overlaps this one
+    else if (roll < 0.07) at -= length + random.int(0, 300); // or starts before it (nested, out of order)
+    else at += length + (random.chance(0.6) ? random.int(0, 150) : random.int(150, 3000));
+    at = Math.max(0, at);
   }
-  const duration_ms = at + random.int(0, 3000);
+  const spokenUntil = Math.max(...entries.map(([, , end]) => end));
+  // Mostly the audio outlasts the words; sometimes the recognizer's times run past it.
+  const duration_ms = random.chance(0.1) ? random.int(1, spokenUntil + 1) : spokenUntil + random.int(0, 3000);
   const words = wordsAt(entries);
   const jitter = (ms: number): number => ms + random.int(-jitterMs, jitterMs);
   const silences: Span[] = [];
-  for (const gap of gapsOf(words, duration_ms)) {
-    const start = Math.max(silences.at(-1)?.end_ms ?? 0, gap.start_ms === 0 ? 0 : jitter(gap.start_ms));
-    const end = Math.min(duration_ms, gap.end_ms === duration_ms ? duration_ms : jitter(gap.end_ms));
-    if (end > start) silences.push({ start_ms: start, end_ms: end });
+  if (random.chance(0.15)) {
+    for (let index = random.int(0, 30); index > 0; index -= 1) {
+      const start = random.int(-500, duration_ms + 500);
+      silences.push({ start_ms: start, end_ms: start + random.int(-100, 4000) });
+    }
+  } else {
+    for (const gap of gapsOf(words, duration_ms)) {
+      const start = gap.start_ms === 0 ? 0 : jitter(gap.start_ms);
+      const end = gap.end_ms === duration_ms ? duration_ms : jitter(gap.end_ms);
+      if (end > start) silences.push({ start_ms: start, end_ms: end });
+    }
   }
-  const envelope = envelopeOf(words, duration_ms);
+  return { words, duration_ms, silences, envelope: generateEnvelope(random, words, duration_ms) };
+}
+
+function generateEnvelope(random: SeededRandom, words: readonly SpokenWord[], durationMs: number): EnergyEnvelope | null {
+  const roll = random.next();
+  if (roll < 0.1) return null;
+  if (roll < 0.3) {
+    const rms = new Float32Array(random.int(0, Math.ceil(durationMs / 10) + 50));
+    for (let frame = 0; frame < rms.length; frame += 1) rms[frame] = random.next() * 0.5;
+    return { frame_ms: 10, rms };
+  }
+  const envelope = envelopeOf(words, durationMs);
   for (let frame = 0; frame < envelope.rms.length; frame += 1) envelope.rms[frame] = envelope.rms[frame]! * (0.5 + random.next());
-  return { words, duration_ms, silences, envelope };
+  return envelope;
+}
+
+/* A synthetic corpus of screen-recording speech, for false-start recall and precision. */
+
+const OPENERS = ['so', 'now', 'and then', 'okay so', 'today', 'first', 'next', 'after that', 'in this video', 'the thing is', 'if you look here', 'basically', 'alright', 'also'];
+const SUBJECTS = ['i', 'we', 'you'];
+const VERBS = ['want to show you', 'are going to cut', 'can see', 'need to fix', 'will export', 'should trim', 'have to check', 'would like to talk about', 'just drag', 'can move', 'might rename', 'could split'];
+const OBJECTS = ['the timeline', 'the audio track', 'the first clip', 'this transition', 'the color grade', 'the captions', 'the intro', 'all the silences', 'the export settings', 'a new project', 'the waveform', 'the last take', 'our thumbnail', 'every marker'];
+const ENDINGS = ['', '', 'right here', 'in the editor', 'before we export', 'really quickly', 'for the next part', 'one more time', 'with the mouse'];
+/** A word misheard as a near neighbour: one letter changed or added ("need" → "neud", "neeyd"). */
+function mishear(random: SeededRandom, word: string): string {
+  const at = random.int(1, word.length - 1);
+  const letter = 'aeiouynrst'[random.int(0, 9)]!;
+  return random.chance(0.5) ? word.slice(0, at) + letter + word.slice(at + 1) : word.slice(0, at) + letter + word.slice(at);
+}
+
+/** A sentence as its parts (opener, subject, verb, object, ending); `like` gives the first three of another. */
+function sentenceParts(random: SeededRandom, like?: readonly string[]): string[] {
+  const start = like ? like.slice(0, 3) : [random.chance(0.7) ? random.pick(OPENERS) : '', random.pick(SUBJECTS), random.pick(VERBS)];
+  return [...start, random.pick(OBJECTS), random.pick(ENDINGS)];
+}
+
+function wordsOf(parts: readonly string[]): string[] {
+  return parts.join(' ').split(/\s+/).filter(Boolean);
+}
+
+function sentence(random: SeededRandom): string[] {
+  return wordsOf(sentenceParts(random));
+}
+
+/** How a planted false take breaks off. */
+export type FalseTakeKind = 'prefix' | 'diverging' | 'retake' | 'early_turn';
+
+export interface PlantedFalseStart {
+  kind: FalseTakeKind;
+  /** The dropped words (the take and a hesitation after it), indices into `words`. */
+  from: number;
+  to: number;
+}
+
+export interface SpeechCorpusEntry {
+  words: SpokenWord[];
+  duration_ms: number;
+  planted: PlantedFalseStart[];
+}
+
+/** The take a speaker abandons before saying `words` whole. */
+function falseTake(random: SeededRandom, words: readonly string[]): { kind: FalseTakeKind; take: string[] } {
+  const roll = random.next();
+  if (roll < 0.45) {
+    const take = words.slice(0, random.int(2, Math.min(6, words.length - 1)));
+    const last = take.at(-1)!;
+    if (random.chance(0.33) && last.length >= 3) take[take.length - 1] = `${last.slice(0, random.int(1, last.length - 1))}-`;
+    return { kind: 'prefix', take };
+  }
+  if (roll < 0.75) return { kind: 'diverging', take: [...words.slice(0, random.int(4, Math.min(7, words.length))), ...sentence(random).slice(-random.int(1, 3))] };
+  if (roll < 0.9) return { kind: 'retake', take: [...words.slice(0, -1), `${words.at(-1)!}.`] };
+  return { kind: 'early_turn', take: [...words.slice(0, random.int(2, 3)), ...sentence(random).slice(-random.int(1, 2))] };
+}
+
+/**
+ * A transcript of 5–15 sentences (opener, subject, verb, object, ending: many share an
+ * opener or a verb; a tenth open as the sentence before and go on to another
+ * object, as lists do; now and then an earlier sentence comes back much later) with false takes
+ * planted before about a quarter of them: the sentence's first 2–6 words (the last cut
+ * off mid-word a third of the time), its first 4–7 words turning elsewhere, the whole
+ * sentence (a retake), or 2–3 words turning elsewhere within the first four; the take
+ * trailing off ("…", ",", now and then "."), perhaps "um", a pause, then the sentence,
+ * one of its first words misheard a third of the time.
+ */
+export function speechCorpusEntry(random: SeededRandom): SpeechCorpusEntry {
+  const entries: [string, number, number][] = [];
+  const planted: PlantedFalseStart[] = [];
+  const said: string[][] = [];
+  let previousParts: string[] | undefined;
+  let at = random.int(0, 1500);
+  const say = (texts: readonly string[], last = ''): void => {
+    texts.forEach((text, index) => {
+      const length = random.int(120, 450);
+      entries.push([index === texts.length - 1 ? text + last : text, at, at + length]);
+      at += length + random.int(0, 100);
+    });
+  };
+  for (let count = random.int(5, 15); count > 0; count -= 1) {
+    const roll = random.next();
+    // A list: the sentence before again, with another object ("we fix the intro. we fix the captions").
+    const parts = sentenceParts(random, previousParts && roll < 0.1 ? previousParts : undefined);
+    previousParts = parts;
+    let words = wordsOf(parts);
+    if (said.length > 3 && roll > 0.95) words = said[random.int(0, said.length - 4)]!;
+    said.push(words);
+    at += random.chance(0.8) ? random.int(250, 1500) : random.int(0, 150);
+    if (random.chance(0.25) && words.length >= 4) {
+      const { kind, take } = falseTake(random, words);
+      const from = entries.length;
+      const trailing = random.next();
+      say(take, kind === 'retake' || take.at(-1)!.endsWith('-') ? '' : trailing < 0.25 ? '…' : trailing < 0.4 ? ',' : trailing < 0.5 ? '.' : '');
+      if (random.chance(0.3)) say([random.pick(['um,', 'uh', 'uh,', 'erm'])]);
+      planted.push({ kind, from, to: entries.length });
+      at += random.int(80, 1200);
+      // A recognizer mishears longer words: one of the first four, if any has four letters.
+      const restart = [...words];
+      const misheard = [1, 2, 3].filter((index) => (restart[index]?.length ?? 0) >= 4);
+      if (misheard.length && random.chance(0.33)) {
+        const index = random.pick(misheard);
+        restart[index] = mishear(random, restart[index]!);
+      }
+      say(restart, random.chance(0.7) ? '.' : '');
+    } else {
+      say(words, random.chance(0.7) ? '.' : ',');
+    }
+  }
+  const duration_ms = at + random.int(0, 2000);
+  return { words: wordsAt(entries), duration_ms, planted };
 }

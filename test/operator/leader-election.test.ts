@@ -5,10 +5,45 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { LeaderElector } from '../../operator/src/leader-election.ts';
 import { startKubeSim } from '../kube-sim/index.ts';
 import type { KubeSim } from '../kube-sim/index.ts';
-import { sleep } from './operator-support.ts';
 
 const leaseName = 'cutroom-operator';
 const leaseDurationSeconds = 1;
+const renewDeadlineMs = 600;
+
+/** One Lease request of a replica, as it came back. */
+interface LeaseCall {
+  op: 'read' | 'create' | 'replace';
+  ok: boolean;
+  /** Date.now() when the answer (or the error) reached the replica. */
+  settledAt: number;
+  /** The Lease the server answered with. */
+  lease?: V1Lease;
+  /** The Lease the replica sent (create, replace). */
+  sent?: V1Lease;
+}
+
+/** The replica's Lease API, recording every call in `calls` in the order they came back. */
+function recordingLeaseApi(api: CoordinationV1Api, calls: LeaseCall[]): CoordinationV1Api {
+  const record = (op: LeaseCall['op'], answer: Promise<V1Lease>, sent?: V1Lease) =>
+    answer.then(
+      (lease) => {
+        calls.push({ op, ok: true, settledAt: Date.now(), lease, ...(sent ? { sent } : {}) });
+        return lease;
+      },
+      (error: unknown) => {
+        calls.push({ op, ok: false, settledAt: Date.now(), ...(sent ? { sent } : {}) });
+        throw error;
+      },
+    );
+  const recording = Object.create(api) as CoordinationV1Api;
+  recording.readNamespacedLease = (param) => record('read', api.readNamespacedLease(param));
+  recording.createNamespacedLease = (param) => record('create', api.createNamespacedLease(param), param.body);
+  recording.replaceNamespacedLease = (param) => record('replace', api.replaceNamespacedLease(param), param.body);
+  return recording;
+}
+
+/** A Lease time (a V1MicroTime, or its text as the simulator keeps it) in epoch ms. */
+const ms = (time: unknown) => new Date(time as string | Date).getTime();
 
 describe('operator leader election through a coordination.k8s.io/v1 Lease', () => {
   let sim: KubeSim;
@@ -27,37 +62,59 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
     for (const elector of electors.splice(0)) await elector.stop({ release: false });
   });
 
-  /** A replica whose leadership is logged in `terms` as [start ms, end ms]. */
-  function replica(identity: string) {
-    const terms: { start: number; end?: number }[] = [];
+  /**
+   * A replica whose leadership is logged in `terms` (start and end in ms, with how many Lease
+   * calls had come back when it ended), whose Lease calls are recorded in `calls`, and whose
+   * start() notes when it was started.
+   */
+  function replica(identity: string, leaseSeconds = leaseDurationSeconds) {
+    const terms: { start: number; end?: number; callsAtEnd?: number }[] = [];
+    const calls: LeaseCall[] = [];
+    let startedAt = 0;
     const elector = new LeaderElector({
-      api: sim.kubeConfig(namespace).makeApiClient(CoordinationV1Api),
+      api: recordingLeaseApi(sim.kubeConfig(namespace).makeApiClient(CoordinationV1Api), calls),
       namespace,
       leaseName,
       identity,
-      leaseDurationSeconds,
-      renewDeadlineMs: 600,
+      leaseDurationSeconds: leaseSeconds,
+      renewDeadlineMs,
       retryPeriodMs: 100,
       logger: pino({ level: 'silent' }),
       onStartedLeading: async () => {
         terms.push({ start: Date.now() });
       },
       onStoppedLeading: async () => {
-        terms.at(-1)!.end = Date.now();
+        Object.assign(terms.at(-1)!, { end: Date.now(), callsAtEnd: calls.length });
       },
     });
     electors.push(elector);
-    return { identity, elector, terms };
+    return {
+      identity,
+      elector,
+      terms,
+      calls,
+      get startedAt() {
+        return startedAt;
+      },
+      start() {
+        startedAt = Date.now();
+        elector.start();
+      },
+    };
   }
+  type Replica = ReturnType<typeof replica>;
 
-  /** operator-a leading, operator-b started and waiting on the Lease. */
-  async function leaderAndFollower() {
-    const a = replica('operator-a');
-    a.elector.start();
+  /** The Leases a replica read successfully, in order. */
+  const reads = (r: Replica) => r.calls.filter((call) => call.op === 'read' && call.ok).map((call) => call.lease!);
+
+  /** operator-a leading, operator-b started and seen following: it has read the Lease operator-a holds. */
+  async function leaderAndFollower(leaseSeconds = leaseDurationSeconds) {
+    const a = replica('operator-a', leaseSeconds);
+    a.start();
     await sim.waitFor(() => a.elector.isLeader, 2000);
-    const b = replica('operator-b');
-    b.elector.start();
-    await sleep(300);
+    const b = replica('operator-b', leaseSeconds);
+    b.start();
+    await sim.waitFor(() => reads(b).some((lease) => lease.spec?.holderIdentity === 'operator-a'), 2000);
     return { a, b };
   }
 
@@ -65,7 +122,7 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
 
   it('the first replica creates the Lease with its identity, the lease duration and a renewTime, and leads', async () => {
     const a = replica('operator-a');
-    a.elector.start();
+    a.start();
     await sim.waitFor(() => a.elector.isLeader, 2000);
     const spec = lease()!.spec!;
     expect(spec).to.include({ holderIdentity: 'operator-a', leaseDurationSeconds, leaseTransitions: 0 });
@@ -77,49 +134,78 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
   it('of two replicas starting together exactly one leads; the other keeps waiting while the Lease is renewed', async () => {
     const a = replica('operator-a');
     const b = replica('operator-b');
-    a.elector.start();
-    b.elector.start();
+    a.start();
+    b.start();
     await sim.waitFor(() => a.elector.isLeader || b.elector.isLeader, 2000);
-    await sleep(leaseDurationSeconds * 1000 + 300);
+    const [leader, follower] = a.elector.isLeader ? [a, b] : [b, a];
+    // Not a pause: wait until the follower has itself read the Lease renewed over more than its
+    // duration, the span after which it would take over a Lease whose renewals had stopped.
+    const renewalsSeen = () => reads(follower).map((read) => ms(read.spec?.renewTime));
+    await sim.waitFor(() => Math.max(...renewalsSeen()) - Math.min(...renewalsSeen()) > leaseDurationSeconds * 1000, 5000);
     expect([a.elector.isLeader, b.elector.isLeader].filter(Boolean)).to.have.length(1);
-    const leader = a.elector.isLeader ? a : b;
-    expect(lease()!.spec!.holderIdentity).to.equal(leader.identity);
-    expect((a.elector.isLeader ? b : a).terms).to.deep.equal([]);
+    expect(lease()!.spec).to.include({ holderIdentity: leader.identity, leaseTransitions: 0 });
+    expect(follower.terms).to.deep.equal([]);
+    expect(follower.calls.some((call) => call.op === 'replace' && call.ok), 'the follower never wrote the Lease').to.equal(false);
   });
 
   it('a released Lease is taken over at once, with leaseTransitions counted', async () => {
-    const { a, b } = await leaderAndFollower();
-    const stoppedAt = Date.now();
+    // An hour-long Lease: operator-b can only lead within this test through the release.
+    const { a, b } = await leaderAndFollower(3600);
     await a.elector.stop({ release: true });
-    await sim.waitFor(() => b.elector.isLeader, 2000);
-    expect(Date.now() - stoppedAt).to.be.below(leaseDurationSeconds * 1000);
+    await sim.waitFor(() => b.elector.isLeader, 5000);
     expect(lease()!.spec).to.include({ holderIdentity: 'operator-b', leaseTransitions: 1 });
+    const takeover = b.calls.findIndex((call) => call.op === 'replace' && call.ok);
+    expect(b.calls[takeover - 1]!.lease!.spec!.holderIdentity, 'the Lease operator-b read right before taking it').to.equal('');
   });
 
   it('when the leader stops renewing, another takes over only after the Lease expired, and never both lead at once', async () => {
     const { a, b } = await leaderAndFollower();
-    const crashedAt = Date.now();
     await a.elector.stop({ release: false });
-    await sim.waitFor(() => b.elector.isLeader, 4000);
-    const waited = Date.now() - crashedAt;
-    expect(waited).to.be.within(leaseDurationSeconds * 1000 - 150, leaseDurationSeconds * 1000 + 1000);
+    // What operator-a left: still naming it (no release), so only its expiry lets operator-b in.
+    const left = lease()!;
+    expect(left.spec!.holderIdentity).to.equal('operator-a');
+    await sim.waitFor(() => b.elector.isLeader, 5000);
+
+    const takeover = b.calls.find((call) => call.op === 'replace' && call.ok)!;
+    expect(takeover.sent!.metadata!.resourceVersion, 'operator-b replaced the Lease operator-a left').to.equal(left.metadata!.resourceVersion);
+    // operator-b counts the lease duration from the attempt that first read that Lease, an attempt
+    // begun after its previous call came back (or after it was started); its takeover is stamped
+    // with its own clock.
+    const firstSeen = b.calls.findIndex((call) => call.op === 'read' && call.ok && call.lease!.metadata!.resourceVersion === left.metadata!.resourceVersion);
+    expect(firstSeen).to.be.at.least(0);
+    const waitingFrom = firstSeen > 0 ? b.calls[firstSeen - 1]!.settledAt : b.startedAt;
+    expect(ms(takeover.sent!.spec!.acquireTime) - waitingFrom).to.be.at.least(leaseDurationSeconds * 1000);
     expect(a.terms[0]!.end).to.be.at.most(b.terms[0]!.start);
   });
 
-  it('a leader that cannot renew (API errors) steps down within the renew deadline, before the Lease expires', async () => {
+  it('a leader that cannot renew (API errors) steps down at its first failed renewal past the renew deadline, which is shorter than the Lease', async () => {
     const a = replica('operator-a');
-    a.elector.start();
+    a.start();
     await sim.waitFor(() => a.elector.isLeader, 2000);
     const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${leaseName}`;
-    const renewedAt = Date.parse(String(lease()!.spec!.renewTime));
+    // Read and failure injected in one turn of the event loop (the simulator runs in this process):
+    // this is the last renewal that succeeds.
+    const renewedAt = ms(lease()!.spec!.renewTime);
     sim.failNext({ method: 'PUT', path: leasePath, code: 500 }, 1000);
-    await sim.waitFor(() => !a.elector.isLeader, 2000);
-    expect(a.terms[0]!.end! - renewedAt).to.be.below(leaseDurationSeconds * 1000);
+    const failingFrom = a.calls.length;
+    await sim.waitFor(() => !a.elector.isLeader, 5000);
+    await sim.waitFor(() => a.terms[0]!.end !== undefined, 1000);
+
+    const deadline = renewedAt + renewDeadlineMs;
+    const term = a.terms[0]!;
+    // (A renewal the server took before the injection may still come back ok after it.)
+    const failed = a.calls.slice(failingFrom, term.callsAtEnd).filter((call) => call.op === 'replace' && !call.ok);
+    expect(failed.length).to.be.greaterThan(0);
+    // Not before the deadline…
+    expect(term.end).to.be.at.least(deadline);
+    // …and at the first failed renewal that came back after it: every earlier one came back before it.
+    expect(failed.slice(0, -1).filter((call) => call.settledAt >= deadline)).to.deep.equal([]);
+    expect(renewDeadlineMs).to.be.below(leaseDurationSeconds * 1000);
   });
 
   it('a Lease another replica holds (written behind our back) makes the leader step down at its next renewal', async () => {
     const a = replica('operator-a');
-    a.elector.start();
+    a.start();
     await sim.waitFor(() => a.elector.isLeader, 2000);
     sim.mergePatch('leases', namespace, leaseName, { spec: { holderIdentity: 'intruder', renewTime: new Date().toISOString() } });
     await sim.waitFor(() => !a.elector.isLeader, 1000);

@@ -222,5 +222,3 @@ export async function putArtifactResult(storage: ObjectStorage, outputPrefix: st
   await storage.client.send(new PutObjectCommand({ Bucket: storage.bucket, Key: `${outputPrefix}/result.json`, Body: JSON.stringify(result), ContentType: 'application/json' }));
   return result;
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

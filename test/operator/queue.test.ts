@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { backoffDelay, WorkQueue } from '../../operator/src/queue.ts';
 import type { WorkQueueOptions } from '../../operator/src/queue.ts';
+import { eventually } from '../support/wait.ts';
 
+/** One turn of the event loop (timers due within `ms` run first): lets the queue's microtasks and due timers run. */
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A queue whose runs wait until the test releases them, recording what ran and what overlapped. */
@@ -26,9 +28,10 @@ function recordingQueue(options: Partial<WorkQueueOptions> = {}) {
     },
     ...options,
   });
+  /** Lets the run of `key` in progress finish (failing loudly when none starts), then one turn for what follows. */
   const release = async (key: string) => {
-    for (let i = 0; i < 50 && !gates.get(key)?.length; i++) await tick(2);
-    gates.get(key)?.shift()?.();
+    const open = await eventually(async () => gates.get(key)?.shift(), `a run of ${key} to release`, 2000, 2);
+    open();
     await tick();
   };
   return { queue, runs, overlaps, release };
@@ -76,7 +79,8 @@ describe('operator work queue', () => {
   });
 
   it('a failed run is retried with growing backoff and reported each time; success resets it', async () => {
-    const attempts: number[] = [];
+    let attempts = 0;
+    const attemptsBeforeRetry: number[] = [];
     const errors: { attempt: number; retryInMs: number }[] = [];
     let failuresLeft = 3;
     const queue = new WorkQueue({
@@ -84,21 +88,25 @@ describe('operator work queue', () => {
       retryBaseMs: 10,
       retryMaxMs: 1000,
       async process() {
-        attempts.push(Date.now());
+        attempts += 1;
         if (failuresLeft-- > 0) throw new Error('API server unavailable');
       },
-      onError: (_key, _error, attempt, retryInMs) => errors.push({ attempt, retryInMs }),
+      onError: (_key, _error, attempt, retryInMs) => {
+        errors.push({ attempt, retryInMs });
+        setTimeout(() => attemptsBeforeRetry.push(attempts), retryInMs - 1);
+      },
     });
     queue.add('ns/a');
-    const deadline = Date.now() + 2000;
-    while (attempts.length < 4 && Date.now() < deadline) await tick(5);
+    await eventually(async () => (attempts >= 4 ? true : undefined), 'the fourth attempt', 2000, 5);
     expect(errors).to.deep.equal([
       { attempt: 1, retryInMs: 10 },
       { attempt: 2, retryInMs: 20 },
       { attempt: 3, retryInMs: 40 },
     ]);
-    expect(attempts).to.have.length(4);
-    expect(attempts[3]! - attempts[2]!).to.be.at.least(35);
+    expect(attempts).to.equal(4);
+    // Each retry waited for its backoff: a timer set when the failure was reported, due 1 ms before
+    // the retry's, found the retry not yet run (timers run in the order they are due, whatever the load).
+    expect(attemptsBeforeRetry).to.deep.equal([1, 2, 3]);
     await queue.stop();
   });
 
@@ -118,10 +126,12 @@ describe('operator work queue', () => {
       },
     });
     failing.add('ns/retry');
-    await tick(5);
+    await eventually(async () => (calls.length === 1 ? true : undefined), 'the first run', 2000, 1);
     await failing.stop();
     failing.add('ns/late');
-    await tick(60);
+    // A timer due after the dropped retry (30 ms) would have been: timers run in the order they are due,
+    // so a retry stop() failed to drop would have run (and been recorded) before this one.
+    await tick(31);
     expect(calls).to.deep.equal(['ns/retry']);
 
     const { queue, runs, release } = recordingQueue({ concurrency: 1 });
@@ -130,7 +140,8 @@ describe('operator work queue', () => {
     await tick();
     let stopped = false;
     const stopping = queue.stop().then(() => (stopped = true));
-    await tick(10);
+    // ns/a's run holds its gate until release() below: stop() cannot have finished, however long this turn.
+    await tick();
     expect(stopped).to.equal(false);
     await release('ns/a');
     await stopping;

@@ -18,7 +18,7 @@ import { completionFinalizer } from '../../operator/src/reconcilers/job-reconcil
 import { startKubeSim } from '../kube-sim/index.ts';
 import type { KubeSim } from '../kube-sim/index.ts';
 import { apiStatus } from '../kube-sim/samples.ts';
-import { jobOf, metricValue, resourceOf, runJobPod, sleep, startTestOperator, submitUploadJob } from './operator-support.ts';
+import { jobOf, metricValue, resourceOf, runJobPod, startTestOperator, submitUploadJob } from './operator-support.ts';
 import type { TestOperator } from './operator-support.ts';
 
 describe('operator: custom resource → batch Job → status and completion', function () {
@@ -63,15 +63,12 @@ describe('operator: custom resource → batch Job → status and completion', fu
   const ownedBy = (resource: JobResource) =>
     sim.list('jobs', namespace).filter((job) => job.metadata.ownerReferences?.some((ref) => ref.uid === resource.metadata.uid));
   const row = (jobId: string) => app.services.orm.em.fork().findOneOrFail(Job, jobId);
-  /** The jobs row once `check` holds (the operator writes it asynchronously), or as it is after 3 s. */
-  const rowWhen = async (jobId: string, check: (job: JobRow) => boolean) => {
-    const deadline = Date.now() + 3000;
-    for (;;) {
+  /** The jobs row once `check` holds (the operator writes it asynchronously); fails naming what it waited for. */
+  const rowWhen = (jobId: string, check: (job: JobRow) => boolean, what: string) =>
+    eventually(async () => {
       const current = await row(jobId);
-      if (check(current) || Date.now() > deadline) return current;
-      await sleep(20);
-    }
-  };
+      return check(current) ? current : undefined;
+    }, `job ${jobId}: ${what}`, 5000, 20);
 
   it('an ArtifactJob gets one batch Job named after its uid, with the manifest the builder makes; status Pending with jobName', async () => {
     const job = await submitArtifact({ userId: randomUUID() });
@@ -162,12 +159,12 @@ describe('operator: custom resource → batch Job → status and completion', fu
     sim.mergePatch('artifactjobs', namespace, resource.metadata.name!, { status: { progress: 40, step: 'waveform' } }, 'status');
     const running = await whenStatus(resource.metadata.name!, (r) => r.status?.phase === 'Running');
     expect(running.status).to.deep.include({ progress: 40, step: 'waveform', jobName });
-    const marked = await rowWhen(job.id, (r) => r.progress === 40);
+    const marked = await rowWhen(job.id, (r) => r.progress === 40, 'progress 40');
     expect(marked).to.deep.include({ status: 'running', progress: 40, step: 'waveform' });
     expect(marked.startedAt).to.be.instanceOf(Date);
     // Later reports reach the row too, as the local runner's progress lines do.
     sim.mergePatch('artifactjobs', namespace, resource.metadata.name!, { status: { progress: 55, step: 'thumbnail' } }, 'status');
-    expect(await rowWhen(job.id, (r) => r.progress === 55)).to.deep.include({ status: 'running', step: 'thumbnail' });
+    expect(await rowWhen(job.id, (r) => r.progress === 55, 'progress 55')).to.deep.include({ status: 'running', step: 'thumbnail' });
 
     // Killed at activeDeadlineSeconds: the user hears about the deadline, not the SIGTERM.
     sim.failJob(namespace, jobName, { reason: 'DeadlineExceeded', message: 'The job was stopped (SIGTERM) before it finished' });

@@ -8,7 +8,7 @@ import { Cluster } from '../../operator/src/cluster.ts';
 import { WatchedResources } from '../../operator/src/informer.ts';
 import { startKubeSim } from '../kube-sim/index.ts';
 import type { KubeSim } from '../kube-sim/index.ts';
-import { jobOf, jobServiceIn, metricValue, resourceOf, sleep, startTestOperator } from './operator-support.ts';
+import { jobOf, jobServiceIn, metricValue, resourceOf, startTestOperator } from './operator-support.ts';
 import type { TestOperator } from './operator-support.ts';
 
 /** The operator's watches: one per custom resource kind, one on its Jobs. */
@@ -92,6 +92,7 @@ describe('operator: watches recover', function () {
   it('a stopped informer stays stopped: the abort of its own watch is not an error to restart on', async () => {
     const kubeConfig = sim.kubeConfig(namespace);
     const cluster = new Cluster(kubeConfig, namespace, 'test', pino({ level: 'silent' }));
+    const retryMaxMs = 100;
     const restarts: number[] = [];
     const seen: string[] = [];
     const watched = new WatchedResources<JobResource>({
@@ -102,7 +103,7 @@ describe('operator: watches recover', function () {
       onChange: (type, resource) => seen.push(`${type} ${resource.metadata.name}`),
       onRestart: () => restarts.push(Date.now()),
       retryBaseMs: 20,
-      retryMaxMs: 100,
+      retryMaxMs,
       logger: pino({ level: 'silent' }),
     });
     const openBefore = sim.openWatches();
@@ -111,7 +112,10 @@ describe('operator: watches recover', function () {
     await watched.stop();
     await sim.waitFor(() => sim.openWatches() === openBefore, 2000);
     const requestsAfterStop = sim.requests.length;
-    await sleep(300);
+    // The abort's error reached the informer before the server saw the watch close; a restart it
+    // wrongly scheduled then (after at most retryMaxMs) would be due before this timer, and timers
+    // run in the order they are due: this turn comes after it, whatever the load.
+    await new Promise((resolve) => setTimeout(resolve, retryMaxMs + 1));
     expect(restarts).to.deep.equal([]);
     expect(sim.requests.slice(requestsAfterStop).filter((r) => r.path.includes(namespace))).to.deep.equal([]);
     expect(seen).to.deep.equal([]);

@@ -1,15 +1,11 @@
 import type { Services } from '../../app.ts';
-import { registerCanvasRoutes } from '../../canvases/routes.ts';
-import type { ApiRouter } from '../../http/router.ts';
-import { registerProjectRoutes } from '../../projects/routes.ts';
 import { ProjectService } from '../../projects/service.ts';
 import { MultipartStore } from './multipart-store.ts';
-import { registerUploadRoutes } from './routes.ts';
 import { UploadService } from './service.ts';
 
 type UploadServices = Pick<Services, 'config' | 'storage' | 'billing' | 'jobs' | 'clock' | 'logger'>;
 
-/** The projects and upload services built from the app's services. */
+/** The projects and upload services built from the app's services (their routes and hooks are wired in app.ts). */
 export function createUploads(services: UploadServices, options: { partsPageSize?: number } = {}): { projects: ProjectService; uploads: UploadService; store: MultipartStore } {
   const { config } = services;
   const projects = new ProjectService({ billing: services.billing });
@@ -31,19 +27,6 @@ export function createUploads(services: UploadServices, options: { partsPageSize
     },
   });
   return { projects, uploads, store };
-}
-
-/**
- * Projects, their canvases and spine, and uploads: routes, the billing project counter
- * and the account-deletion step.
- */
-export function registerMediaUploads(router: ApiRouter, services: UploadServices & Pick<Services, 'accounts'>): void {
-  const { projects, uploads } = createUploads(services);
-  services.billing.useProjectCounter((em, userId) => projects.count(em, userId));
-  services.accounts.onAccountDeletion((em, user) => uploads.deleteAccountMedia(em, user.id));
-  registerProjectRoutes(router, projects);
-  registerCanvasRoutes(router, projects);
-  registerUploadRoutes(router, uploads, projects);
 }
 
 /** Runs the sweep of stale uploads and orphaned staging objects every hour on an unref'd timer; returns its stop. */

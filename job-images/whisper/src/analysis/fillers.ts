@@ -1,8 +1,9 @@
-import { MIN_CUT_MS, quoteWords, type Cut } from './spans.ts';
-import { gapBetween, WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
+import { wordCut, type CutRoom } from './boundaries.ts';
+import type { Cut, WordRun } from './spans.ts';
+import { gapBetween, type SpokenWord } from './words.ts';
 
-/** Hesitation sounds: a filler wherever they are heard. */
-export const HESITATIONS: readonly string[] = ['um', 'umm', 'uh', 'uhh', 'uhm', 'erm', 'er', 'hmm', 'hm', 'mm'];
+/** Hesitation sounds: a filler wherever they are heard ("er" is not one: in German it means "he"). */
+export const HESITATIONS: readonly string[] = ['um', 'umm', 'uh', 'uhh', 'uhm', 'erm', 'hmm', 'hm', 'mm'];
 
 /**
  * Words that are fillers only when set off from the sentence ("it was, like, huge",
@@ -38,30 +39,28 @@ function fillerLength(words: readonly SpokenWord[], index: number): number {
   return 0;
 }
 
-/**
- * Filler cuts (offered inactive: a person decides): each filler's words, trimmed so
- * that no cut comes within WORD_TAIL_MS of the word before or WORD_LEAD_IN_MS of the
- * word after; one whose trimmed span is under MIN_CUT_MS is not offered.
- */
-export function findFillerCuts(words: readonly SpokenWord[]): Cut[] {
-  const cuts: Cut[] = [];
+/** The fillers as runs of words `from` ≤ i < `to`; fillers said one after another ("um, uh,") form one run. */
+export function findFillers(words: readonly SpokenWord[]): WordRun[] {
+  const runs: WordRun[] = [];
   for (let index = 0; index < words.length; ) {
     const length = fillerLength(words, index);
     if (length === 0) {
       index += 1;
       continue;
     }
-    const first = words[index]!;
-    const last = words[index + length - 1]!;
-    const before = words[index - 1];
-    const after = words[index + length];
-    const start = Math.max(first.start_ms, before ? before.end_ms + WORD_TAIL_MS : 0);
-    const end = Math.min(last.end_ms, after ? after.start_ms - WORD_LEAD_IN_MS : last.end_ms);
-    if (end - start >= MIN_CUT_MS) {
-      const quoted = quoteWords(words.slice(index, index + length).map((word) => word.text));
-      cuts.push({ type: 'filler', start_ms: start, end_ms: end, reason: `Filler: ${quoted}`, words: { from: index, to: index + length } });
-    }
+    const last = runs.at(-1);
+    if (last && last.to === index) last.to = index + length;
+    else runs.push({ from: index, to: index + length });
     index += length;
   }
-  return cuts;
+  return runs;
+}
+
+/**
+ * Filler cuts (offered inactive: a person decides): each run's words whole
+ * (wordCutSpan: never into a kept word, guard bands kept where the gaps allow); one
+ * shorter than MIN_CUT_MS is not offered.
+ */
+export function findFillerCuts(words: readonly SpokenWord[], room: CutRoom): Cut[] {
+  return findFillers(words).flatMap((run) => wordCut('filler', 'Filler', words, run, room) ?? []);
 }

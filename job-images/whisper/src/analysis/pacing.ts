@@ -1,21 +1,21 @@
+import { MIN_CUT_MS } from './spans.ts';
+import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from './words.ts';
+
 /**
  * pacing_level (0–100) → the shortest pause that gets cut.
  *
  * The curve is geometric: each step of 10 shortens the minimum pause by the same
  * ratio (about 15 %), from MOST_PATIENT_PAUSE_MS at 0 (only long silences go) to
  * BRISKEST_PAUSE_MS at 100. People hear pause lengths roughly in proportion, so equal
- * steps of the slider feel like equal steps of pace; and it is smooth and strictly
- * decreasing, so a higher level never cuts fewer pauses. Values are rounded to 10 ms
- * (the energy frame).
+ * steps of the slider feel like equal steps of pace; and it never rises, so a higher
+ * level never cuts fewer pauses. Values are rounded to 10 ms (the energy frame).
  *
  *   level:     0     10    20    30    40    50   60   70   80   90   100
  *   pause ms: 2000  1700  1450  1230  1050  890  760  650  550  470  400
- *
- * The brisk end stays above WORD_TAIL_MS + WORD_LEAD_IN_MS + MIN_CUT_MS (400 ms): a
- * shorter pause would leave nothing to cut once the words' guard bands are kept.
  */
 export const MOST_PATIENT_PAUSE_MS = 2000;
-export const BRISKEST_PAUSE_MS = 400;
+/** The brisk end: a shorter pause would leave no cut of MIN_CUT_MS once the words' guard bands are kept. */
+export const BRISKEST_PAUSE_MS = WORD_TAIL_MS + WORD_LEAD_IN_MS + MIN_CUT_MS;
 
 const FRAME_MS = 10;
 

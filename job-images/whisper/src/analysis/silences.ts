@@ -1,5 +1,5 @@
-import type { EnergyEnvelope } from './energy.ts';
-import { toDbfs } from './energy.ts';
+import { snapToQuietest } from './boundaries.ts';
+import { toDbfs, type EnergyEnvelope } from './energy.ts';
 import { MIN_CUT_MS, type Cut, type Span } from './spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
 
@@ -7,8 +7,6 @@ import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
 export const SILENCE_THRESHOLD_DB = -35;
 /** Quiet shorter than this is a stop consonant or a breath between words, not a pause. */
 export const MIN_SILENCE_MS = 300;
-/** How far a cut boundary may move to land on the quietest frame. */
-export const SNAP_WINDOW_MS = 50;
 
 /**
  * The silences in ffmpeg `silencedetect` output (stderr). A silence still open at the
@@ -54,69 +52,55 @@ export function silencesFromEnvelope(envelope: EnergyEnvelope, options: SilenceD
   return silences;
 }
 
-/** Loudness at a boundary between frames: the louder of the two frames it separates. */
-function boundaryLoudness(envelope: EnergyEnvelope, frame: number): number {
-  const before = envelope.rms[frame - 1];
-  const after = envelope.rms[frame];
-  return Math.max(before ?? after ?? 0, after ?? before ?? 0);
-}
-
-/**
- * Moves a cut boundary to the quietest frame boundary within SNAP_WINDOW_MS of it,
- * never outside [lowest, highest]; the nearest wins a tie. No frame boundary in
- * range, or no envelope: the boundary stays.
- */
-export function snapToQuietest(ms: number, lowest: number, highest: number, envelope: EnergyEnvelope | null): number {
-  if (!envelope || envelope.rms.length === 0) return ms;
-  const frameMs = envelope.frame_ms;
-  const from = Math.ceil(Math.max(lowest, ms - SNAP_WINDOW_MS) / frameMs);
-  const to = Math.floor(Math.min(highest, ms + SNAP_WINDOW_MS) / frameMs);
-  let best = ms;
-  let bestLoudness = Infinity;
-  let bestDistance = Infinity;
-  for (let frame = from; frame <= to; frame += 1) {
-    const loudness = boundaryLoudness(envelope, frame);
-    const distance = Math.abs(frame * frameMs - ms);
-    if (loudness < bestLoudness || (loudness === bestLoudness && distance < bestDistance)) {
-      best = frame * frameMs;
-      bestLoudness = loudness;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
 export interface SilenceCutInput {
   duration_ms: number;
-  /** In time order. */
+  /** normalizeWords(…): in time order. */
   words: readonly SpokenWord[];
-  /** Detected silences, in time order and disjoint (silencedetect, the envelope, or a VAD's gaps). */
+  /** Detected silences (silencedetect, the envelope, or a VAD's gaps); any order, overlaps merged. */
   silences: readonly Span[];
   envelope: EnergyEnvelope | null;
   /** minimumPauseMs(pacing_level). */
   minimum_pause_ms: number;
 }
 
+/** The silences inside [0, duration], whole milliseconds, in time order, overlapping or touching ones merged. */
+export function tidySilences(silences: readonly Span[], durationMs: number): Span[] {
+  const clipped = silences
+    .map((silence) => ({ start_ms: Math.max(0, Math.round(silence.start_ms)), end_ms: Math.min(durationMs, Math.round(silence.end_ms)) }))
+    .filter((silence) => silence.end_ms > silence.start_ms)
+    .sort((a, b) => a.start_ms - b.start_ms);
+  const merged: Span[] = [];
+  for (const silence of clipped) {
+    const last = merged.at(-1);
+    if (last && silence.start_ms <= last.end_ms) last.end_ms = Math.max(last.end_ms, silence.end_ms);
+    else merged.push(silence);
+  }
+  return merged;
+}
+
 /**
  * Pauses worth cutting. A pause is the part of a detected silence that lies between
- * two recognized words (or before the first, after the last); one at least
- * `minimum_pause_ms` long is cut, but only from WORD_TAIL_MS after the word before
- * it to WORD_LEAD_IN_MS before the word after it, and only where the detector heard
- * silence, each boundary snapped to the quietest frame nearby. So a cut never
- * touches a recognized word or its guard bands, nor anything audible the recognizer
- * missed. Source edges need no guard band.
+ * two recognized words (or before the first, after the last): where the detector heard
+ * silence and the recognizer heard nothing. One at least `minimum_pause_ms` long is
+ * cut, but only from WORD_TAIL_MS after the word before it to WORD_LEAD_IN_MS before
+ * the word after it, each boundary snapped inward to the quietest frame nearby. So a
+ * cut never touches a recognized word or its guard bands, nor anything audible the
+ * recognizer missed. Source edges need no guard band.
  */
 export function findSilenceCuts(input: SilenceCutInput): Cut[] {
-  const { words, silences, envelope, duration_ms: duration } = input;
+  const { words, envelope, duration_ms: duration } = input;
+  const silences = tidySilences(input.silences, duration);
   const cuts: Cut[] = [];
   let firstSilence = 0;
+  // The latest end of the words so far: a sloppy recognizer's words may overlap or nest.
   let spokenUntil = 0;
   for (let gap = 0; gap <= words.length; gap += 1) {
-    const before = gap > 0 ? spokenUntil : 0;
-    const after = gap < words.length ? words[gap]!.start_ms : duration;
+    const atEnd = gap === words.length;
+    const before = spokenUntil;
+    const after = atEnd ? duration : Math.min(duration, words[gap]!.start_ms);
     const safeFrom = gap > 0 ? before + WORD_TAIL_MS : 0;
-    const safeTo = gap < words.length ? after - WORD_LEAD_IN_MS : duration;
-    if (gap < words.length) spokenUntil = Math.max(spokenUntil, words[gap]!.end_ms);
+    const safeTo = atEnd ? duration : after - WORD_LEAD_IN_MS;
+    if (!atEnd) spokenUntil = Math.max(spokenUntil, words[gap]!.end_ms);
     if (after <= before) continue;
     while (firstSilence < silences.length && silences[firstSilence]!.end_ms <= before) firstSilence += 1;
     for (let index = firstSilence; index < silences.length && silences[index]!.start_ms < after; index += 1) {
@@ -127,12 +111,8 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
       const highest = Math.min(pause.end_ms, safeTo);
       if (highest - lowest < MIN_CUT_MS) continue;
       // A boundary at a source edge stays there: there is nothing to join it to.
-      let start = lowest === 0 ? 0 : snapToQuietest(lowest, lowest, highest - MIN_CUT_MS, envelope);
-      let end = highest === duration ? duration : snapToQuietest(highest, start + MIN_CUT_MS, highest, envelope);
-      if (end - start < MIN_CUT_MS) {
-        start = lowest;
-        end = highest;
-      }
+      const start = lowest === 0 ? 0 : snapToQuietest(lowest, lowest, highest - MIN_CUT_MS, envelope);
+      const end = highest === duration ? duration : snapToQuietest(highest, start + MIN_CUT_MS, highest, envelope);
       cuts.push({ type: 'silence', start_ms: start, end_ms: end, reason: `Pause of ${(pauseMs / 1000).toFixed(1)} s`, words: null });
     }
   }

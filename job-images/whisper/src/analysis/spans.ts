@@ -7,12 +7,18 @@ export interface Span {
 /** The AI edit kinds the analysis produces (the spec's "AI-detected kind"). */
 export type CutType = 'silence' | 'false_start' | 'filler';
 
+/** Words `from` ≤ i < `to` of a source (indices into its normalizeWords(…)). */
+export interface WordRun {
+  from: number;
+  to: number;
+}
+
 /** A stretch the analysis proposes to remove, and why. */
 export interface Cut extends Span {
   type: CutType;
   reason: string;
-  /** The words (indices into the source's words, `from` ≤ i < `to`) the cut removes on purpose; none for a silence. */
-  words: { from: number; to: number } | null;
+  /** The words the cut removes on purpose; none for a silence. */
+  words: WordRun | null;
 }
 
 /** Shorter cuts are not worth an edit: a jump of under a tenth of a second is not heard as tighter pacing. */

@@ -20,7 +20,7 @@ export interface SpokenWord {
   probability: number | null;
   /** Punctuation follows the word (comma, full stop, dash…): the recognizer heard a phrase boundary. */
   punctuated: boolean;
-  /** A full stop, question or exclamation mark or ellipsis follows: the recognizer heard a sentence end. */
+  /** A full stop, question or exclamation mark follows: the recognizer heard a sentence completed (an ellipsis trails off). */
   ends_sentence: boolean;
 }
 
@@ -43,7 +43,7 @@ export function noWordsFailure(): JobFailure {
 // Marks (\p{M}) belong to the word: Devanagari, Thai… vowel signs end many words.
 const EDGE_PUNCTUATION = /^[^\p{L}\p{N}\p{M}]+|[^\p{L}\p{N}\p{M}]+$/gu;
 const TRAILING_BOUNDARY = /[.,;:!?…—–-]["'”’)\]]*$/u;
-const TRAILING_SENTENCE_END = /[.!?…。！？]["'”’)\]]*$/u;
+const TRAILING_SENTENCE_END = /(?<![.…])[.!?。！？]["'”’)\]]*$/u;
 
 /** The form detectors compare: "Don’t," → "don't". */
 export function matchForm(text: string): string {
