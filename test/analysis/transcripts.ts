@@ -127,7 +127,7 @@ export function generateSource(random: SeededRandom, jitterMs = 150): GeneratedS
   }
   const spokenUntil = Math.max(...entries.map(([, , end]) => end));
   // Mostly the audio outlasts the words; sometimes the recognizer's times run past it.
-  const duration_ms = random.chance(0.1) ? random.int(1, spokenUntil + 1) : spokenUntil + random.int(0, 3000);
+  const duration_ms = random.chance(0.1) ? random.int(0, spokenUntil + 1) : spokenUntil + random.int(0, 3000);
   const words = wordsAt(entries);
   const jitter = (ms: number): number => ms + random.int(-jitterMs, jitterMs);
   const silences: Span[] = [];

@@ -90,16 +90,21 @@ export function letterDistance(a: string, b: string): number {
   return editDistance(a, b, (i, j) => (a[i] === b[j] ? 0 : 1)) / Math.max(a.length, b.length);
 }
 
-/**
- * 1 − word-level edit distance / length, over two equally long word lists (a take's
- * first words, a restart's). With `brokenOff`, the take's last word may be the start
- * of the restart's word: the speaker broke off in the middle of it ("sh-", "show").
- * Below `atLeast` the exact value does not matter: the comparison stops early (−Infinity).
- */
-export function phraseResemblance(take: readonly string[], restart: readonly string[], brokenOff = false, atLeast = -Infinity): number {
+export interface ResemblanceOptions {
+  /** The take's last word may be the start of the restart's word: the speaker broke off in the middle of it ("sh-", "show"). */
+  brokenOff?: boolean;
+  /** Below this the exact value does not matter: the comparison stops early (−Infinity). */
+  atLeast?: number;
+  /** Letter distance of two words (letterDistance, or a memo of it). */
+  distance?: (a: string, b: string) => number;
+}
+
+/** 1 − word-level edit distance / length, over two equally long word lists (a take's first words, a restart's). */
+export function phraseResemblance(take: readonly string[], restart: readonly string[], options: ResemblanceOptions = {}): number {
+  const { brokenOff = false, atLeast = -Infinity, distance = letterDistance } = options;
   const length = Math.max(take.length, restart.length);
   if (length === 0) return 1;
-  const cost = (i: number, j: number): number => (brokenOff && i === take.length - 1 && restart[j]!.startsWith(take[i]!) ? 0 : letterDistance(take[i]!, restart[j]!));
+  const cost = (i: number, j: number): number => (brokenOff && i === take.length - 1 && restart[j]!.startsWith(take[i]!) ? 0 : distance(take[i]!, restart[j]!));
   return 1 - editDistance(take, restart, cost, (1 - atLeast) * length + 1e-9) / length;
 }
 
@@ -130,6 +135,15 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number):
   // Positions of the words that count: a hesitation is no word of a phrase.
   const content = words.flatMap((word, index) => (HESITATIONS.includes(word.match) ? [] : [index]));
   const matchAt = (position: number, count: number): string[] => content.slice(position, position + count).map((index) => words[index]!.match);
+  // A speaker's vocabulary is small: each pair of words is measured once.
+  const distances = new Map<string, Map<string, number>>();
+  const distance = (a: string, b: string): number => {
+    let row = distances.get(a);
+    if (!row) distances.set(a, (row = new Map()));
+    let known = row.get(b);
+    if (known === undefined) row.set(b, (known = letterDistance(a, b)));
+    return known;
+  };
   const dropped = new Array<boolean>(words.length).fill(false);
   const restarts = new Set<number>();
   for (let restart = MIN_TAKE_WORDS; restart < content.length; restart += 1) {
@@ -137,14 +151,15 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number):
     for (let from = Math.max(0, restart - MAX_FALSE_TAKE_WORDS); from <= restart - MIN_TAKE_WORDS; from += 1) {
       const takeWord = words[content[from]!]!;
       if (restartWord.start_ms - takeWord.start_ms > MAX_FALSE_TAKE_MS) continue;
-      if (letterDistance(takeWord.match, restartWord.match) > FIRST_WORD_MAX_DISTANCE) continue;
+      if (distance(takeWord.match, restartWord.match) > FIRST_WORD_MAX_DISTANCE) continue;
       if (!isPhraseStart(words, content, from, restarts)) continue;
       // A false take is at most one sentence; one the recognizer heard completed must come again whole (a retake).
       if (endsSentence(words, content[from]!, content[restart - 1]!)) continue;
       const complete = endsSentence(words, content[restart - 1]!, content[restart]!);
       const compared = complete ? restart - from : Math.min(COMPARE_WORDS, restart - from);
       if (restart + compared > content.length) continue;
-      if (phraseResemblance(matchAt(from, compared), matchAt(restart, compared), compared === restart - from, threshold) < threshold) continue;
+      const resemblance = phraseResemblance(matchAt(from, compared), matchAt(restart, compared), { brokenOff: compared === restart - from, atLeast: threshold, distance });
+      if (resemblance < threshold) continue;
       dropped.fill(true, content[from]!, content[restart]!);
       restarts.add(restart);
       break;

@@ -1,11 +1,13 @@
+import type { AiEditType } from '../../../../crds/analyze-contract.ts';
+
+/** The AI edit kinds the analysis produces (the spec's "AI-detected kind"): the contract's. */
+export type CutType = AiEditType;
+
 /** A stretch of one source's time, in integer milliseconds, `start_ms` < `end_ms`. */
 export interface Span {
   start_ms: number;
   end_ms: number;
 }
-
-/** The AI edit kinds the analysis produces (the spec's "AI-detected kind"). */
-export type CutType = 'silence' | 'false_start' | 'filler';
 
 /** Words `from` ≤ i < `to` of a source (indices into its normalizeWords(…)). */
 export interface WordRun {

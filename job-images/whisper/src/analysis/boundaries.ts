@@ -1,0 +1,93 @@
+import type { EnergyEnvelope } from './energy.ts';
+import { MIN_CUT_MS, quoteWords, type Cut, type Span, type WordRun } from './spans.ts';
+import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
+
+/** How far a cut boundary may move to land on the quietest frame. */
+export const SNAP_WINDOW_MS = 50;
+
+/** Loudness at a boundary between frames: the louder of the two frames it separates; unknown past the envelope. */
+function boundaryLoudness(envelope: EnergyEnvelope, frame: number): number {
+  const before = envelope.rms[frame - 1];
+  const after = envelope.rms[frame];
+  if (before === undefined && after === undefined) return Infinity;
+  const loudness = Math.max(before ?? after!, after ?? before!);
+  return Number.isNaN(loudness) ? Infinity : loudness;
+}
+
+/**
+ * Moves a cut boundary to the quietest frame boundary within SNAP_WINDOW_MS of it,
+ * never outside [lowest, highest]; the nearest wins a tie. No frame boundary in
+ * range, or no usable envelope: the boundary stays.
+ */
+export function snapToQuietest(ms: number, lowest: number, highest: number, envelope: EnergyEnvelope | null): number {
+  if (!envelope || envelope.rms.length === 0 || !(envelope.frame_ms > 0)) return ms;
+  const frameMs = envelope.frame_ms;
+  const from = Math.ceil(Math.max(lowest, ms - SNAP_WINDOW_MS) / frameMs);
+  const to = Math.floor(Math.min(highest, ms + SNAP_WINDOW_MS) / frameMs);
+  let best = ms;
+  let bestLoudness = Infinity;
+  let bestDistance = Infinity;
+  for (let frame = from; frame <= to; frame += 1) {
+    const loudness = boundaryLoudness(envelope, frame);
+    const distance = Math.abs(frame * frameMs - ms);
+    if (loudness < bestLoudness || (loudness === bestLoudness && distance < bestDistance)) {
+      best = frame * frameMs;
+      bestLoudness = loudness;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Where the source's words leave room for a cut, and how it sounds there. */
+export interface CutRoom {
+  duration_ms: number;
+  envelope: EnergyEnvelope | null;
+}
+
+/**
+ * A boundary at `preferred`, kept inside [guardLo, guardHi] (the guard bands of the
+ * kept words), or only inside [lo, hi] (between the words themselves) when the gap is
+ * too narrow for the guard bands; then snapped to the quietest frame nearby.
+ */
+function placeBoundary(preferred: number, lo: number, hi: number, guardLo: number, guardHi: number, envelope: EnergyEnvelope | null): number {
+  let low = Math.max(lo, guardLo);
+  let high = Math.min(hi, guardHi);
+  if (low > high) [low, high] = [lo, hi];
+  return snapToQuietest(Math.min(high, Math.max(low, preferred)), low, high, envelope);
+}
+
+/**
+ * The span of a cut that removes words `from` ≤ i < `to` (a false take, a filler) and
+ * keeps every other word whole. It covers each removed word entirely, except what a
+ * sloppy recognizer let overlap a kept word (that belongs to the kept word); it never
+ * reaches into a kept word, and keeps the kept words' guard bands where the gaps allow.
+ *
+ * It runs from WORD_LEAD_IN_MS before the first removed word to WORD_LEAD_IN_MS before
+ * the next kept word: the next kept word then follows the pause that preceded the
+ * removed words, so the removal does not change the pacing. null: no room for it.
+ */
+export function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom): Span | null {
+  let keptUntil = 0;
+  for (let index = 0; index < from; index += 1) keptUntil = Math.max(keptUntil, words[index]!.end_ms);
+  let removedUntil = 0;
+  for (let index = from; index < to; index += 1) removedUntil = Math.max(removedUntil, words[index]!.end_ms);
+  const keptNext = to < words.length ? Math.min(words[to]!.start_ms, room.duration_ms) : room.duration_ms;
+  // What must be covered: the removed words, less what overlaps a kept word.
+  const coverFrom = Math.max(words[from]!.start_ms, keptUntil);
+  const coverTo = Math.min(removedUntil, keptNext);
+  if (coverTo < coverFrom) return null;
+  const tail = from > 0 ? WORD_TAIL_MS : 0;
+  const leadIn = to < words.length ? WORD_LEAD_IN_MS : 0;
+  const start = placeBoundary(words[from]!.start_ms - WORD_LEAD_IN_MS, keptUntil, coverFrom, keptUntil + tail, coverFrom, room.envelope);
+  const end = placeBoundary(keptNext - leadIn, coverTo, keptNext, coverTo, keptNext - leadIn, room.envelope);
+  return end > start ? { start_ms: start, end_ms: end } : null;
+}
+
+/** The cut that removes a run of words, its reason quoting them; null when under MIN_CUT_MS or without room. */
+export function wordCut(type: 'false_start' | 'filler', label: string, words: readonly SpokenWord[], run: WordRun, room: CutRoom): Cut | null {
+  const span = wordCutSpan(words, run.from, run.to, room);
+  if (!span || span.end_ms - span.start_ms < MIN_CUT_MS) return null;
+  const quoted = quoteWords(words.slice(run.from, run.to).map((word) => word.text));
+  return { type, ...span, reason: `${label}: ${quoted}`, words: { from: run.from, to: run.to } };
+}

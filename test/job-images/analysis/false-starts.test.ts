@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import {
+  falseStartThreshold,
+  findFalseStartCuts,
+  findFalseTakes,
+  MAX_FALSE_TAKE_MS,
+  MAX_FALSE_TAKE_WORDS,
+  phraseResemblance,
+  sensitivityCurve,
+} from '../../../job-images/whisper/src/analysis/false-starts.ts';
+import type { Cut } from '../../../job-images/whisper/src/analysis/spans.ts';
+import { WORD_LEAD_IN_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
+import { generateSource, SeededRandom, speechCorpusEntry, spoken, type FalseTakeKind } from '../../analysis/transcripts.ts';
+
+const DEFAULT_SENSITIVITY = 50;
+
+function falseStarts(words: readonly SpokenWord[], sensitivity = DEFAULT_SENSITIVITY): Cut[] {
+  return findFalseStartCuts(words, sensitivity, { duration_ms: words.at(-1)!.end_ms + 1000, envelope: null });
+}
+
+/** The texts of the words each false start drops. */
+function dropped(words: readonly SpokenWord[], sensitivity = DEFAULT_SENSITIVITY): string[] {
+  return falseStarts(words, sensitivity).map((cut) => words.slice(cut.words!.from, cut.words!.to).map((word) => word.text).join(' '));
+}
+
+/** Indices of every word the false starts drop at a level. */
+function droppedIndices(words: readonly SpokenWord[], sensitivity: number): Set<number> {
+  const threshold = falseStartThreshold(sensitivity);
+  const runs = threshold === null ? [] : findFalseTakes(words, threshold);
+  return new Set(runs.flatMap(({ from, to }) => Array.from({ length: to - from }, (_, offset) => from + offset)));
+}
+
+describe('false starts: a phrase restarted, the last take kept (false-starts.ts)', () => {
+  it('an exact restart: the first take goes, from its lead-in to the lead-in of the restart; the reason quotes the dropped words', () => {
+    const words = spoken('so today I want to talk about |600 so today I want to show you how it works', 1000);
+    const [cut, ...more] = falseStarts(words);
+    expect(more).to.deep.equal([]);
+    const restart = words[7]!;
+    expect(cut).to.deep.equal({
+      type: 'false_start',
+      start_ms: 1000 - WORD_LEAD_IN_MS,
+      end_ms: restart.start_ms - WORD_LEAD_IN_MS,
+      reason: 'False start, restarted: "so today I want to talk about"',
+      words: { from: 0, to: 7 },
+    });
+  });
+
+  it('a restart with a recognizer error in one word ("want" heard as "wont") is still found at the default sensitivity', () => {
+    expect(dropped(spoken('so today I want to talk about |600 so today I wont to show you how'))).to.deep.equal(['so today I want to talk about']);
+    expect(dropped(spoken('we are going to cut |400 we are goin to cut the silences'))).to.deep.equal(['we are going to cut']);
+  });
+
+  it('a take broken off in the middle of a word ("sh-") is found', () => {
+    expect(dropped(spoken('so today I want to sh- |400 so today I want to show you'))).to.deep.equal(['so today I want to sh-']);
+  });
+
+  it('a hesitation between the takes goes with the false take; inside the words compared it is skipped', () => {
+    expect(dropped(spoken('so today I want um, |300 so today I want to show you'))).to.deep.equal(['so today I want um,']);
+    expect(dropped(spoken('so um today I want |300 so today I want to show you'))).to.deep.equal(['so um today I want']);
+  });
+
+  it('takes restarted one after the other go as one edit, and the last one stays', () => {
+    expect(dropped(spoken('so today |300 so today I |300 so today I want to show you'))).to.deep.equal(['so today so today I']);
+  });
+
+  it('a phrase repeated far apart is not a false start: more than MAX_FALSE_TAKE_MS later, or more than MAX_FALSE_TAKE_WORDS words later', () => {
+    expect(MAX_FALSE_TAKE_MS).to.equal(10_000);
+    expect(dropped(spoken('so today I want to talk about editing. |9500 so today I want to talk about cutting'), 100)).to.deep.equal([]);
+    // 8 + 18 words from the first "so" to the second, said in under 5 s.
+    const between = 'we then open the project panel and pick one clip from that list before dragging it onto our track';
+    expect(MAX_FALSE_TAKE_WORDS).to.be.lessThan(8 + between.split(' ').length);
+    expect(dropped(spoken(`so today I want to talk about editing. ${between} |300 so today I want to talk about cutting`, 0, 120, 20), 100)).to.deep.equal([]);
+    expect(dropped(spoken(`so today I want to talk about editing. |300 so today I want to talk about cutting`, 0, 120, 20), 100)).to.have.length(1);
+  });
+
+  it('two sentences that open alike are not a false start at the default ("We fix the audio. We fix the video."); a sentence said again is (a retake)', () => {
+    expect(dropped(spoken('We fix the audio. |500 We fix the video.'))).to.deep.equal([]);
+    expect(dropped(spoken('This is the timeline. |500 This is the inspector.'))).to.deep.equal([]);
+    expect(dropped(spoken('We fix the audio. |500 We fix the audio now.'))).to.deep.equal(['We fix the audio.']);
+  });
+
+  it('a take never spans a sentence end, even at the highest sensitivity', () => {
+    expect(dropped(spoken('so we export it. Then we |400 so we export the captions'), 100)).to.deep.equal([]);
+  });
+
+  it('a take starts at a phrase start: the first word, after a pause or punctuation; not in the middle of a phrase', () => {
+    expect(dropped(spoken('and so today I want |400 so today I want to show you'))).to.deep.equal([]);
+    expect(dropped(spoken('and, so today I want |400 so today I want to show you'))).to.deep.equal(['so today I want']);
+    expect(dropped(spoken('and |300 so today I want |400 so today I want to show you'))).to.deep.equal(['so today I want']);
+  });
+
+  it('sensitivity 0 turns detection off, even for an exact restart', () => {
+    expect(dropped(spoken('so today I want to |400 so today I want to show you'), 0)).to.deep.equal([]);
+  });
+
+  it('the sensitivity curve, as documented: 0 off, then 1 − s/400 (50 → 0.875, 100 → 0.75)', () => {
+    expect(sensitivityCurve().map((point) => [point.false_start_sensitivity, point.threshold])).to.deep.equal([
+      [0, null],
+      [10, 0.975],
+      [20, 0.95],
+      [30, 0.925],
+      [40, 0.9],
+      [50, 0.875],
+      [60, 0.85],
+      [70, 0.825],
+      [80, 0.8],
+      [90, 0.775],
+      [100, 0.75],
+    ]);
+    expect([falseStartThreshold(-3), falseStartThreshold(250), falseStartThreshold(Number.NaN)]).to.deep.equal([null, 0.75, null]);
+  });
+
+  it('resemblance: a misheard near neighbour costs part of a word, a different word a whole one, a broken-off last word nothing', () => {
+    expect(phraseResemblance(['so', 'today', 'i', 'want'], ['so', 'today', 'i', 'want'])).to.equal(1);
+    expect(phraseResemblance(['so', 'today', 'i', 'want'], ['so', 'today', 'i', 'wont'])).to.equal(0.9375);
+    expect(phraseResemblance(['so', 'today', 'i', 'want'], ['so', 'today', 'i', 'show'])).to.equal(0.75);
+    expect(phraseResemblance(['so', 'today', 'i', 'wa'], ['so', 'today', 'i', 'want'], { brokenOff: true })).to.equal(1);
+    expect(phraseResemblance(['so', 'today', 'i', 'wa'], ['so', 'today', 'i', 'want'])).to.equal(0.875);
+  });
+
+  it('rising sensitivity finds a superset: every word dropped at one level is dropped at every higher level (generated transcripts)', () => {
+    const random = new SeededRandom(41);
+    for (let index = 0; index < 200; index += 1) {
+      const { words } = index % 2 ? generateSource(random) : speechCorpusEntry(random);
+      let lower = droppedIndices(words, 0);
+      for (let level = 10; level <= 100; level += 10) {
+        const higher = droppedIndices(words, level);
+        for (const word of lower) expect(higher.has(word), `transcript ${index}: word ${word} dropped below ${level}, kept at ${level}`).to.equal(true);
+        lower = higher;
+      }
+    }
+  });
+
+  it('recall and precision on 200 synthetic transcripts with planted false starts, at the default sensitivity', () => {
+    const random = new SeededRandom(20240611);
+    const found: Record<FalseTakeKind, [number, number]> = { prefix: [0, 0], diverging: [0, 0], retake: [0, 0], early_turn: [0, 0] };
+    let detected = 0;
+    let correct = 0;
+    for (let index = 0; index < 200; index += 1) {
+      const { words, planted } = speechCorpusEntry(random);
+      const runs = falseStarts(words).map((cut) => cut.words!);
+      const hits = (run: { from: number; to: number }, other: { from: number; to: number }): boolean => run.from < other.to && other.from < run.to;
+      for (const take of planted) {
+        found[take.kind][1] += 1;
+        if (runs.some((run) => hits(run, take))) found[take.kind][0] += 1;
+      }
+      detected += runs.length;
+      correct += runs.filter((run) => planted.some((take) => hits(run, take))).length;
+    }
+    const sum = (kinds: readonly FalseTakeKind[]): [number, number] => kinds.reduce(([hit, all], kind): [number, number] => [hit + found[kind][0], all + found[kind][1]], [0, 0]);
+    const total = sum(['prefix', 'diverging', 'retake', 'early_turn']);
+    const withinReach = sum(['prefix', 'diverging', 'retake']);
+    const ratio = ([hit, all]: readonly [number, number]): string => `${(hit / all).toFixed(3)} (${hit}/${all})`;
+    console.log(`      false starts at sensitivity ${DEFAULT_SENSITIVITY}: recall ${ratio(total)}, precision ${ratio([correct, detected])}`);
+    console.log(`      recall by kind: ${Object.entries(found).map(([kind, counts]) => `${kind} ${ratio(counts)}`).join(', ')}`);
+    expect(correct / detected, 'precision').to.be.at.least(0.9);
+    expect(withinReach[0] / withinReach[1], 'recall of takes whose first words come again').to.be.at.least(0.9);
+    expect(total[0] / total[1], 'recall, with the early turns no word window can tell from a list').to.be.at.least(0.85);
+  });
+});

@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import { SNAP_WINDOW_MS } from '../../../job-images/whisper/src/analysis/boundaries.ts';
+import type { EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
+import { findSilenceCuts, tidySilences } from '../../../job-images/whisper/src/analysis/silences.ts';
+import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
+import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
+import { envelopeOf, gapsOf, wordsAt } from '../../analysis/transcripts.ts';
+
+const BRISK = 400;
+// "hello" 1000–1400, "world" 3000–3500, in a 5 s source.
+const words = wordsAt([
+  ['hello', 1000, 1400],
+  ['world', 3000, 3500],
+]);
+const DURATION = 5000;
+
+function cutsOf(options: { words?: SpokenWord[]; silences?: Span[]; envelope?: EnergyEnvelope | null; minimum?: number } = {}): [number, number][] {
+  const spoken = options.words ?? words;
+  return findSilenceCuts({
+    duration_ms: DURATION,
+    words: spoken,
+    silences: options.silences ?? gapsOf(spoken, DURATION),
+    envelope: options.envelope === undefined ? envelopeOf(spoken, DURATION) : options.envelope,
+    minimum_pause_ms: options.minimum ?? BRISK,
+  }).map((cut) => [cut.start_ms, cut.end_ms]);
+}
+
+/** The flat envelope of `words`, with frames [from, to) (10 ms each) quieter still. */
+function envelopeWithDip(fromFrame: number, toFrame: number): EnergyEnvelope {
+  const envelope = envelopeOf(words, DURATION);
+  envelope.rms.fill(0.00001, fromFrame, toFrame);
+  return envelope;
+}
+
+describe('silence cuts are bounded by the words (silences.ts)', () => {
+  it('the guard bands are constants: a tail of 100–150 ms after a word, a lead-in of 150–200 ms before one, snapping within 50 ms', () => {
+    expect(WORD_TAIL_MS).to.be.within(100, 150);
+    expect(WORD_LEAD_IN_MS).to.be.within(150, 200);
+    expect(SNAP_WINDOW_MS).to.equal(50);
+  });
+
+  it('a pause between two words is cut from the end of the one + the tail to the start of the next − the lead-in', () => {
+    expect(cutsOf()[1]).to.deep.equal([1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]);
+  });
+
+  it('leading silence is cut from 0 to the lead-in of the first word, trailing silence from the tail of the last word to the end', () => {
+    expect(cutsOf()).to.deep.equal([
+      [0, 1000 - WORD_LEAD_IN_MS],
+      [1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS],
+      [3500 + WORD_TAIL_MS, DURATION],
+    ]);
+  });
+
+  it('a boundary snaps to the quietest frame within SNAP_WINDOW_MS of its point', () => {
+    // Frames 154–155 (1540–1560 ms) quieter: the boundary between them, 1550, is the quietest.
+    expect(cutsOf({ envelope: envelopeWithDip(154, 156) })[1]).to.deep.equal([1550, 2820]);
+    // Frames 278–279: the end moves back to 2790.
+    expect(cutsOf({ envelope: envelopeWithDip(278, 280) })[1]).to.deep.equal([1520, 2790]);
+  });
+
+  it('a boundary never snaps into a guard band, however quiet it is there', () => {
+    // 1450–1500 lies in the tail of "hello", 2830–2900 in the lead-in of "world".
+    expect(cutsOf({ envelope: envelopeWithDip(145, 150) })[1]).to.deep.equal([1520, 2820]);
+    expect(cutsOf({ envelope: envelopeWithDip(283, 290) })[1]).to.deep.equal([1520, 2820]);
+  });
+
+  it('a quiet frame beyond the snapping window does not pull a boundary', () => {
+    expect(cutsOf({ envelope: envelopeWithDip(200, 202) })[1]).to.deep.equal([1520, 2820]);
+  });
+
+  it('without an envelope (or past its end) the boundaries stay where the guard bands put them', () => {
+    expect(cutsOf({ envelope: null })[1]).to.deep.equal([1520, 2820]);
+    expect(cutsOf({ envelope: { frame_ms: 10, rms: new Float32Array(100).fill(0.001) } })[1]).to.deep.equal([1520, 2820]);
+  });
+
+  it('the detector and the recognizer disagree: a cut lies where both heard nothing', () => {
+    // The detector still hears the decay of "hello" until 1700.
+    expect(cutsOf({ silences: [{ start_ms: 1700, end_ms: 3000 }] })).to.deep.equal([[1700, 2820]]);
+    // Its silence reaches into both words: the words win.
+    expect(cutsOf({ silences: [{ start_ms: 1300, end_ms: 3100 }] })).to.deep.equal([[1520, 2820]]);
+    // It heard a sound the recognizer missed (a breath at 2000–2300): two pauses, each judged alone.
+    expect(cutsOf({ silences: [{ start_ms: 1400, end_ms: 2000 }, { start_ms: 2300, end_ms: 3000 }] })).to.deep.equal([[1520, 2000], [2300, 2820]]);
+    // It heard no silence at all: nothing is cut, whatever the gap between the words.
+    expect(cutsOf({ silences: [] })).to.deep.equal([]);
+  });
+
+  it('detected silences in any order, overlapping or past the source, are merged and clipped first', () => {
+    expect(tidySilences([{ start_ms: 2000.4, end_ms: 3000 }, { start_ms: 1400, end_ms: 2100 }, { start_ms: -50, end_ms: 20 }, { start_ms: 4900, end_ms: 7000 }, { start_ms: 300, end_ms: 200 }], DURATION)).to.deep.equal([
+      { start_ms: 0, end_ms: 20 },
+      { start_ms: 1400, end_ms: 3000 },
+      { start_ms: 4900, end_ms: 5000 },
+    ]);
+    expect(cutsOf({ silences: [{ start_ms: 2000, end_ms: 3000 }, { start_ms: 1400, end_ms: 2100 }] })).to.deep.equal([[1520, 2820]]);
+  });
+
+  it('overlapping and nested words: a pause starts after the latest end so far, not after the last word to start', () => {
+    const sloppy = wordsAt([
+      ['long', 1000, 2500],
+      ['inside', 1200, 1400],
+      ['after', 4000, 4200],
+    ]);
+    expect(cutsOf({ words: sloppy, silences: [{ start_ms: 1400, end_ms: 4000 }] })).to.deep.equal([[2500 + WORD_TAIL_MS, 4000 - WORD_LEAD_IN_MS]]);
+  });
+
+  it('a word the recognizer timed past the end of the source: the cut before it stays inside the source', () => {
+    const late = wordsAt([
+      ['hello', 1000, 1400],
+      ['late', 5200, 5400],
+    ]);
+    expect(cutsOf({ words: late, silences: [{ start_ms: 1400, end_ms: 5000 }] })).to.deep.equal([[1520, DURATION - WORD_LEAD_IN_MS]]);
+  });
+});
