@@ -60,6 +60,8 @@ describe('operator: custom resource → batch Job → status and completion', fu
     }, timeoutMs);
   const eventsOf = (name: string) =>
     (sim.list('events', namespace) as unknown as CoreV1Event[]).filter((event) => event.involvedObject.name === name).map((event) => `${event.type} ${event.reason}`).sort();
+  /** The resource's Events once `count` are recorded: the operator records the final one just after writing the final phase. */
+  const eventsWhen = (name: string, count: number) => sim.waitFor(() => eventsOf(name).length >= count && eventsOf(name), 5000);
   const ownedBy = (resource: JobResource) =>
     sim.list('jobs', namespace).filter((job) => job.metadata.ownerReferences?.some((ref) => ref.uid === resource.metadata.uid));
   const row = (jobId: string) => app.services.orm.em.fork().findOneOrFail(Job, jobId);
@@ -121,7 +123,7 @@ describe('operator: custom resource → batch Job → status and completion', fu
       expect(file.status).to.equal('UPLOADED');
       expect(file.sha256Hash).to.equal(await sha256OfFile(clip));
       expect(file.thumbnailKey).to.equal(`${job.outputPrefix}/thumbnail.jpg`);
-      expect(eventsOf(resource.metadata.name!)).to.deep.equal(['Normal JobCreated', 'Normal JobSucceeded']);
+      expect(await eventsWhen(resource.metadata.name!, 2)).to.deep.equal(['Normal JobCreated', 'Normal JobSucceeded']);
       // Settled: the finalizer is no longer needed, so deleting the resource later takes no operator.
       await whenStatus(resource.metadata.name!, (r) => !r.metadata.finalizers?.includes(completionFinalizer));
     } finally {
@@ -145,7 +147,7 @@ describe('operator: custom resource → batch Job → status and completion', fu
       expect(await row(job.id)).to.deep.include({ status: 'failed', error: run.terminationMessage });
       const file = await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id);
       expect([file.status, file.error, file.errorCode]).to.deep.equal(['FAILED', run.terminationMessage, 'media.corrupt']);
-      expect(eventsOf(resource.metadata.name!)).to.deep.equal(['Normal JobCreated', 'Warning JobFailed']);
+      expect(await eventsWhen(resource.metadata.name!, 2)).to.deep.equal(['Normal JobCreated', 'Warning JobFailed']);
     } finally {
       await events.close();
     }
