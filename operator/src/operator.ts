@@ -8,7 +8,6 @@ import { createDomain } from '../../api/src/domain.ts';
 import { systemClock } from '../../api/src/shared/clock.ts';
 import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
 import { JobOutbox } from '../../api/src/jobs/outbox.ts';
-import { JobService } from '../../api/src/jobs/service.ts';
 import { createMetricsRegistry } from '../../api/src/ops/metrics.ts';
 import { createRedis } from '../../api/src/redis.ts';
 import { objectStorageFrom } from '../../api/src/storage/storage.ts';
@@ -60,7 +59,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const storage = objectStorageFrom(config);
   // The same domain the api builds: completions settle jobs exactly as under the local backend.
-  const { billing, completion, outboxChannel } = createDomain({
+  const { completion, outboxChannel } = createDomain({
     orm, redis, storage, logger, clock: systemClock,
     redisKeyPrefix: config.REDIS_KEY_PREFIX,
     defaultJobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
@@ -70,7 +69,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   // Kubernetes jobs not yet turned into resources (follow-ups a completion asked for, rows an api
   // replica could not hand over) are dispatched by the operator too: creation is idempotent by name.
-  const dispatcher = new KubernetesJobDispatcher(kubeConfig, operatorConfig.KUBE_NAMESPACE, metrics.jobs);
+  // uncounted here: cutroom_jobs_created_total of the operator counts the batch Jobs its reconcilers make
+  const dispatcher = new KubernetesJobDispatcher(kubeConfig, operatorConfig.KUBE_NAMESPACE);
   const outbox = new JobOutbox({
     orm, dispatcher, completion, storage, logger,
     databaseUrl: config.DATABASE_URL,
@@ -78,7 +78,6 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     pollMs: config.JOB_DISPATCH_POLL_MS,
     recoverOnStart: false,
   });
-  const jobs = new JobService({ dispatcher, completion, outbox, billing, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS });
   await outbox.start();
   const cluster = new Cluster(kubeConfig, operatorConfig.KUBE_NAMESPACE, identity, logger);
 

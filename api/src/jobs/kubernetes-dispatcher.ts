@@ -31,9 +31,10 @@ export class KubernetesJobDispatcher implements JobDispatcher {
   readonly backend = 'kubernetes' as const;
   readonly #api: CustomObjectsApi;
   readonly #namespace: string;
-  readonly #metrics: JobMetrics;
+  readonly #metrics: JobMetrics | undefined;
 
-  constructor(kubeConfig: KubeConfig, namespace: string, metrics: JobMetrics) {
+  /** `metrics` counts the resources created; the operator, which counts the batch Jobs it makes, passes none. */
+  constructor(kubeConfig: KubeConfig, namespace: string, metrics?: JobMetrics) {
     this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.#namespace = namespace;
     this.#metrics = metrics;
@@ -55,7 +56,7 @@ export class KubernetesJobDispatcher implements JobDispatcher {
     };
     try {
       await this.#api.createNamespacedCustomObject({ group: cutroomGroup, version: cutroomVersion, namespace: this.#namespace, plural, body });
-      this.#metrics.created.inc({ kind: job.kind });
+      this.#metrics?.created.inc({ kind: job.kind });
     } catch (error) {
       // Idempotent: the resource of an earlier attempt is the job.
       if (!(error instanceof ApiException && error.code === 409)) throw error;
