@@ -8,7 +8,7 @@ import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { listenToUser } from '../support/events.ts';
 import { makeAudio } from '../support/media.ts';
-import { putParts, uploadMedia } from '../support/media-upload.ts';
+import { putBytes, putParts, uploadMedia } from '../support/media-upload.ts';
 import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { createUploads } from '../../api/src/media/uploads/feature.ts';
@@ -187,6 +187,20 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
     expect((await em().findOneOrFail(MediaFile, started.media_file_id)).status).to.equal('FAILED');
     expect(await app.services.storage.sizeOf(started.key)).to.equal(null);
     expect(await used(account)).to.equal(before);
+  });
+
+  it('attack: a single PUT whose stored object is multipart-sized though declared small (a store that does not enforce the signed length) → confirm 400 ValidationError, the file FAILED, the object deleted, nothing charged', async () => {
+    const account = await signUpAndLogin(app);
+    const before = await used(account);
+    const presigned = await json(await account.client.post('/api/v1/media/presign', { filename: 'small.wav', content_type: 'audio/wav', size_bytes: 1000, scope: 'library' }));
+    await putBytes(presigned.upload_url, new Uint8Array(MiB + 1), 'audio/wav');
+    const confirmed = await account.client.post(`/api/v1/media/${presigned.media_file_id}/confirm`);
+    expect(confirmed.status).to.equal(400);
+    expect(await json(confirmed)).to.include({ code: 'ValidationError' });
+    const file = await em().findOneOrFail(MediaFile, presigned.media_file_id);
+    expect(file.status).to.equal('FAILED');
+    expect(await app.services.storage.sizeOf(file.uploadKey!), 'the object is deleted').to.equal(null);
+    expect(await used(account), 'nothing charged').to.equal(before);
   });
 
   it('abort → 204 with the rows gone, also when the store fails to abort', async () => {

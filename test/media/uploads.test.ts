@@ -59,7 +59,9 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
       await putBytes(body.upload_url, await readFile(clip), 'video/mp4');
       const confirmed = await account.client.post(`/api/v1/media/${body.media_file_id}/confirm`);
       expect(confirmed.status).to.equal(200);
-      expect(await json(confirmed)).to.include({ id: body.media_file_id, status: 'PROCESSING', size_bytes: clipSize, content_type: 'video/mp4', duration_ms: null });
+      const read = await json(confirmed);
+      expect(read).to.include({ id: body.media_file_id, status: 'PROCESSING', size_bytes: clipSize, content_type: 'video/mp4', duration_ms: null });
+      expect(read, 'the MediaFile resource\'s fields').to.include({ external_video_id: null, waveform_json: null, thumbnail_key: null, audio_key: null });
       expect(await used(account)).to.equal(clipSize);
       const ready = await events.next('media_ready');
       expect(ready.data).to.include({ media_file_uuid: body.media_file_id, media_item_uuid: body.media_item_id, display_name: 'Intro' });

@@ -31,6 +31,7 @@ export const failureMessages = defineMessages({
     'failure.import.quota_exceeded': 'The video ({size_mb} MB) does not fit in your storage quota ({quota_mb} MB); free some space and import it again.',
     'failure.upload.quota_exceeded': 'The uploaded file does not fit the storage quota.',
     'failure.upload.changed': 'The file was written again after it was confirmed; upload it anew.',
+    'failure.upload.too_large': 'The uploaded file is larger than its upload path takes.',
     'failure.import.redirect_refused': 'The video host redirected the download to {host}, which is not its download address; the import was refused.',
   },
   pt: {
@@ -58,6 +59,7 @@ export const failureMessages = defineMessages({
     'failure.import.quota_exceeded': 'O vídeo ({size_mb} MB) não cabe na sua quota de armazenamento ({quota_mb} MB); liberte espaço e importe-o de novo.',
     'failure.upload.quota_exceeded': 'O ficheiro carregado não cabe na quota de armazenamento.',
     'failure.upload.changed': 'O ficheiro foi escrito de novo depois de confirmado; carregue-o outra vez.',
+    'failure.upload.too_large': 'O ficheiro carregado é maior do que o seu caminho de carregamento aceita.',
     'failure.import.redirect_refused': 'O servidor do vídeo redirecionou o download para {host}, que não é o seu endereço de download; a importação foi recusada.',
   },
   es: {
@@ -85,6 +87,7 @@ export const failureMessages = defineMessages({
     'failure.import.quota_exceeded': 'El vídeo ({size_mb} MB) no cabe en su cuota de almacenamiento ({quota_mb} MB); libere espacio e impórtelo de nuevo.',
     'failure.upload.quota_exceeded': 'El archivo subido no cabe en la cuota de almacenamiento.',
     'failure.upload.changed': 'El archivo se volvió a escribir después de confirmarlo; súbalo de nuevo.',
+    'failure.upload.too_large': 'El archivo subido es más grande de lo que acepta su vía de subida.',
     'failure.import.redirect_refused': 'El servidor del vídeo redirigió la descarga a {host}, que no es su dirección de descarga; se rechazó la importación.',
   },
 });

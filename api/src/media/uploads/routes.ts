@@ -93,13 +93,13 @@ export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, 
   router.add({
     method: 'get',
     path: '/api/v1/media/multipart/parts/urls',
-    summary: 'Fresh part URLs for parts from_part..to_part (at most 1000 at once).',
+    summary: 'Fresh part URLs for parts from_part..to_part, any range within 1..parts_count.',
     tags,
     access: 'session',
     query: PartUrlsQuery,
     responses: {
       200: { description: 'Part URLs', schema: PartUrlsResponse },
-      400: { description: 'from_part < 1, to_part > parts_count, from_part > to_part or more than 1000 parts; code ValidationError' },
+      400: { description: 'from_part < 1, to_part > parts_count or from_part > to_part; code ValidationError' },
     },
     handler: async (ctx, { query }) => {
       ctx.body = await uploads.freshPartUrls(ctx.state.em, requireAuth(ctx).user.id, query.media_file_id, query.from_part, query.to_part);

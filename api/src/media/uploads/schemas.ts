@@ -67,6 +67,12 @@ export const MediaFileRead = z
     height: z.number().int().nullable(),
     proxy_status: z.enum(proxyStatuses),
     sha256_hash: z.string().nullable(),
+    external_video_id: z.string().nullable(),
+    /** Waveform peaks (0..1, 20 per second) once the artifact task made them. */
+    waveform_json: z.array(z.number()).nullable(),
+    /** Object keys of the artifacts (the thumbnail JPEG, the 16 kHz mono WAV), null until made. */
+    thumbnail_key: z.string().nullable(),
+    audio_key: z.string().nullable(),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -87,6 +93,10 @@ export function mediaFileRead(file: MediaFileRow): z.infer<typeof MediaFileRead>
     height: file.height ?? null,
     proxy_status: file.proxyStatus,
     sha256_hash: file.sha256Hash ?? null,
+    external_video_id: file.externalVideoId ?? null,
+    waveform_json: file.waveformJson ?? null,
+    thumbnail_key: file.thumbnailKey ?? null,
+    audio_key: file.audioKey ?? null,
     created_at: file.createdAt.toISOString(),
     updated_at: file.updatedAt.toISOString(),
   };

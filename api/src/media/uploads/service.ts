@@ -325,22 +325,28 @@ export class UploadService {
     if (isSettled(seen.status)) return seen;
     if (seen.status !== from) throw Conflict('upload.wrong_state', { params: { status: seen.status } });
     const size = await finish(seen);
+    // the declared size was an early check only: the stored object must fit the path and the per-file maximum too
+    const pathMax = from === 'PENDING' ? Math.min(this.#d.limits.maxUploadBytes, this.#d.limits.multipartCutoffBytes - 1) : this.#d.limits.maxUploadBytes;
     const outcome = await em.transactional(async (tx) => {
       const file = await tx.findOne(MediaFile, fileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!file) return { file: null, queued: false, overQuota: null };
+      if (!file) return { file: null, queued: false, overQuota: null, overPath: null };
       // a concurrent duplicate settled it while we were at the store: it holds the charge
-      if (isSettled(file.status)) return { file, queued: false, overQuota: null };
+      if (isSettled(file.status)) return { file, queued: false, overQuota: null, overPath: null };
       if (file.status !== from) throw Conflict('upload.wrong_state', { params: { status: file.status } });
+      if (size > pathMax) {
+        tx.assign(file, { status: 'FAILED', sizeBytes: size, error: 'The uploaded file is larger than its upload path takes.', errorCode: 'upload.too_large', errorParams: null });
+        return { file, queued: false, overQuota: null, overPath: { size_bytes: size, max_bytes: pathMax } };
+      }
       const quota = (await this.#d.billing.limitsOf(tx, userId)).storageQuotaBytes;
       if (!(await chargeStorage(tx, userId, size, quota))) {
         const free = Math.max(quota - (await storageUsed(tx, userId)), 0);
         tx.assign(file, { status: 'FAILED', sizeBytes: size, error: 'The uploaded file does not fit the storage quota.', errorCode: 'upload.quota_exceeded', errorParams: null });
-        return { file, queued: false, overQuota: { size_mb: mb(size), free_mb: mb(free) } };
+        return { file, queued: false, overQuota: { size_mb: mb(size), free_mb: mb(free) }, overPath: null };
       }
       tx.assign(file, { status: 'PROCESSING', sizeBytes: size, uploadId: null });
       // the upload's one item (made with the file) carries the charge
       await tx.nativeUpdate(MediaItem, { file: file.id, userId }, { chargedBytes: size });
-      return { file, queued: true, overQuota: null };
+      return { file, queued: true, overQuota: null, overPath: null };
     });
     const { file } = outcome;
     if (!file) {
@@ -348,9 +354,10 @@ export class UploadService {
       await this.#d.storage.delete(seen.uploadKey!).catch((error: unknown) => this.#d.logger.warn({ err: error, key: seen.uploadKey }, 'could not delete the object of a deleted upload'));
       throw NotFound('upload.file_not_found');
     }
-    if (outcome.overQuota) {
-      await this.#d.storage.delete(file.uploadKey!).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.uploadKey }, 'could not delete an over-quota upload'));
-      throw InvalidInput('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota });
+    if (outcome.overQuota || outcome.overPath) {
+      await this.#d.storage.delete(file.uploadKey!).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.uploadKey }, 'could not delete a refused upload'));
+      if (outcome.overPath) throw InvalidInput('upload.stored_not_as_declared', { code: 'ValidationError', params: outcome.overPath });
+      throw InvalidInput('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota! });
     }
     if (outcome.queued) {
       // the job hashes the staging object's bytes while copying them to the served key
