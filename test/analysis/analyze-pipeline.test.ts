@@ -9,6 +9,7 @@ import { fileWhen } from '../support/wait.ts';
 import { dataOf, isAnyEvent, isEvent, openSse } from '../support/sse-stream.ts';
 import { translate } from '../../api/src/i18n/index.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
+import { makeVideo } from '../support/media.ts';
 import { makeSpokenTrack, makeSpokenVideo, type SpokenPart, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
 import { Project } from '../../api/src/projects/entities.ts';
@@ -114,6 +115,67 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     const billing = await json(await user.client.get('/api/v1/users/me/billing'));
     expect(billing.credits.ai_minutes.reserved, 'the reservation is settled').to.equal(0);
     expect(billing.credits.ai_minutes.balance, 'a minute or less of audio costs its rounded minutes').to.be.below(10);
+  });
+
+  it('pacing_level picks the shortest pause that is cut: re-analysed at 0 only the 2.5 s pause goes, at 100 the 0.7 s one too; the edits follow the newest run', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const track = await spokenVideo([
+      { say: 'we start with the camera' },
+      { pauseMs: 700 },
+      { say: 'then we set up the lights' },
+      { pauseMs: 2500 },
+      { say: 'and finally the sound' },
+    ]);
+    const projectId = await projectWith(user, [track]);
+    const [short, long] = track.pauses;
+    const cutPauses = async () => {
+      const silences = (await editsOf(user, projectId)).filter((edit) => edit.type === 'silence');
+      return [short!, long!].map((pause) => silences.some((edit) => overlaps(edit, pause)));
+    };
+    expect((await analyzed(user, projectId, { pacing_level: 0, false_start_sensitivity: 50, language: 'en' })).status).to.equal('analyzed');
+    expect(await cutPauses(), 'patient pacing (2000 ms): only the long pause').to.deep.equal([false, true]);
+    expect((await analyzed(user, projectId, { pacing_level: 100, false_start_sensitivity: 50, language: 'en' })).status, 're-analysis from analyzed').to.equal('analyzed');
+    expect(await cutPauses(), 'brisk pacing (400 ms): both').to.deep.equal([true, true]);
+    const runs = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
+    expect(runs.map((run: { pacing_level: number }) => run.pacing_level), 'newest first').to.deep.equal([100, 0]);
+  });
+
+  it('a false start: the restarted phrase is one false_start edit quoting its words, and the take that follows is kept whole', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const track = await spokenVideo([
+      { say: 'so today i want to talk about' },
+      { pauseMs: 500 },
+      { say: 'so today i want to show you how to edit a video' },
+    ]);
+    const projectId = await projectWith(user, [track]);
+    expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' })).status).to.equal('analyzed');
+    const edits = await editsOf(user, projectId);
+    const [dropped, kept] = track.phrases;
+    const falseStarts = edits.filter((edit) => edit.type === 'false_start');
+    expect(falseStarts, JSON.stringify(edits)).to.have.length(1);
+    expect(falseStarts[0]!.active).to.equal(true);
+    expect(falseStarts[0]!.reason).to.match(/today/i);
+    expect(overlaps(falseStarts[0]!, dropped!)).to.equal(true);
+    expect(edits.filter((edit) => edit.active && overlaps(edit, kept!)), 'the last take is kept').to.deep.equal([]);
+  });
+
+  it('a silent source in the spine is analysed with the others: its span gets no words and no cut, the audible one is transcribed at its timeline place', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const projectId = (await json(await user.client.post('/api/v1/projects/', { name: 'Silent first' }))).uuid as string;
+    const silent = await makeVideo(dir, `silent-${process.pid}-${++serial}.mp4`, { seconds: 2, audio: 'none' });
+    const spoken = await spokenVideo([{ say: 'the sound starts here' }, { pauseMs: 2500 }, { say: 'and ends here' }]);
+    for (const path of [silent, spoken.path]) {
+      const uploaded = await uploadMedia(user.client, path, { contentType: 'video/mp4', scopeProjectId: projectId });
+      await fileWhen(app.services.orm, uploaded.mediaFileId, (file) => file.status === 'UPLOADED');
+    }
+    expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' })).status).to.equal('analyzed');
+    const spine = await json(await user.client.get(`/api/v1/projects/${projectId}/spine`));
+    const offset = spine[0].duration_ms as number;
+    const project = await json(await user.client.get(`/api/v1/projects/${projectId}`));
+    expect(project.transcript.words.every((word: { source_index: number; start_ms: number }) => word.source_index === 1 && word.start_ms >= offset)).to.equal(true);
+    const edits = await editsOf(user, projectId);
+    expect(edits.filter((edit) => edit.start_ms < offset), 'nothing is cut in the silent source').to.deep.equal([]);
+    expect(edits.filter((edit) => edit.type === 'silence')).to.have.length.at.least(1);
   });
 
   it('two sources in a spine: the second source\'s words and cuts are on the timeline after the first', async () => {
