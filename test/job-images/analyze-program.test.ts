@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -42,10 +42,10 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function analyze(whisperUrl: string, settings: Partial<AnalyzeInput['settings']> = {}): Promise<JobProcessOutcome & { prefix: string }> {
+  async function analyze(whisperUrl: string, settings: Partial<AnalyzeInput['settings']> = {}, audio = track.path): Promise<JobProcessOutcome & { prefix: string }> {
     const jobId = randomUUID();
     const audioKey = `media/${jobId}/audio.wav`;
-    await bucket.putFile(audioKey, track.path, 'audio/wav');
+    await bucket.putFile(audioKey, audio, 'audio/wav');
     const prefix = `jobs/analyze/${jobId}`;
     const input: AnalyzeInput = {
       run_id: randomUUID(),
@@ -88,6 +88,14 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     const result = analyzeResultSchema.parse(last?.event === 'result' ? last.result : null);
     expect(await bucket.getJson(result.edits_key)).to.deep.equal([]);
     expect(result.word_count).to.be.greaterThan(4);
+  });
+
+  it('audio that is no 16-bit PCM WAV → analysis.corrupt_audio, before anything is sent for transcription', async () => {
+    const corrupt = join(dir, 'corrupt.wav');
+    await writeFile(corrupt, randomBytes(4096));
+    requests = 0;
+    expect(failureOf(await analyze(stand.url, {}, corrupt)).code).to.equal('analysis.corrupt_audio');
+    expect(requests).to.equal(0);
   });
 
   it('a transcription server that cannot be reached → analysis.transcriber_unavailable', async () => {
