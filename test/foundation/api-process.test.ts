@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { expect } from 'chai';
 import { configWarnings, loadConfig } from '../../api/src/config.ts';
-import { freePort } from './local-servers.ts';
+import { freePort } from '../support/local-servers.ts';
 
 interface LogLine {
   level: number;

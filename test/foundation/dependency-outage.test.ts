@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { isDependencyOutage } from '../../api/src/ops/dependency-outage.ts';
-import { freePort, startRedis, stopRedis } from './local-servers.ts';
+import { freePort, startRedis, stopRedis } from '../support/local-servers.ts';
 
 const UNAVAILABLE = {
   en: /^The service is temporarily unavailable\. Try again in a moment; if it persists, quote support id ([\w-]{8})\.$/,

@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 // Servers a test owns, so it can stop them: the shared PostgreSQL and Redis stay up for everyone else.
-// (The same helpers live in operations.test.ts; test/support/ is their natural home.)
 
 /** A loopback port nothing listens on (once this returns). */
 export async function freePort(): Promise<number> {
