@@ -4,62 +4,13 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type Client } from '../support/users.ts';
+import { dataOf, expectKeepalives, isEvent, openSse } from '../support/sse-stream.ts';
 import { makeCorruptFile, makeVideo } from '../support/media.ts';
 import { uploadMedia } from '../support/media-upload.ts';
 import { runArtifactJob, storeItem } from '../media/library-fixtures.ts';
 
 /** An open SSE response read frame by frame (comments included). */
-async function openStream(client: Client) {
-  const controller = new AbortController();
-  const response = await client.get('/api/v1/user-stream', { signal: controller.signal });
-  const frames: string[] = [];
-  let buffer = '';
-  const reader = response.body ? response.body.pipeThrough(new TextDecoderStream()).getReader() : undefined;
-  let pending: ReturnType<NonNullable<typeof reader>["read"]> | undefined;
-  return {
-    response,
-    frames,
-    /** The first frame (in order of arrival) that matches, waiting up to timeoutMs. */
-    async next(match: (frame: string) => boolean, timeoutMs = 20_000): Promise<string> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const index = frames.findIndex(match);
-        if (index >= 0) return frames.splice(index, 1)[0]!;
-        if (!reader) throw new Error('no body');
-        pending ??= reader.read();
-        const left = deadline - Date.now();
-        const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), Math.max(0, left)).unref());
-        const result = await Promise.race([pending, timeout]);
-        if (result === 'timeout') throw new Error(`no matching frame within ${timeoutMs} ms; saw ${JSON.stringify(frames)}`);
-        pending = undefined;
-        if (result.done) throw new Error(`stream ended; saw ${JSON.stringify(frames)}`);
-        buffer += result.value;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          frames.push(buffer.slice(0, cut));
-          buffer = buffer.slice(cut + 2);
-        }
-      }
-    },
-    /** Resolves once the server ends the body; fails after timeoutMs. */
-    async ended(timeoutMs: number): Promise<void> {
-      if (!reader) throw new Error('no body');
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        pending ??= reader.read();
-        const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())).unref());
-        const result = await Promise.race([pending, timeout]);
-        if (result === 'timeout') throw new Error(`the stream did not end within ${timeoutMs} ms`);
-        pending = undefined;
-        if (result.done) return;
-      }
-    },
-    close: () => controller.abort(),
-  };
-}
-
-const eventFrame = (name: string) => (frame: string) => frame.startsWith(`event: ${name}\n`);
-const dataOf = (frame: string) => JSON.parse(frame.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+const openStream = (client: Client) => openSse(client, '/api/v1/user-stream');
 
 describe('user stream: GET /api/v1/user-stream', () => {
   let app: TestApp;
@@ -107,7 +58,7 @@ describe('user stream: GET /api/v1/user-stream', () => {
       await stream.next((frame) => frame === ': connected');
       const clip = await makeVideo(dir, 'ready.mp4', { seconds: 1 });
       const uploaded = await uploadMedia(client, clip, { contentType: 'video/mp4', displayName: 'Ready clip' });
-      const frame = await stream.next(eventFrame('media_ready'));
+      const frame = await stream.next(isEvent('media_ready'));
       expect(dataOf(frame)).to.deep.include({
         media_file_uuid: uploaded.mediaFileId,
         media_item_uuid: uploaded.mediaItemId,
@@ -128,7 +79,7 @@ describe('user stream: GET /api/v1/user-stream', () => {
       await stream.next((frame) => frame === ': connected');
       const stored = await storeItem(app, user.id, await makeCorruptFile(dir, 'broken.mp4'), 'video/mp4', 'Broken');
       await runArtifactJob(app, user.id, stored, 'video/mp4');
-      const data = dataOf(await stream.next(eventFrame('media_failed')));
+      const data = dataOf(await stream.next(isEvent('media_failed')));
       expect(data).to.include({ media_file_uuid: stored.file.id, media_item_uuid: stored.item.id, display_name: 'Broken' });
       expect(data.error).to.be.a('string').that.is.not.empty;
     } finally {
@@ -145,8 +96,9 @@ describe('user stream: GET /api/v1/user-stream', () => {
       const payload = { media_file_uuid: bob.user.id, media_item_uuid: bob.user.id, display_name: null, proxy_status: 'ready' };
       await app.services.bus.publishToUser(bob.user.id, { type: 'media_ready', data: payload });
       await app.services.bus.publishToUser(alice.user.id, { type: 'media_ready', data: { ...payload, display_name: 'mine' } });
-      expect(dataOf(await stream.next(eventFrame('media_ready'))).display_name).to.equal('mine');
-      expect(stream.frames.filter(eventFrame('media_ready'))).to.deep.equal([]);
+      const { frame, before } = await stream.until(isEvent('media_ready'));
+      expect(dataOf(frame).display_name, 'the first media_ready is alice\'s own').to.equal('mine');
+      expect(before.filter(isEvent('media_ready'))).to.deep.equal([]);
     } finally {
       stream.close();
     }
@@ -170,10 +122,7 @@ describe('user stream: GET /api/v1/user-stream', () => {
     const { client } = await signUpAndLogin(app);
     const stream = await openStream(client);
     try {
-      const started = Date.now();
-      await stream.next((frame) => frame === ': keepalive', 3000);
-      await stream.next((frame) => frame === ': keepalive', 3000);
-      expect(Date.now() - started).to.be.within(1500, 3500);
+      await expectKeepalives(stream, 1);
     } finally {
       stream.close();
     }

@@ -65,3 +65,15 @@ export async function openSse(client: Client, path: string) {
 }
 
 export type SseStream = Awaited<ReturnType<typeof openSse>>;
+
+/**
+ * Two keepalive comments in a row, the second no sooner than `seconds` after the first
+ * (a lower bound only: a loaded machine may deliver them late, never early).
+ */
+export async function expectKeepalives(stream: SseStream, seconds: number): Promise<void> {
+  await stream.next((frame) => frame === ': keepalive', (seconds + 2) * 1000);
+  const first = Date.now();
+  await stream.next((frame) => frame === ': keepalive', (seconds + 2) * 1000);
+  const gap = Date.now() - first;
+  if (gap < seconds * 1000 - 100) throw new Error(`keepalives ${gap} ms apart, expected about ${seconds * 1000} ms`);
+}
