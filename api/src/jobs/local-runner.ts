@@ -3,7 +3,6 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { parseJobEvent } from '../../../crds/job-events.ts';
-import { jobSystemFailures } from '../../../crds/outcome.ts';
 import { jobPrograms, type JobProgram } from '../../../crds/programs.ts';
 import { jobKinds, type JobKind } from '../../../crds/schema.ts';
 import type { S3Settings } from '../../../crds/s3-client.ts';
@@ -11,7 +10,7 @@ import type { ObjectStorage } from '../storage/storage.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
 import type { JobCompletion, JobFailed, JobOutcome } from './completion.ts';
 import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
-import { readJobOutcome } from './outcome.ts';
+import { imposedFailures, readJobOutcome } from './outcome.ts';
 import { isDependencyOutage } from '../ops/dependency-outage.ts';
 
 const JOB_IMAGES = fileURLToPath(new URL('../../../job-images/', import.meta.url));
@@ -20,6 +19,19 @@ const allKinds = Object.keys(jobKinds) as JobKind[];
 const SETTLE_RETRY_BASE_MS = 500;
 const SETTLE_RETRY_MAX_MS = 30_000;
 const SETTLE_ATTEMPTS_ON_ERROR = 3;
+/** Between the SIGTERM that stops a program (timeout, cancel, shutdown) and the SIGKILL that ends one ignoring it. */
+const STOP_GRACE_MS = 5000;
+
+/** What the runner starts for a job: an executable and its arguments. */
+export interface ProgramCommand {
+  file: string;
+  args: string[];
+}
+
+/** The program of `image` as the cluster runs it: Node on the image's entry point. */
+export function imageCommand(image: string): ProgramCommand {
+  return { file: process.execPath, args: [`${JOB_IMAGES}${image}/src/main.ts`] };
+}
 
 export interface LocalRunnerOptions {
   /** Jobs of one kind running at once; the jobs table is the queue (the outbox hands over one per free slot). */
@@ -33,6 +45,8 @@ export interface LocalRunnerOptions {
   onSlotFree?: () => void;
   /** Extra environment for the job programs (FFMPEG_PATH, WHISPER_BASE_URL, …). */
   env?: Record<string, string>;
+  /** Tests only: what to start instead of the image's program (a misbehaving stand-in, a missing executable). */
+  command?: (job: DispatchedJob, image: string) => ProgramCommand;
 }
 
 interface Running {
@@ -88,7 +102,7 @@ export class LocalJobRunner implements JobDispatcher {
     const running = this.#running.get(jobId);
     if (!running) return;
     running.cancelled = true;
-    running.child?.kill('SIGTERM');
+    stop(running.child);
   }
 
   /** Waits for every running job to be settled (tests and shutdown). */
@@ -99,46 +113,56 @@ export class LocalJobRunner implements JobDispatcher {
   /** Running jobs are stopped and stay unfinished: the next start runs them again (JobOutbox recovery). */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const running of this.#running.values()) running.child?.kill('SIGTERM');
+    for (const running of this.#running.values()) stop(running.child);
     await Promise.all([...this.#settled]);
   }
 
-  async #run({ kind, spec }: DispatchedJob, running: Running): Promise<void> {
-    const { completion, logger, metrics, s3, storage } = this.#options;
+  async #run(job: DispatchedJob, running: Running): Promise<void> {
+    const { kind, spec } = job;
+    const { completion, logger, s3 } = this.#options;
     const image = jobPrograms[spec.program as JobProgram]?.image ?? 'ffmpeg';
     const timeoutSeconds = spec.timeoutSeconds ?? 3600;
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [`${JOB_IMAGES}${image}/src/main.ts`], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TMPDIR: process.env.TMPDIR,
-        ...this.#options.env,
-        CUTROOM_JOB_SPEC: JSON.stringify(spec),
-        CUTROOM_PROGRESS: 'stdout',
-        S3_ENDPOINT: s3.endpoint ?? '',
-        S3_REGION: s3.region,
-        S3_BUCKET: s3.bucket,
-        S3_ACCESS_KEY_ID: s3.accessKeyId,
-        S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-        S3_FORCE_PATH_STYLE: String(s3.forcePathStyle),
-      },
-    });
+    const { file, args } = this.#options.command?.(job, image) ?? imageCommand(image);
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TMPDIR: process.env.TMPDIR,
+          ...this.#options.env,
+          CUTROOM_JOB_SPEC: JSON.stringify(spec),
+          CUTROOM_PROGRESS: 'stdout',
+          S3_ENDPOINT: s3.endpoint ?? '',
+          S3_REGION: s3.region,
+          S3_BUCKET: s3.bucket,
+          S3_ACCESS_KEY_ID: s3.accessKeyId,
+          S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+          S3_FORCE_PATH_STYLE: String(s3.forcePathStyle),
+        },
+      });
+    } catch (refused) {
+      // Refused before any process existed (an argument Node rejects, an environment over the kernel's limit): no retry can start it.
+      const detail = refused instanceof Error ? refused.message : String(refused);
+      logger.error({ err: refused, job_id: spec.jobId }, 'a local job program could not be started');
+      return this.#finish(kind, spec.jobId, started, { ok: false, ...imposedFailures.spawnFailed(detail) });
+    }
     running.child = child;
-    if (running.cancelled) child.kill('SIGTERM');
+    if (running.cancelled) stop(child);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      stop(child);
     }, timeoutSeconds * 1000);
 
     const stderrTail: string[] = [];
     // One report at a time, in the program's order: the row and the project stream see the sequence it wrote.
     let progressWrites: Promise<void> = Promise.resolve();
     // stdout carries progress only; the outcome is in result.json / error.json.
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    // No pipes when the process table or descriptors ran out (EMFILE): the 'error' event says so.
+    if (child.stdout) createInterface({ input: child.stdout }).on('line', (line) => {
       const event = parseJobEvent(line);
       if (event?.event !== 'progress') return;
       progressWrites = progressWrites.then(() =>
@@ -147,7 +171,7 @@ export class LocalJobRunner implements JobDispatcher {
         }),
       );
     });
-    createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (child.stderr) createInterface({ input: child.stderr }).on('line', (line) => {
       stderrTail.push(line);
       if (stderrTail.length > 20) stderrTail.shift();
     });
@@ -171,24 +195,30 @@ export class LocalJobRunner implements JobDispatcher {
 
     const crashDetail = `exit code ${code}: ${stderrTail.slice(-3).join(' | ') || 'no output'}`;
     const imposed: JobFailed | undefined = running.cancelled
-      ? { error: 'The job was cancelled.', code: jobSystemFailures.cancelled }
+      ? imposedFailures.cancelled()
       : timedOut
-        ? { error: `The job did not finish within ${timeoutSeconds} s.`, code: jobSystemFailures.timedOut, params: { seconds: timeoutSeconds } }
+        ? imposedFailures.timedOut(timeoutSeconds)
         : spawnError !== undefined
-          ? { error: `The job program could not be started: ${spawnError}`, code: jobSystemFailures.spawnFailed, params: { detail: spawnError } }
+          ? imposedFailures.spawnFailed(spawnError)
           : undefined;
     let outcome;
     try {
-      outcome = await readJobOutcome(storage, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) });
+      outcome = await readJobOutcome(this.#options.storage, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) });
     } catch (failure) {
       // The store did not answer: left unfinished, the next start runs the job again.
       logger.error({ err: failure, job_id: spec.jobId }, 'the outcome of a local job could not be read');
       return;
     }
+    await this.#finish(kind, spec.jobId, started, outcome);
+  }
+
+  /** Counts the run's end and settles it. */
+  async #finish(kind: JobKind, jobId: string, started: bigint, outcome: JobOutcome): Promise<void> {
+    const { metrics } = this.#options;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     (outcome.ok ? metrics.succeeded : metrics.failed).inc({ kind });
     metrics.duration.observe({ kind, outcome: outcome.ok ? 'succeeded' : 'failed' }, seconds);
-    await this.#settle(spec.jobId, outcome);
+    await this.#settle(jobId, outcome);
   }
 
   /**
@@ -214,4 +244,13 @@ export class LocalJobRunner implements JobDispatcher {
       }
     }
   }
+}
+
+/** SIGTERM, then SIGKILL after a grace period (as the kubelet does): a program that ignores the first still ends. */
+function stop(child: ChildProcess | undefined): void {
+  if (!child) return;
+  child.kill('SIGTERM');
+  setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }, STOP_GRACE_MS).unref();
 }

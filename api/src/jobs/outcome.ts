@@ -17,6 +17,17 @@ export interface RunEnd {
 }
 
 /**
+ * The failures a backend imposes on a run (the program only saw a SIGTERM or never
+ * started), worded once so that both backends store the same code, params and text.
+ */
+export const imposedFailures = {
+  cancelled: (): JobFailed => ({ error: 'The job was cancelled.', code: jobSystemFailures.cancelled }),
+  timedOut: (seconds: number): JobFailed => ({ error: `The job did not finish within its time limit of ${seconds} s.`, code: jobSystemFailures.timedOut, params: { seconds } }),
+  outOfMemory: (): JobFailed => ({ error: 'The job ran out of memory.', code: jobSystemFailures.outOfMemory }),
+  spawnFailed: (detail: string): JobFailed => ({ error: `The job program could not be started: ${detail}`, code: jobSystemFailures.spawnFailed, params: { detail } }),
+};
+
+/**
  * One outcome reader for both backends: result.json means success, error.json carries the
  * program's own failure code, neither means the program crashed. S3 faults other than a
  * missing object are thrown (the caller retries; a job is never failed for a store blip).

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
 import type { JobKind, JobResource } from '../../../crds/schema.ts';
 import type { JobCompletion, JobFailed, JobOutcome } from '../../../api/src/jobs/completion.ts';
-import { readJobOutcome } from '../../../api/src/jobs/outcome.ts';
+import { imposedFailures, readJobOutcome } from '../../../api/src/jobs/outcome.ts';
 import type { ObjectStorage } from '../../../api/src/storage/storage.ts';
 import { jobSystemFailures } from '../../../crds/outcome.ts';
 import { buildJob, InvalidJobResource } from '../builders/job.ts';
@@ -47,7 +47,6 @@ function failedRun(error: string, reason: string, code: string, generation: numb
  * operator was down when the deletion was asked for.
  */
 export const completionFinalizer = 'cutroom.dev/job-completion';
-const CANCELLED_MESSAGE = 'The job was cancelled.';
 
 /**
  * One kind's reconciler: an informer on its custom resources feeding a per-key work
@@ -210,12 +209,13 @@ export class JobReconciler {
     };
     const succeeded = observation.phase === 'Succeeded';
     const pods = succeeded ? [] : await this.#deps.cluster.listJobPods(base.jobName);
-    const deadline = job.spec?.activeDeadlineSeconds;
+    // The Job's own deadline is the spec's timeout (buildJob); the spec is the fallback for a Job edited by hand.
+    const deadline = job.spec?.activeDeadlineSeconds ?? resource.spec.timeoutSeconds ?? this.#deps.config.JOB_TIMEOUT_SECONDS;
     const imposed: JobFailed | undefined =
-      !succeeded && observation.failure?.reason === 'DeadlineExceeded' && deadline
-        ? { error: `The job did not finish within its time limit of ${deadline} s.`, code: jobSystemFailures.timedOut, params: { seconds: deadline } }
+      !succeeded && observation.failure?.reason === 'DeadlineExceeded'
+        ? imposedFailures.timedOut(deadline)
         : !succeeded && outOfMemory(pods)
-          ? { error: 'The job ran out of memory.', code: jobSystemFailures.outOfMemory }
+          ? imposedFailures.outOfMemory()
           : undefined;
     const crashDetail = succeeded ? 'no result' : failureMessage(job, observation.failure, pods);
     const outcome = await readJobOutcome(this.#deps.storage, resource.spec.outputPrefix, { exitedCleanly: succeeded, crashDetail, ...(imposed ? { imposed } : {}) });
@@ -258,7 +258,7 @@ export class JobReconciler {
     if (!resource.metadata.finalizers?.includes(completionFinalizer) || !this.#deps.isLeader()) return;
     this.#mirrored.delete(resource.spec.jobId);
     if (!isTerminal(resource.status?.phase)) {
-      const settled = await this.#deps.completion.complete(resource.spec.jobId, { ok: false, error: CANCELLED_MESSAGE, code: jobSystemFailures.cancelled });
+      const settled = await this.#deps.completion.complete(resource.spec.jobId, { ok: false, ...imposedFailures.cancelled() });
       if (settled) this.#deps.metrics.jobs.failed.inc({ kind: this.kind });
       this.#log.info({ resource: resource.metadata.name, job_id: resource.spec.jobId, settled }, 'job cancelled');
     }

@@ -1,0 +1,357 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { V1Job } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import type { Services } from '../../api/src/app.ts';
+import { failureText } from '../../api/src/i18n/failure-text.ts';
+import { translate, type MessageKey } from '../../api/src/i18n/index.ts';
+import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
+import { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
+import { JobOutbox } from '../../api/src/jobs/outbox.ts';
+import { JobService } from '../../api/src/jobs/service.ts';
+import { MediaFile } from '../../api/src/media/entities.ts';
+import { ERROR_FILE_NAME, outputKey, RESULT_FILE_NAME, type ErrorFile, type FailureParams } from '../../crds/outcome.ts';
+import type { JobResource } from '../../crds/schema.ts';
+import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import { jobOf, resourceOf, startTestOperator, storedUpload, type TestOperator } from '../operator/operator-support.ts';
+import { startTestApp, type TestApp } from '../support/harness.ts';
+import { eventually } from '../support/wait.ts';
+import type { Behaviour } from './misbehaving-program.ts';
+
+const misbehavingProgram = fileURLToPath(new URL('./misbehaving-program.ts', import.meta.url));
+const namespace = 'cutroom-failure-table';
+
+/** How a job ended, as the rows and the read models keep it. */
+interface Ending {
+  job: string;
+  /** jobs.error: the English text (logs, fallback). */
+  error: string | null;
+  file: string;
+  code: string | null;
+  params: FailureParams | null;
+  en: string;
+  pt: string;
+}
+
+/** What the stand-in program is told to do, or which start the runner is told to attempt. */
+type ProgramInput = { behaviour: Behaviour | 'unspawnable' | 'refused-arguments'; failure?: ErrorFile };
+
+/** One run on the cluster: the resource the api created and the batch Job the operator made for it. */
+interface ClusterRun {
+  job: JobRow;
+  resource: JobResource;
+  batchJob: V1Job;
+  jobName: string;
+}
+
+/**
+ * A local backend of its own, beside the test app's kubernetes one: a LocalJobRunner that
+ * starts the stand-in program (or nothing that can start), and a job service whose outbox
+ * is kicked by each submit (never started: it polls nothing).
+ */
+function localBackend(services: Services, dir: string): { jobs: JobService; runner: LocalJobRunner; outbox: JobOutbox } {
+  const runner = new LocalJobRunner({
+    concurrency: 4,
+    s3: services.storage.settings,
+    storage: services.storage,
+    completion: services.completion,
+    logger: services.logger,
+    metrics: services.jobMetrics,
+    onSlotFree: () => outbox.kick(),
+    command: ({ spec }) => {
+      const { behaviour } = spec.input as ProgramInput;
+      if (behaviour === 'unspawnable') return { file: join(dir, 'no-such-node'), args: [] };
+      // Node refuses it before any process exists (spawn throws instead of emitting 'error').
+      if (behaviour === 'refused-arguments') return { file: process.execPath, args: ['\0'] };
+      return { file: process.execPath, args: [misbehavingProgram] };
+    },
+  });
+  const outbox: JobOutbox = new JobOutbox({
+    orm: services.orm, dispatcher: runner, completion: services.completion, storage: services.storage, logger: services.logger,
+    databaseUrl: services.config.DATABASE_URL, channel: `${services.config.REDIS_KEY_PREFIX}jobs`, pollMs: 1000, recoverOnStart: false,
+  });
+  const jobs = new JobService({ dispatcher: runner, completion: services.completion, outbox, billing: services.billing, defaultTimeoutSeconds: services.config.JOB_TIMEOUT_SECONDS });
+  return { jobs, runner, outbox };
+}
+
+/** The catalog's text of a code in a language, with its params. */
+const catalogText = (locale: 'en' | 'pt', code: string, params: FailureParams | null) => translate(locale, `failure.${code}` as MessageKey, params ?? {});
+
+describe('job failures: one code and one message whichever backend ran the job', function () {
+  this.timeout(60_000);
+  let sim: KubeSim;
+  let app: TestApp;
+  let operator: TestOperator;
+  let local: ReturnType<typeof localBackend>;
+  let dir: string;
+  let source: string;
+
+  before(async () => {
+    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-failure-table-'));
+    source = join(dir, 'source.mp4');
+    await writeFile(source, randomBytes(2048));
+    // The app's backend is kubernetes (its outbox takes only those rows); the local rows are this test's runner's.
+    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: sim.kubeConfig(namespace) });
+    local = localBackend(app.services, dir);
+    operator = await startTestOperator(sim, namespace);
+    await sim.waitFor(() => operator.isLeader, 3000);
+  });
+  after(async () => {
+    await local?.outbox.close();
+    await local?.runner.close();
+    await operator?.stop();
+    await app?.close();
+    await sim?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const em = () => app.services.orm.em.fork();
+  const putObject = (prefix: string, name: string, body: unknown) => app.services.storage.putJson(outputKey(prefix, name), body);
+
+  /** An artifact job for a stored upload, through a backend's job service. */
+  async function submit(jobs: JobService, input: ProgramInput, request: { timeoutSeconds?: number } = {}) {
+    const upload = await storedUpload(app.services, source, 'video/mp4');
+    const job = await jobs.submit(em(), {
+      program: 'artifact',
+      userId: upload.userId,
+      mediaFileId: upload.file.id,
+      input: { sourceKey: upload.key, contentType: 'video/mp4', ...input },
+      ...request,
+    });
+    return { job, upload };
+  }
+
+  /** The settled job row and its media file, with the failure's text in en and pt as the read models show it. */
+  async function endingOf(jobId: string, mediaFileId: string): Promise<Ending> {
+    const job = await eventually(async () => {
+      const row = await em().findOneOrFail(Job, jobId);
+      return row.completedAt ? row : undefined;
+    }, `job ${jobId} settled`, 15_000);
+    const file = await em().findOneOrFail(MediaFile, mediaFileId);
+    const text = (locale: 'en' | 'pt') => failureText(locale, file.errorCode, file.errorParams, file.error ?? '');
+    return { job: job.status, error: job.error ?? null, file: file.status, code: file.errorCode ?? null, params: file.errorParams ?? null, en: text('en'), pt: text('pt') };
+  }
+
+  /** Runs the job on the local backend: a real child process, stopped or cancelled as `whileRunning` says. */
+  async function runLocally(input: ProgramInput, options: { timeoutSeconds?: number; whileRunning?: (job: JobRow) => Promise<void> } = {}): Promise<Ending> {
+    const { job, upload } = await submit(local.jobs, input, options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {});
+    await options.whileRunning?.(job);
+    return endingOf(job.id, upload.file.id);
+  }
+
+  /**
+   * Runs the job on the cluster: the api creates the resource, the operator its batch Job,
+   * and `play` does what the kubelet, the job controller and the program would (outcome
+   * files in S3, pod and Job status).
+   */
+  async function runOnCluster(input: ProgramInput, options: { timeoutSeconds?: number; beforeSubmit?: () => void; play?: (run: ClusterRun) => Promise<void> | void } = {}): Promise<Ending> {
+    options.beforeSubmit?.();
+    const { job, upload } = await submit(app.services.jobs, input, options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {});
+    if (options.play) {
+      const resource = await sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, `artifact-${job.id}`), 5000);
+      const batchJob = await jobOf(sim, namespace, resource);
+      await options.play({ job, resource, batchJob, jobName: batchJob.metadata!.name! });
+    }
+    return endingOf(job.id, upload.file.id);
+  }
+
+  /** The resource once the operator has written `phase` (its own record that it saw the Job there). */
+  const whenPhase = (name: string, phase: string) => sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, name)?.status?.phase === phase, 5000);
+
+  /** A failed job as both backends must leave it: row failed, file FAILED, the code and the catalog's text. */
+  function expectFailure(ending: Ending, code: string, params: FailureParams | null | 'detail') {
+    expect(ending).to.deep.include({ job: 'failed', file: 'FAILED', code });
+    if (params === 'detail') expect(Object.keys(ending.params ?? {}), 'a backend detail only (not in the message)').to.deep.equal(['detail']);
+    else expect(ending.params).to.deep.equal(params);
+    const shown = params === 'detail' ? ending.params : params;
+    expect({ en: ending.en, pt: ending.pt }).to.deep.equal({ en: catalogText('en', code, shown), pt: catalogText('pt', code, shown) });
+  }
+
+  /** A program's own failure, with params, as job-images/lib writes it to error.json. */
+  const coded: ErrorFile = {
+    code: 'media.unsupported_type',
+    params: { content_type: 'application/x-cutroom-test' },
+    message: 'Unsupported content type "application/x-cutroom-test"',
+  };
+  /** What a program stopped by SIGTERM leaves: the backend's own cause must win over it. */
+  const sigtermed: ErrorFile = { code: 'job.cancelled', params: null, message: 'The job was stopped (SIGTERM) before it finished' };
+  /**
+   * The failures either backend can meet. `input` is what the stand-in program does, `local`
+   * what the test does to the local run meanwhile; `cluster` plays what Kubernetes would show
+   * for the same failure. `params` null: none; 'detail': a backend-specific detail the
+   * message leaves out.
+   */
+  const sharedRows: {
+    failure: string;
+    code: string;
+    params: FailureParams | null | 'detail';
+    input: ProgramInput;
+    timeoutSeconds?: number;
+    local?: (job: JobRow) => Promise<void>;
+    cluster: (run: ClusterRun) => Promise<void> | void;
+  }[] = [
+    {
+      failure: 'the program fails with its own coded failure (error.json with code and params)',
+      code: coded.code!,
+      params: coded.params,
+      input: { behaviour: 'coded', failure: coded },
+      cluster: async ({ job, jobName }) => {
+        sim.startJob(namespace, jobName);
+        await putObject(job.outputPrefix, ERROR_FILE_NAME, coded);
+        sim.failJob(namespace, jobName, { exitCode: 1, message: coded.message });
+      },
+    },
+    {
+      failure: 'the program exits non-zero leaving neither result.json nor error.json (crash)',
+      code: 'job.crashed',
+      params: 'detail',
+      input: { behaviour: 'crash' },
+      cluster: ({ jobName }) => {
+        sim.startJob(namespace, jobName);
+        // FallbackToLogsOnError: the termination message is the log tail.
+        sim.failJob(namespace, jobName, { exitCode: 3, message: 'Segmentation fault (core dumped)' });
+      },
+    },
+    {
+      failure: 'the program exits 0 without result.json',
+      code: 'job.no_result',
+      params: null,
+      input: { behaviour: 'no-result' },
+      cluster: ({ jobName }) => {
+        sim.startJob(namespace, jobName);
+        sim.completeJob(namespace, jobName);
+      },
+    },
+    {
+      failure: 'the program exits 0 with a result.json that is not a JSON object',
+      code: 'job.invalid_result',
+      params: null,
+      input: { behaviour: 'unreadable-result' },
+      cluster: async ({ job, jobName }) => {
+        sim.startJob(namespace, jobName);
+        await putObject(job.outputPrefix, RESULT_FILE_NAME, ['not', 'an', 'object']);
+        sim.completeJob(namespace, jobName);
+      },
+    },
+    {
+      // Local: the runner's timer (the spec's timeoutSeconds) stops a program that ignores its own deadline.
+      // Cluster: the Job's activeDeadlineSeconds is the same setting; the killed program's error.json says SIGTERM.
+      failure: 'the job runs past its timeout (timeoutSeconds; the Job past activeDeadlineSeconds)',
+      code: 'job.timed_out',
+      params: { seconds: 1 },
+      input: { behaviour: 'hang' },
+      timeoutSeconds: 1,
+      cluster: async ({ job, batchJob, jobName }) => {
+        expect(batchJob.spec!.activeDeadlineSeconds, 'one timeout setting: the spec carries it to the Job').to.equal(1);
+        sim.startJob(namespace, jobName);
+        await putObject(job.outputPrefix, ERROR_FILE_NAME, sigtermed);
+        sim.failJob(namespace, jobName, { reason: 'DeadlineExceeded', exitCode: 143, message: sigtermed.message });
+      },
+    },
+    {
+      failure: 'the job is cancelled while it runs',
+      code: 'job.cancelled',
+      params: null,
+      input: { behaviour: 'wait' },
+      local: async (job) => {
+        // Cancelled once the program runs, so the runner's SIGTERM reaches it.
+        await eventually(async () => ((await em().findOneOrFail(Job, job.id)).step === 'waiting' ? true : undefined), 'the program running', 15_000);
+        await local.jobs.cancel(em(), job.id);
+      },
+      cluster: async ({ job, resource, jobName }) => {
+        sim.startJob(namespace, jobName);
+        await whenPhase(resource.metadata.name!, 'Running');
+        await app.services.jobs.cancel(em(), job.id);
+      },
+    },
+  ];
+
+  for (const row of sharedRows) {
+    it(`${row.failure} → ${row.code}, the same code and message (en, pt) on the local and the kubernetes backend`, async () => {
+      const timeout = row.timeoutSeconds ? { timeoutSeconds: row.timeoutSeconds } : {};
+      const onLocal = await runLocally(row.input, { ...timeout, ...(row.local ? { whileRunning: row.local } : {}) });
+      const onCluster = await runOnCluster(row.input, { ...timeout, play: row.cluster });
+      expectFailure(onLocal, row.code, row.params);
+      expectFailure(onCluster, row.code, row.params);
+      expect({ code: onCluster.code, en: onCluster.en, pt: onCluster.pt }).to.deep.equal({ code: onLocal.code, en: onLocal.en, pt: onLocal.pt });
+      // The English text too, but where it carries what only one backend saw (exit code, pod message).
+      if (row.params !== 'detail') expect(onCluster.error).to.equal(onLocal.error);
+    });
+  }
+
+  describe('local backend only', () => {
+    it('the program cannot be started (no such executable) → job.spawn_failed', async () => {
+      expectFailure(await runLocally({ behaviour: 'unspawnable' }), 'job.spawn_failed', 'detail');
+    });
+
+    it('the start is refused before any process exists (spawn throws) → job.spawn_failed, and the runner takes the next job', async () => {
+      expectFailure(await runLocally({ behaviour: 'refused-arguments' }), 'job.spawn_failed', 'detail');
+      expectFailure(await runLocally({ behaviour: 'no-result' }), 'job.no_result', null);
+    });
+  });
+
+  describe('kubernetes backend only', () => {
+    it('the pod is OOMKilled → job.out_of_memory, whatever the program wrote', async () => {
+      const ending = await runOnCluster({ behaviour: 'wait' }, {
+        play: async ({ job, jobName }) => {
+          sim.startJob(namespace, jobName);
+          await putObject(job.outputPrefix, ERROR_FILE_NAME, sigtermed);
+          // As on a cluster: the kubelet records the container's end, then the job controller fails the Job.
+          const [pod] = sim.jobPods(namespace, jobName);
+          const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+          sim.mergePatch('pods', namespace, pod!.metadata.name!, {
+            status: {
+              phase: 'Failed',
+              containerStatuses: [{ name: 'program', image: 'registry.test/cutroom/job-ffmpeg:1.0.0', imageID: '', ready: false, started: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: at, finishedAt: at } } }],
+            },
+          }, 'status');
+          const failed = (type: string) => ({ type, status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: at, lastTransitionTime: at });
+          sim.mergePatch('jobs', namespace, jobName, { status: { active: 0, ready: 0, failed: 1, conditions: [failed('FailureTarget'), failed('Failed')] } }, 'status');
+        },
+      });
+      expectFailure(ending, 'job.out_of_memory', null);
+    });
+
+    it('the Job disappears before its outcome was read → job.lost', async () => {
+      const ending = await runOnCluster({ behaviour: 'wait' }, {
+        play: async ({ resource, jobName }) => {
+          await sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, resource.metadata.name!)?.status?.jobName === jobName, 5000);
+          sim.delete('jobs', namespace, jobName);
+        },
+      });
+      expectFailure(ending, 'job.lost', 'detail');
+    });
+
+    it('the cluster refuses the Job (422) → job.rejected', async () => {
+      const message = 'Job.batch "x" is invalid: spec.template.spec.containers[0].image: Required value';
+      const ending = await runOnCluster({ behaviour: 'wait' }, {
+        beforeSubmit: () => sim.failNext({ method: 'POST', path: `/apis/batch/v1/namespaces/${namespace}/jobs`, code: 422, reason: 'Invalid', message }, 1),
+      });
+      expectFailure(ending, 'job.rejected', 'detail');
+    });
+
+    it('a resource no Job can be made for (its program belongs to another kind) → job.invalid_spec', async () => {
+      const upload = await storedUpload(app.services, source, 'video/mp4');
+      const jobId = randomUUID();
+      const outputPrefix = `jobs/artifact/${jobId}`;
+      const rows = em();
+      // Dispatched already, so that no outbox hands the row over: only the misfiled resource runs it.
+      rows.create(Job, {
+        id: jobId, kind: 'RenderJob', program: 'artifact', userId: upload.userId, mediaFileId: upload.file.id, input: {}, outputPrefix,
+        status: 'queued', backend: 'kubernetes', dispatchedAt: new Date(),
+      });
+      await rows.flush();
+      sim.create('renderjobs', namespace, {
+        apiVersion: 'cutroom.dev/v1alpha1',
+        kind: 'RenderJob',
+        metadata: { name: `misfiled-${jobId}` },
+        spec: { jobId, program: 'artifact', userId: upload.userId, mediaFileId: upload.file.id, input: {}, outputPrefix },
+      });
+      expectFailure(await endingOf(jobId, upload.file.id), 'job.invalid_spec', 'detail');
+    });
+  });
+});
