@@ -133,6 +133,9 @@ describe('job failures: one code and one message whichever backend ran the job',
     }, `job ${jobId} settled`, 15_000);
     const file = await em().findOneOrFail(MediaFile, mediaFileId);
     const text = (locale: 'en' | 'pt') => failureText(locale, file.errorCode, file.errorParams, file.error ?? '');
+    // the job row keeps the same code as the file it was for
+    expect(job.errorCode ?? null, 'jobs.error_code').to.equal(file.errorCode ?? null);
+    expect(job.errorParams ?? null, 'jobs.error_params').to.deep.equal(file.errorCode ? (file.errorParams ?? null) : null);
     return { job: job.status, error: job.error ?? null, file: file.status, code: file.errorCode ?? null, params: file.errorParams ?? null, en: text('en'), pt: text('pt') };
   }
 

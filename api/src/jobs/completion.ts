@@ -94,10 +94,18 @@ export class JobCompletion {
     let after: AfterCommit | undefined;
     const settled = await orm.em.fork().transactional(async (em) => {
       const claimed = await em.getConnection().execute<{ id: string }[]>(
-        `update jobs set completed_at = now(), finished_at = coalesce(finished_at, now()), status = ?, result = ?, error = ?,
+        `update jobs set completed_at = now(), finished_at = coalesce(finished_at, now()), status = ?, result = ?, error = ?, error_code = ?, error_params = ?,
            progress = case when ? then 100 else progress end
          where id = ? and completed_at is null ${options.onlyUndispatched ? 'and dispatched_at is null' : ''} returning id`,
-        [outcome.ok ? 'succeeded' : 'failed', outcome.ok ? JSON.stringify(outcome.result) : null, outcome.ok ? null : outcome.error, outcome.ok, jobId],
+        [
+          outcome.ok ? 'succeeded' : 'failed',
+          outcome.ok ? JSON.stringify(outcome.result) : null,
+          outcome.ok ? null : outcome.error,
+          outcome.ok ? null : (outcome.code ?? null),
+          !outcome.ok && outcome.code && outcome.params ? JSON.stringify(outcome.params) : null,
+          outcome.ok,
+          jobId,
+        ],
         'all',
         em.getTransactionContext(),
       );

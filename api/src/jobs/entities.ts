@@ -34,6 +34,9 @@ export const Job = defineEntity({
     progress: p.smallint().default(0),
     step: p.string().length(256).nullable(),
     error: p.text().nullable(),
+    /** The failure's stable code and params (`failure.<code>` in the catalogs), whatever the job was for. */
+    errorCode: p.string().length(128).nullable(),
+    errorParams: p.json<Record<string, string | number>>().nullable(),
     result: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     startedAt: p.datetime().nullable(),
