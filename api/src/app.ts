@@ -35,9 +35,12 @@ import { registerMediaLibrary } from './media/library/feature.ts';
 import { MediaLibrary } from './media/library/library-service.ts';
 import { MediaGroups } from './media-groups/groups-service.ts';
 import { registerMediaGroupRoutes } from './media-groups/routes.ts';
+import { deletePresetsOf, registerPresets } from './presets/feature.ts';
 import { ChannelSubscriber } from './events/stream-subscriber.ts';
 import { registerMediaEdits } from './media/edits/feature.ts';
 import { registerAnalysis } from './analysis/feature.ts';
+import { registerEdits } from './edits/feature.ts';
+import { registerCaptions } from './captions/feature.ts';
 import { registerEventStreams } from './events/feature.ts';
 import { registerProjectRoutes } from './projects/routes.ts';
 import { registerCanvasRoutes } from './canvases/routes.ts';
@@ -198,6 +201,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   services.billing.useProjectCounter((em, userId) => projects.count(em, userId));
   services.accounts.onAccountDeletion((em, user) => uploads.deleteAccountMedia(em, user.id));
   services.accounts.onAccountDeletion((em, user) => groups.deleteAllOf(em, user.id));
+  services.accounts.onAccountDeletion((em, user) => deletePresetsOf(em, user.id));
 
   registerOpsRoutes(router, {
     metrics: services.metrics,
@@ -215,8 +219,11 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerUploadRoutes(router, uploads, projects);
   registerMediaLibrary(router, services, library);
   registerMediaGroupRoutes(router, groups);
+  registerPresets(router);
   registerMediaEdits(router, services, projects);
   registerAnalysis(router, services, projects);
+  registerEdits(router, services, projects);
+  registerCaptions(router, projects);
   registerEventStreams(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter } from '../http/router.ts';
 import { ProjectRead, projectRead, ProjectUuidParams } from '../projects/schemas.ts';
-import { AnalysisRunSummary, AnalyzeBody, EditRead, editRead, EditsQuery, EstimatedCredits, ProjectRunParams, RunsQuery, runSummary } from './schemas.ts';
+import { AnalysisRunSummary, AnalyzeBody, EstimatedCredits, ProjectRunParams, RunsQuery, runSummary } from './schemas.ts';
 import type { AnalysisService } from './service.ts';
 
 export interface AnalysisRouteDeps {
@@ -11,7 +11,7 @@ export interface AnalysisRouteDeps {
   announceStarted(projectId: string): Promise<void>;
 }
 
-/** Analyze, estimated credits, runs and their activation, and the active run's edits. */
+/** Analyze, estimated credits, runs and their activation (the active run's edits: edits/routes.ts). */
 export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceStarted }: AnalysisRouteDeps): void {
   router.add({
     method: 'post',
@@ -77,20 +77,6 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
     },
     handler: async (ctx, { params }) => {
       ctx.body = projectRead(await analysis.activate(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.run_uuid));
-    },
-  });
-
-  router.add({
-    method: 'get',
-    path: '/api/v1/projects/{project_uuid}/edits/',
-    summary: "The active run's edits in timeline order (active_only: only those that apply).",
-    tags: ['edits'],
-    access: 'session',
-    params: ProjectUuidParams,
-    query: EditsQuery,
-    responses: { 200: { description: 'Edits', schema: z.array(EditRead) }, 404: { description: 'No such project of the caller' } },
-    handler: async (ctx, { params, query }) => {
-      ctx.body = (await analysis.edits(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.active_only)).map(editRead);
     },
   });
 }

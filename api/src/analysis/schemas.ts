@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { analysisModes } from '../../../crds/analyze-contract.ts';
 import { analysisRunStatuses, type AnalysisRunRow } from './entities.ts';
-import type { EditRow } from '../edits/entities.ts';
 
 /** ISO 639-1: two lowercase letters (the recognizer decides which it supports). */
 const isoLanguage = z.string().regex(/^[a-z]{2}$/, 'must be an ISO 639-1 code such as en');
@@ -18,9 +17,6 @@ export const AnalyzeBody = z
 
 export const ProjectRunParams = z.object({ project_uuid: z.uuid(), run_uuid: z.uuid() });
 export const RunsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
-export const EditsQuery = z.object({
-  active_only: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
-});
 
 export const EstimatedCredits = z
   .object({ estimated_minutes: z.number(), balance: z.number(), sufficient: z.boolean() })
@@ -43,20 +39,6 @@ export const AnalysisRunSummary = z
   })
   .meta({ id: 'AnalysisRunSummary' });
 
-export const EditRead = z
-  .object({
-    uuid: z.uuid(),
-    type: z.string(),
-    start_ms: z.int(),
-    end_ms: z.int(),
-    active: z.boolean(),
-    reason: z.string(),
-    media_item_id: z.uuid().nullable(),
-    visual_mode: z.string().nullable(),
-    audio_mode: z.string().nullable(),
-  })
-  .meta({ id: 'Edit' });
-
 export function runSummary(run: AnalysisRunRow): z.infer<typeof AnalysisRunSummary> {
   return {
     uuid: run.id,
@@ -71,19 +53,5 @@ export function runSummary(run: AnalysisRunRow): z.infer<typeof AnalysisRunSumma
     credits_charged: run.creditsCharged === null || run.creditsCharged === undefined ? null : Number(run.creditsCharged),
     duration_ms: run.durationMs ?? null,
     created_at: run.createdAt.toISOString(),
-  };
-}
-
-export function editRead(edit: EditRow): z.infer<typeof EditRead> {
-  return {
-    uuid: edit.id,
-    type: edit.type,
-    start_ms: edit.startMs,
-    end_ms: edit.endMs,
-    active: edit.active,
-    reason: edit.reason,
-    media_item_id: edit.mediaItemId ?? null,
-    visual_mode: edit.visualMode ?? null,
-    audio_mode: edit.audioMode ?? null,
   };
 }

@@ -4,7 +4,7 @@ import type { AnalyzeSettings, AnalyzeSource } from '../../../crds/analyze-contr
 import type { BillingService } from '../billing/billing-service.ts';
 import { roundMinutes } from '../billing/tiers.ts';
 import { spineOf } from '../canvases/spine.ts';
-import { Edit, type EditRow } from '../edits/entities.ts';
+import { projectTimeline } from '../timeline/project-timeline.ts';
 import { InvalidInput, Conflict, Invalid } from '../shared/errors.ts';
 import type { JobService } from '../jobs/service.ts';
 import { Project, type ProjectRow } from '../projects/entities.ts';
@@ -45,18 +45,16 @@ export class AnalysisService {
     const files = spine.map(({ fill }) => ({ item: fill.item, file: fill.item.file }));
     if (files.some(({ file }) => file.status !== 'UPLOADED')) throw Conflict('analysis.source_processing');
     if (!files.some(({ file }) => file.hasAudio)) throw Invalid('analysis.silent_sources');
-    let offset = 0;
-    const sources = files.map(({ item, file }) => {
-      const source: AnalyzeSource = {
-        media_file_id: file.id,
-        media_item_id: item.id,
-        audio_key: file.hasAudio ? file.audioKey ?? null : null,
-        duration_ms: file.durationMs ?? 0,
-        timeline_offset_ms: offset,
-      };
-      offset += file.durationMs ?? 0;
-      return source;
-    });
+    // where each source starts on the timeline (INSERT canvases between sources take their time)
+    const timeline = await projectTimeline(em, projectId);
+    const offsets = new Map(timeline.pieces.map((piece) => [piece.canvasId, piece.timelineStartMs]));
+    const sources = spine.map(({ canvas, fill }): AnalyzeSource => ({
+      media_file_id: fill.item.file.id,
+      media_item_id: fill.item.id,
+      audio_key: fill.item.file.hasAudio ? fill.item.file.audioKey ?? null : null,
+      duration_ms: fill.item.file.durationMs ?? 0,
+      timeline_offset_ms: offsets.get(canvas.id) ?? 0,
+    }));
     const audioMs = sources.filter((source) => source.audio_key).reduce((sum, source) => sum + source.duration_ms, 0);
     return { sources, minutes: roundMinutes(audioMs / 60_000) };
   }
@@ -126,10 +124,4 @@ export class AnalysisService {
     });
   }
 
-  /** The active run's edits, in timeline order (manual ones without a run are the user's and always listed). */
-  async edits(em: EntityManager, userId: string, projectId: string, activeOnly: boolean): Promise<EditRow[]> {
-    const project = await this.#d.projects.owned(em, userId, projectId);
-    const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };
-    return em.find(Edit, { project: projectId, ...runFilter, ...(activeOnly ? { active: true } : {}) }, { orderBy: { startMs: 'asc', id: 'asc' } });
-  }
 }

@@ -8,6 +8,8 @@ import { Canvas, CanvasMedia } from '../canvases/entities.ts';
 import { MediaGroup, MediaGroupMembership } from '../media-groups/entities.ts';
 import { AnalysisRun } from '../analysis/entities.ts';
 import { Edit } from '../edits/entities.ts';
+import { AnalysisPreset, PreviewPreset } from '../presets/entities.ts';
+import { CaptionLine } from '../captions/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema<any, any>[] = [
@@ -25,4 +27,6 @@ export const entities: EntitySchema<any, any>[] = [
   MediaGroup, MediaGroupMembership,
   AnalysisRun,
   Edit,
+  AnalysisPreset, PreviewPreset,
+  CaptionLine,
 ];

@@ -4,7 +4,8 @@ import { Project } from '../projects/entities.ts';
 /**
  * An edit of a project's timeline (times are timeline ms): AI-detected ones (`silence`,
  * `false_start`, `filler`) belong to the run that found them; manual and asset edits are
- * the user's. Lists show the active run's.
+ * the user's, made on the project's active run (null before the first analysis). Lists show
+ * the active run's and the run-less ones. The asset columns are null on other edits.
  */
 export const Edit = defineEntity({
   name: 'Edit',
@@ -21,7 +22,19 @@ export const Edit = defineEntity({
     mediaItemId: p.uuid().nullable(),
     visualMode: p.string().length(16).nullable(),
     audioMode: p.string().length(16).nullable(),
-    overlay: p.json<Record<string, unknown>>().nullable(),
+    overlayPosition: p.string().length(16).nullable(),
+    overlaySizePercent: p.smallint().nullable(),
+    overlayOpacityPercent: p.smallint().nullable(),
+    /** Fractions of the frame (0.5 = middle), used by a `custom` position. */
+    overlayX: p.float().nullable(),
+    overlayY: p.float().nullable(),
+    overlayFlipH: p.boolean().nullable(),
+    overlayFlipV: p.boolean().nullable(),
+    overlayRotationDeg: p.smallint().nullable(),
+    audioVolumePercent: p.smallint().nullable(),
+    audioDuckMain: p.boolean().nullable(),
+    /** Where in the asset playing starts. */
+    assetOffsetMs: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -1,0 +1,42 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { canvasesOf, mediaOf } from '../canvases/spine.ts';
+import type { CanvasRow } from '../canvases/entities.ts';
+import { InvalidInput } from '../shared/errors.ts';
+import { hasMedia, timelineOf, type SpinePiece, type Timeline } from './timeline.ts';
+
+/**
+ * The project's timeline from its canvases in sequence order: each SINGLE canvas plays
+ * its CANVAS_FILL source whole; an INSERT canvas plays its INSERT_ASSET for
+ * `params.duration_ms` when set, otherwise for the asset's own duration. Other canvas
+ * types cannot be created yet and take no time.
+ */
+export async function projectTimeline(em: EntityManager, projectId: string): Promise<Timeline> {
+  const canvases = (await canvasesOf(em, projectId)).filter((canvas) => canvas.type === 'SINGLE' || canvas.type === 'INSERT');
+  const media = await mediaOf(em, canvases);
+  return timelineOf(
+    canvases.flatMap((canvas): SpinePiece[] => {
+      const type = canvas.type as SpinePiece['type'];
+      const row = media.get(canvas.id)?.find((candidate) => candidate.role === (type === 'SINGLE' ? 'CANVAS_FILL' : 'INSERT_ASSET'));
+      if (!row) return [];
+      const sourceMs = row.item.file.durationMs ?? null;
+      return [{ canvasId: canvas.id, type, mediaItemId: row.item.id, mediaFileId: row.item.file.id, durationMs: type === 'INSERT' ? (insertDurationMs(canvas) ?? sourceMs) : sourceMs }];
+    }),
+  );
+}
+
+function insertDurationMs(canvas: CanvasRow): number | null {
+  const value = canvas.params['duration_ms'];
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null;
+}
+
+/**
+ * The spec's timeline bound (edits, drafts, exports): 400 when the project has no media or
+ * a value exceeds the total duration; skipped while a source's duration is unknown.
+ */
+export function assertWithinTimeline(timeline: Timeline, values: readonly { field: string; ms: number | undefined }[]): void {
+  if (!hasMedia(timeline)) throw InvalidInput('timeline.no_media');
+  if (!timeline.known) return;
+  for (const { field, ms } of values) {
+    if (ms !== undefined && ms > timeline.durationMs) throw InvalidInput('timeline.beyond_duration', { params: { field, value_ms: ms, duration_ms: timeline.durationMs } });
+  }
+}
