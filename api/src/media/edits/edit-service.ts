@@ -116,25 +116,25 @@ export class MediaEditService {
       // replace: the item reads pending until the job settles (the spec's "created with status pending")
       if (input.save_mode === 'replace') item.pendingFileId = fileId;
       await tx.flush();
-      return { file, itemId: target.id, source };
-    });
-
-    await this.#jobs.submit(em, {
-      program: 'media-edit',
-      userId,
-      mediaFileId: created.file.id,
-      input: {
-        sourceKey: created.source.storageKey,
-        contentType: created.source.contentType,
-        durationMs: created.source.durationMs ?? null,
-        ...(input.start_ms !== undefined ? { startMs: input.start_ms } : {}),
-        ...(input.end_ms !== undefined ? { endMs: input.end_ms } : {}),
-        extractAudio: input.extract_audio,
-        fastMode: input.fast_mode,
-        cuts: (input.cuts ?? []).map((cut) => ({ startMs: cut.start_ms, endMs: cut.end_ms })),
-        // bookkeeping for the completion (the program ignores it)
-        ...(input.save_mode === 'replace' ? { replaceItemId: created.itemId } : {}),
-      },
+      // the job row is written with the edit's rows: both commit, or neither (the outbox dispatches it)
+      await this.#jobs.submit(tx, {
+        program: 'media-edit',
+        userId,
+        mediaFileId: file.id,
+        input: {
+          sourceKey: source.storageKey,
+          contentType: source.contentType,
+          durationMs: source.durationMs ?? null,
+          ...(input.start_ms !== undefined ? { startMs: input.start_ms } : {}),
+          ...(input.end_ms !== undefined ? { endMs: input.end_ms } : {}),
+          extractAudio: input.extract_audio,
+          fastMode: input.fast_mode,
+          cuts: (input.cuts ?? []).map((cut) => ({ startMs: cut.start_ms, endMs: cut.end_ms })),
+          // bookkeeping for the completion (the program ignores it)
+          ...(input.save_mode === 'replace' ? { replaceItemId: target.id } : {}),
+        },
+      });
+      return { itemId: target.id };
     });
     return { new_media_item_uuid: created.itemId };
   }

@@ -82,14 +82,6 @@ export class MediaImportService {
       if (error instanceof UniqueConstraintViolationException) return this.#createItem(em, userId, input, video, parsed.id);
       throw error;
     });
-    if (!created.deduplicated) {
-      await this.#jobs.submit(em, {
-        program: 'media-import',
-        userId,
-        mediaFileId: created.file.id,
-        input: { downloadUrl: video.downloadUrl, maxBytes: this.#limits.maxBytes },
-      });
-    }
     return { media_file_id: created.file.id, media_item_id: created.item.id, deduplicated: created.deduplicated };
   }
 
@@ -121,6 +113,15 @@ export class MediaImportService {
         tags: input.tags,
         chargedBytes,
       });
+      // a new file's download job is written with it (the outbox dispatches it after the commit)
+      if (!existing) {
+        await this.#jobs.submit(tx, {
+          program: 'media-import',
+          userId,
+          mediaFileId: file.id,
+          input: { downloadUrl: video.downloadUrl, maxBytes: this.#limits.maxBytes },
+        });
+      }
       return { file, item, deduplicated: existing !== null };
     });
   }

@@ -316,7 +316,7 @@ export class UploadService {
    * Confirm and complete alike. `finish` makes the object final at the store and returns
    * its real size, with no row lock or pooled connection held; then, under the file's row
    * lock, the status is checked again, the size charged atomically against the quota and
-   * the file moved to PROCESSING, with the artifact job queued after the commit. Over
+   * the file moved to PROCESSING with its artifact job row (dispatched after the commit). Over
    * quota the file becomes FAILED, the object is deleted and the request fails. A file
    * already PROCESSING or UPLOADED (before or after the store call) is returned as it is.
    */
@@ -329,24 +329,32 @@ export class UploadService {
     const pathMax = from === 'PENDING' ? Math.min(this.#d.limits.maxUploadBytes, this.#d.limits.multipartCutoffBytes - 1) : this.#d.limits.maxUploadBytes;
     const outcome = await em.transactional(async (tx) => {
       const file = await tx.findOne(MediaFile, fileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!file) return { file: null, queued: false, overQuota: null, overPath: null };
+      if (!file) return { file: null, overQuota: null, overPath: null };
       // a concurrent duplicate settled it while we were at the store: it holds the charge
-      if (isSettled(file.status)) return { file, queued: false, overQuota: null, overPath: null };
+      if (isSettled(file.status)) return { file, overQuota: null, overPath: null };
       if (file.status !== from) throw Conflict('upload.wrong_state', { params: { status: file.status } });
       if (size > pathMax) {
         tx.assign(file, { status: 'FAILED', sizeBytes: size, error: 'The uploaded file is larger than its upload path takes.', errorCode: 'upload.too_large', errorParams: null });
-        return { file, queued: false, overQuota: null, overPath: { size_bytes: size, max_bytes: pathMax } };
+        return { file, overQuota: null, overPath: { size_bytes: size, max_bytes: pathMax } };
       }
       const quota = (await this.#d.billing.limitsOf(tx, userId)).storageQuotaBytes;
       if (!(await chargeStorage(tx, userId, size, quota))) {
         const free = Math.max(quota - (await storageUsed(tx, userId)), 0);
         tx.assign(file, { status: 'FAILED', sizeBytes: size, error: 'The uploaded file does not fit the storage quota.', errorCode: 'upload.quota_exceeded', errorParams: null });
-        return { file, queued: false, overQuota: { size_mb: mb(size), free_mb: mb(free) }, overPath: null };
+        return { file, overQuota: { size_mb: mb(size), free_mb: mb(free) }, overPath: null };
       }
       tx.assign(file, { status: 'PROCESSING', sizeBytes: size, uploadId: null });
       // the upload's one item (made with the file) carries the charge
       await tx.nativeUpdate(MediaItem, { file: file.id, userId }, { chargedBytes: size });
-      return { file, queued: true, overQuota: null, overPath: null };
+      // the artifact job is written with the move to PROCESSING (the outbox dispatches it after the commit);
+      // it hashes the staging object's bytes while copying them to the served key
+      await this.#d.jobs.submit(tx, {
+        program: 'artifact',
+        userId,
+        mediaFileId: file.id,
+        input: { sourceKey: file.uploadKey!, storeKey: file.storageKey, contentType: file.contentType, expectedSizeBytes: size },
+      });
+      return { file, overQuota: null, overPath: null };
     });
     const { file } = outcome;
     if (!file) {
@@ -358,15 +366,6 @@ export class UploadService {
       await this.#d.storage.delete(file.uploadKey!).catch((error: unknown) => this.#d.logger.warn({ err: error, key: file.uploadKey }, 'could not delete a refused upload'));
       if (outcome.overPath) throw InvalidInput('upload.stored_not_as_declared', { code: 'ValidationError', params: outcome.overPath });
       throw InvalidInput('upload.quota_recheck', { code: 'ValidationError', params: outcome.overQuota! });
-    }
-    if (outcome.queued) {
-      // the job hashes the staging object's bytes while copying them to the served key
-      await this.#d.jobs.submit(em, {
-        program: 'artifact',
-        userId,
-        mediaFileId: file.id,
-        input: { sourceKey: file.uploadKey!, storeKey: file.storageKey, contentType: file.contentType, expectedSizeBytes: file.sizeBytes! },
-      });
     }
     return file;
   }
