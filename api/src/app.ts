@@ -41,6 +41,7 @@ import { registerMediaEdits } from './media/edits/feature.ts';
 import { registerAnalysis } from './analysis/feature.ts';
 import { registerEdits } from './edits/feature.ts';
 import { registerCaptions } from './captions/feature.ts';
+import { registerDrafts } from './drafts/feature.ts';
 import { registerEventStreams } from './events/feature.ts';
 import { registerProjectRoutes } from './projects/routes.ts';
 import { registerCanvasRoutes } from './canvases/routes.ts';
@@ -224,6 +225,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerAnalysis(router, services, projects);
   registerEdits(router, services, projects);
   registerCaptions(router, projects);
+  registerDrafts(router, projects);
   registerEventStreams(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);

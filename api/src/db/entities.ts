@@ -10,6 +10,7 @@ import { AnalysisRun } from '../analysis/entities.ts';
 import { Edit } from '../edits/entities.ts';
 import { AnalysisPreset, PreviewPreset } from '../presets/entities.ts';
 import { CaptionLine } from '../captions/entities.ts';
+import { Draft } from '../drafts/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema<any, any>[] = [
@@ -29,4 +30,5 @@ export const entities: EntitySchema<any, any>[] = [
   Edit,
   AnalysisPreset, PreviewPreset,
   CaptionLine,
+  Draft,
 ];

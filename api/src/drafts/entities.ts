@@ -1,0 +1,28 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Project } from '../projects/entities.ts';
+import type { EditOverrides } from '../timeline/timeline.ts';
+import type { DraftSettingsInput } from './schemas.ts';
+
+/**
+ * A saved state of a project's edit: overrides of its edits and the export settings, made on
+ * the project's active run (`runId`, null before the first analysis; a plain uuid like
+ * `edits.run_id`). Drafts go with their project.
+ */
+export const Draft = defineEntity({
+  name: 'Draft',
+  tableName: 'drafts',
+  properties: {
+    id: p.uuid().primary(),
+    project: () => p.manyToOne(Project).deleteRule('cascade'),
+    runId: p.uuid().nullable(),
+    name: p.string().length(200),
+    editOverrides: p.json<EditOverrides>(),
+    exportSettings: p.json<DraftSettingsInput>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+  // Lists are one project's, newest first.
+  indexes: [{ properties: ['project', 'createdAt'] }],
+});
+
+export type DraftRow = InstanceType<typeof Draft.class>;
