@@ -1,29 +1,30 @@
 import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
+import { editRead } from '../edits/schemas.ts';
 import type { ApiRouter } from '../http/router.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
-import { canvasTypes, type CanvasMediaRow, type CanvasRow } from './entities.ts';
+import { CanvasEditor, type ChangeOutcome } from './editor.ts';
 import { canvasesOf, canvasOf, mediaOf, spineOf } from './spine.ts';
-import { canvasMediaRoles } from './entities.ts';
 import { mediaFileStatuses, proxyStatuses } from '../media/entities.ts';
-
-const CanvasRead = z
-  .object({
-    uuid: z.uuid(),
-    project_id: z.uuid(),
-    type: z.enum(canvasTypes),
-    sequence_position: z.number().int(),
-    params: z.record(z.string(), z.unknown()),
-    crop: z.record(z.string(), z.unknown()).nullable(),
-    aspect: z.string().nullable(),
-    letterbox: z.record(z.string(), z.unknown()).nullable(),
-    flags: z.record(z.string(), z.boolean()),
-    media: z.array(z.object({ media_item_id: z.uuid(), role: z.enum(canvasMediaRoles) })),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
-  })
-  .meta({ id: 'CanvasRead' });
+import {
+  CanvasCreate,
+  CanvasDeleteQuery,
+  CanvasDeleteResult,
+  CanvasLayout,
+  CanvasMerge,
+  CanvasMergeResult,
+  CanvasPatch,
+  CanvasRead,
+  canvasRead,
+  CanvasReorder,
+  CanvasReorderResult,
+  CanvasSplit,
+  CanvasSplitResult,
+  CanvasSwap,
+  CanvasUuidParams,
+  type CanvasMutationResult,
+} from './schemas.ts';
 
 const SpineItem = z
   .object({
@@ -48,24 +49,7 @@ export function itemStatus(status: (typeof mediaFileStatuses)[number]): z.infer<
   return status === 'MULTIPART_INITIATED' ? 'pending' : (status.toLowerCase() as z.infer<typeof SpineItem>['status']);
 }
 
-function canvasRead(canvas: CanvasRow, media: CanvasMediaRow[]): z.infer<typeof CanvasRead> {
-  return {
-    uuid: canvas.id,
-    project_id: canvas.project.id,
-    type: canvas.type,
-    sequence_position: canvas.sequencePosition,
-    params: canvas.params,
-    crop: canvas.crop ?? null,
-    aspect: canvas.aspect ?? null,
-    letterbox: canvas.letterbox ?? null,
-    flags: canvas.flags,
-    media: media.map((row) => ({ media_item_id: row.item.id, role: row.role })),
-    created_at: canvas.createdAt.toISOString(),
-    updated_at: canvas.updatedAt.toISOString(),
-  };
-}
-
-/** Read routes of the project's canvases and its media spine. */
+/** Routes of the project's canvases and its media spine: the reads, then the structural editor. */
 export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService): void {
   router.add({
     method: 'get',
@@ -126,6 +110,164 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
       const project = await projects.owned(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
       const canvas = await canvasOf(ctx.state.em, project.id, params.canvas_uuid);
       ctx.body = canvasRead(canvas, (await mediaOf(ctx.state.em, [canvas])).get(canvas.id) ?? []);
+    },
+  });
+
+  registerCanvasEditorRoutes(router, projects);
+}
+
+const tags = ['canvases'];
+const CanvasParams = ProjectUuidParams.extend(CanvasUuidParams.shape);
+const notFound = { description: 'No such project (or canvas) of the caller' };
+
+function mutationResult(outcome: ChangeOutcome): CanvasMutationResult {
+  return {
+    canvases: outcome.canvases.map((canvas) => canvasRead(canvas, outcome.media.get(canvas.id) ?? [])),
+    removed_canvas_uuids: outcome.removed,
+    edits: outcome.moved.map(editRead),
+    stranded_edits: outcome.stranded.map(editRead),
+  };
+}
+
+/** The canvas a create or PATCH produced, as CanvasRead. */
+function subjectOf(outcome: ChangeOutcome): z.infer<typeof CanvasRead> {
+  const canvas = outcome.subject!;
+  return canvasRead(canvas, outcome.media.get(canvas.id) ?? []);
+}
+
+/** The structural editor's routes: layout, swap, reorder, delete, create, PATCH. */
+export function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService): void {
+  const editor = new CanvasEditor(projects);
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/canvases/layout',
+    summary: 'Applies a SPLIT or TALKING_HEAD layout: always 422 LayoutNotRenderable, because these types cannot yet be rendered.',
+    tags,
+    access: 'session',
+    params: ProjectUuidParams,
+    body: CanvasLayout,
+    responses: { 404: notFound, 422: { description: 'LayoutNotRenderable (always), or ValidationError' } },
+    handler: async (ctx, { params, body }) => {
+      await editor.layout(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body.canvas_type);
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/canvases/swap',
+    summary: 'Swaps two adjacent non-INSERT canvases; edits lying on one of them move with it.',
+    tags,
+    access: 'session',
+    params: ProjectUuidParams,
+    body: CanvasSwap,
+    responses: { 200: { description: 'The moved canvases and edits', schema: CanvasReorderResult }, 404: notFound, 422: { description: 'The same canvas, an INSERT, or not adjacent' } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = mutationResult(await editor.swap(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body.canvas_a_uuid, body.canvas_b_uuid));
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/canvases/{canvas_uuid}/reorder',
+    summary: 'Moves an INSERT canvas to new_sequence_position (0..n-1); edits lying on a moved canvas move with it.',
+    tags,
+    access: 'session',
+    params: CanvasParams,
+    body: CanvasReorder,
+    responses: { 200: { description: 'The moved canvases and edits', schema: CanvasReorderResult }, 404: notFound, 422: { description: 'Not an INSERT canvas, or a position beyond n-1' } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = mutationResult(await editor.reorder(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body.new_sequence_position));
+    },
+  });
+
+  router.add({
+    method: 'delete',
+    path: '/api/v1/projects/{project_uuid}/canvases/{canvas_uuid}',
+    summary: 'INSERT is dropped; SPLIT and TALKING_HEAD become SINGLE keeping the clip (keep=clip) or the co-star (keep=asset); TALKING_HEAD requires keep.',
+    tags,
+    access: 'session',
+    params: CanvasParams,
+    query: CanvasDeleteQuery,
+    responses: {
+      200: { description: 'The changed canvases and edits', schema: CanvasDeleteResult },
+      404: notFound,
+      409: { description: 'CanvasNotDeletable: a SINGLE (remove its media item instead) or GRID canvas' },
+      422: { description: 'TALKING_HEAD without keep' },
+    },
+    handler: async (ctx, { params, query }) => {
+      ctx.body = mutationResult(await editor.remove(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, query.keep));
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/canvases',
+    summary: 'Inserts an INSERT canvas playing a media item of the caller at sequence_position (default the end).',
+    tags,
+    access: 'session',
+    params: ProjectUuidParams,
+    body: CanvasCreate,
+    responses: { 201: { description: 'The canvas', schema: CanvasRead }, 404: { description: 'No such project or media item of the caller' }, 422: { description: 'ValidationError' } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = subjectOf(await editor.create(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body));
+      ctx.status = 201;
+    },
+  });
+
+  router.add({
+    method: 'patch',
+    path: '/api/v1/projects/{project_uuid}/canvases/{canvas_uuid}',
+    summary: 'Changes params (INSERT: duration_ms), crop, aspect, letterbox or flags.',
+    tags,
+    access: 'session',
+    params: CanvasParams,
+    body: CanvasPatch,
+    responses: { 200: { description: 'The canvas', schema: CanvasRead }, 404: notFound, 422: { description: 'ValidationError' } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = subjectOf(await editor.update(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body));
+    },
+  });
+}
+
+/**
+ * Split and merge, not registered yet: they give SINGLE canvases a source range
+ * (params.source_start_ms/source_end_ms), which projectTimeline and the export's kept
+ * segments do not read yet, so a split canvas would play its whole source twice.
+ */
+export function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): void {
+  const editor = new CanvasEditor(projects);
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/canvases/{canvas_uuid}/split',
+    summary: 'Splits a SINGLE canvas at source time p into two contiguous canvases on the same source.',
+    tags,
+    access: 'session',
+    params: CanvasParams,
+    body: CanvasSplit,
+    responses: {
+      200: { description: 'The two canvases and those renumbered', schema: CanvasSplitResult },
+      404: notFound,
+      409: { description: "SourceDurationUnknown: the source's duration is not known yet" },
+      422: { description: 'Not a SINGLE canvas, or p not strictly inside its source range' },
+    },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = mutationResult(await editor.split(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body.p));
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: '/api/v1/projects/{project_uuid}/canvases/{canvas_uuid}/merge',
+    summary: 'Merges a SINGLE canvas with its SINGLE neighbour playing the contiguous stretch of the same source.',
+    tags,
+    access: 'session',
+    params: CanvasParams,
+    body: CanvasMerge,
+    responses: { 200: { description: 'The merged canvas and those renumbered', schema: CanvasMergeResult }, 404: notFound, 422: { description: 'No neighbour, not two SINGLE canvases, or not contiguous on one source' } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = mutationResult(await editor.merge(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body.direction));
     },
   });
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DraftRow } from './entities.ts';
+import type { DraftRow, StoredDraftSettings } from './entities.ts';
 
 /** Shared with ExportSettings (api.md): the output's resolution and aspect ratio. */
 export const resolutions = ['720p', '1080p'] as const;
@@ -38,6 +38,8 @@ export const DraftSettings = z
   .partial()
   .meta({ id: 'DraftSettings' });
 export type DraftSettingsInput = z.infer<typeof DraftSettings>;
+// what the edge accepts is exactly what the entity stores
+DraftSettings satisfies z.ZodType<StoredDraftSettings>;
 
 // Strict bodies: analysis_run_id (set by the server) or any other unknown key is 422.
 export const DraftCreate = z

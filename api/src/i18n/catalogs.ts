@@ -13,12 +13,13 @@ import { timelineMessages } from '../timeline/messages.ts';
 import { editMessages } from '../edits/messages.ts';
 import { captionMessages } from '../captions/messages.ts';
 import { draftMessages } from '../drafts/messages.ts';
+import { canvasMessages } from '../canvases/messages.ts';
 
 /**
  * The catalogs: each feature's messages merged, one line per feature.
  * Keys are namespaced by feature (`http.`, `request.`, `auth.`, `media.` …).
  */
-const features = [httpMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages] as const;
+const features = [httpMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages, canvasMessages] as const;
 
 type FeatureKeys<F> = F extends { en: infer E } ? keyof E : never;
 export type MessageKey = FeatureKeys<(typeof features)[number]> & string;

@@ -1,0 +1,24 @@
+import type { CanvasRow } from './entities.ts';
+
+/**
+ * The stretch of its CANVAS_FILL source a SINGLE canvas plays: `params.source_start_ms`
+ * (default 0) to `params.source_end_ms` (default the source's duration_ms; null while
+ * that is unknown). Canvases made before splitting existed carry neither: the whole source.
+ */
+export interface SourceRange {
+  startMs: number;
+  endMs: number | null;
+}
+
+export function sourceRangeOf(canvas: CanvasRow, sourceDurationMs: number | null): SourceRange {
+  const start = canvas.params['source_start_ms'];
+  const end = canvas.params['source_end_ms'];
+  return { startMs: typeof start === 'number' ? start : 0, endMs: typeof end === 'number' ? end : sourceDurationMs };
+}
+
+/** The params with the range written; the whole source is written as no range at all. */
+export function withSourceRange(params: Record<string, unknown>, range: { startMs: number; endMs: number }, sourceDurationMs: number | null): Record<string, unknown> {
+  const { source_start_ms: _start, source_end_ms: _end, ...rest } = params;
+  if (range.startMs === 0 && range.endMs === sourceDurationMs) return rest;
+  return { ...rest, source_start_ms: range.startMs, source_end_ms: range.endMs };
+}
