@@ -15,6 +15,7 @@ import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
 import type { BillingService } from '../../api/src/billing/billing-service.ts';
 import { producedMediaCompletion } from '../../api/src/media/edits/produced-media-completion.ts';
 import { eventually } from '../support/wait.ts';
+import { runArtifactJob, storeItem } from './library-fixtures.ts';
 import type { ArtifactResult } from '../../crds/contracts/artifact.ts';
 import type { ProducedMediaResult } from '../../crds/contracts/media-edit.ts';
 
@@ -316,17 +317,35 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     expect((await edit(owner, image.items[0]!.id, {})).status).to.equal(422);
   });
 
-  it('a source still processing (duration_ms null) → 409, not a job: its bytes are not yet at the served key the job reads', async () => {
+  it('spec: a source still processing (duration_ms null) is edited — 202, bounds unchecked — and its job waits for the file, then runs on the bytes the artifact job stored; the worker clamps', async () => {
     const user = await signUpAndLogin(app);
-    const fileId = randomUUID();
-    const em = app.services.orm.em.fork();
-    // as confirm leaves an upload: the bytes at its staging key, the served key written by the artifact job
-    const file = em.create(MediaFile, { id: fileId, uploaderId: user.user.id, status: 'PROCESSING', storageKey: `media/${fileId}/source`, uploadKey: `uploads/${fileId}/staging`, contentType: 'video/mp4', originalFilename: 'x.mp4', declaredSizeBytes: 1, sizeBytes: 1 });
-    const item = em.create(MediaItem, { id: randomUUID(), userId: user.user.id, file, scope: 'library' });
-    await em.flush();
-    const response = await edit(user, item.id, { end_ms: 1000 });
+    const clip = await makeVideo(dir, `processing-${randomUUID()}.mp4`, { seconds: 1 });
+    // as confirm leaves an upload: PROCESSING, duration unknown, its artifact job not run yet
+    const stored = await storeItem(app, user.user.id, clip, 'video/mp4');
+    const response = await edit(user, stored.item.id, { end_ms: 60_000, save_mode: 'copy' });
+    expect(response.status, await response.clone().text()).to.equal(202);
+    const newItemId = (await json(response)).new_media_item_uuid as string;
+    const waiting = await app.services.orm.em.fork().findOneOrFail(Job, { userId: user.user.id, program: 'media-edit' });
+    expect(waiting.waitsForFileId, 'held back until the source settles').to.equal(stored.file.id);
+    expect(waiting.dispatchedAt).to.equal(null);
+
+    await runArtifactJob(app, user.user.id, stored, 'video/mp4');
+    const ready = await eventually(async () => {
+      const item = await app.services.orm.em.fork().findOneOrFail(MediaItem, newItemId, { populate: ['file'] });
+      return item.file.status === 'UPLOADED' || item.file.status === 'FAILED' ? item : undefined;
+    }, 'the edit to run once its source is uploaded', 60_000);
+    expect(ready.file.status).to.equal('UPLOADED');
+    expect(ready.file.durationMs, 'clamped to the source').to.be.at.most(1100);
+    const ran = await app.services.orm.em.fork().findOneOrFail(Job, waiting.id);
+    expect(ran.waitsForFileId).to.equal(null);
+    expect((ran.input as { durationMs: number | null }).durationMs, 'told the duration once known').to.be.a('number');
+  });
+
+  it('a source that is still an unfinished upload (PENDING) → 409, nothing queued', async () => {
+    const user = await signUpAndLogin(app);
+    const presigned = await json(await user.client.post('/api/v1/media/presign', { filename: 'later.mp4', content_type: 'video/mp4', size_bytes: 1000, scope: 'library' }));
+    const response = await edit(user, presigned.media_item_id, { end_ms: 1000 });
     expect(response.status).to.equal(409);
-    expect((await json(response)).detail).to.match(/processing/);
     expect(await app.services.orm.em.fork().count(Job, { userId: user.user.id, program: 'media-edit' })).to.equal(0);
   });
 

@@ -30,6 +30,8 @@ export const Job = defineEntity({
     dispatchAttempts: p.integer().default(0),
     nextDispatchAt: p.datetime().nullable(),
     dispatchError: p.text().nullable(),
+    /** Held back until this media file is settled (the outbox skips the row while it is set). */
+    waitsForFileId: p.uuid().nullable().index(),
     status: p.enum([...jobStatuses]).default('queued'),
     progress: p.smallint().default(0),
     step: p.string().length(256).nullable(),

@@ -163,7 +163,7 @@ export class JobOutbox {
            select waiting.id from (
              select id, user_id, created_at, row_number() over (partition by user_id order by created_at, id) as turn
                from jobs
-              where backend = ? and dispatched_at is null and completed_at is null
+              where backend = ? and dispatched_at is null and completed_at is null and waits_for_file_id is null
                 and (next_dispatch_at is null or next_dispatch_at <= now()) and kind in (?)
            ) waiting
            left join lateral (

@@ -41,6 +41,8 @@ interface JobRequestFields {
   timeoutSeconds?: number;
   /** AI minutes to hold for the job: reserved with the row, deducted on success, released otherwise. */
   creditMinutes?: number;
+  /** Not handed to a backend before this media file is settled (`releaseWaitingJobs`): its bytes are not where the job reads yet. */
+  waitsForFileId?: string;
 }
 
 export type JobRequest = JobRequestFields & ProgramRequest;
@@ -129,5 +131,15 @@ export function recordJob(em: EntityManager, backend: string, defaultTimeoutSeco
     backend,
     timeoutSeconds: request.timeoutSeconds ?? defaultTimeoutSeconds,
     creditMinutes: request.creditMinutes ?? null,
+    waitsForFileId: request.waitsForFileId ?? null,
   });
+}
+
+/**
+ * Lets the jobs waiting for a media file go, in the settling transaction, with what their
+ * input could not know before (where the file's bytes are now, its duration). A file that
+ * failed or went releases them too: they fail on their own, with the program's message.
+ */
+export async function releaseWaitingJobs(em: EntityManager, fileId: string, inputPatch: Record<string, unknown> = {}): Promise<void> {
+  await em.execute(`update jobs set waits_for_file_id = null, input = input || ?::jsonb where waits_for_file_id = ? and completed_at is null`, [JSON.stringify(inputPatch), fileId]);
 }

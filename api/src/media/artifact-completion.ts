@@ -4,6 +4,7 @@ import { artifactResultSchema, type ArtifactResult } from '../../../crds/contrac
 import type { EventBus } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { AfterCommit, CompletionHandler, JobFailed, Settlement } from '../jobs/completion.ts';
+import { releaseWaitingJobs } from '../jobs/service.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from './entities.ts';
 import { deleteObjects } from './file-objects.ts';
@@ -54,6 +55,8 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } }, { lockMode: LockMode.PESSIMISTIC_READ });
       if (twin) {
         await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
+        // edits asked for while this file processed read the twin's bytes (the same content)
+        await releaseWaitingJobs(em, file.id, { sourceKey: twin.storageKey, durationMs: twin.durationMs ?? null });
         const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
         em.remove(file);
         await em.flush();
@@ -83,6 +86,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         error: null,
       });
       await em.flush();
+      await releaseWaitingJobs(em, file.id, { sourceKey: file.storageKey, durationMs: result.duration_ms });
       const publish = await readyEvents(em, file, deps.bus);
       const settlement: Settlement = {
         afterCommit: async () => {
@@ -129,6 +133,8 @@ async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, de
   const staging = stagingOf(file);
   em.assign(file, { status: 'FAILED', uploadKey: null, ...failureColumns(failure) });
   await em.flush();
+  // edits waiting for it run and fail on their own (there are no bytes to read)
+  await releaseWaitingJobs(em, file.id);
   const items = await em.find(MediaItem, { file: file.id });
   const textFor = await failureTextsForOwners(em, items.map((item) => item.userId), failure);
   return async () => {

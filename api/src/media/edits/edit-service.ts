@@ -80,13 +80,14 @@ export class MediaEditService {
       const item = ownedBy(await tx.findOne(MediaItem, itemId, { lockMode: LockMode.PESSIMISTIC_WRITE }), userId, { notFound: 'media_edit.item_not_found' });
       if (item.scope !== 'library') throw invalid('media_edit.project_scoped');
       const source = await tx.findOneOrFail(MediaFile, item.file.id);
-      // Not before UPLOADED, even while duration_ms is null: until then the bytes are at no
-      // key the job could read (an upload's are at its client-writable staging key until the
-      // artifact job writes the served key, an import's in its job's outputs until it settles).
-      if (source.status !== 'UPLOADED') throw Conflict('media_edit.not_ready', { params: { status: source.status.toLowerCase() } });
+      // A source still PROCESSING is edited too (duration_ms null: bounds unchecked, the worker
+      // clamps), but its job waits until the file settles: until then its bytes are at no key the
+      // job may read (an upload's at its client-writable staging key, an import's in its job's outputs).
+      const processing = source.status === 'PROCESSING';
+      if (source.status !== 'UPLOADED' && !processing) throw Conflict('media_edit.not_ready', { params: { status: source.status.toLowerCase() } });
       if (input.save_mode === 'replace' && item.pendingFileId) throw Conflict('media_edit.replace_pending');
-      if (source.kind === 'image') throw invalid('media_edit.not_editable');
-      if (input.extract_audio && !source.hasAudio) throw invalid('media_edit.no_audio');
+      if (source.kind === 'image' || source.contentType.startsWith('image/')) throw invalid('media_edit.not_editable');
+      if (input.extract_audio && !processing && !source.hasAudio) throw invalid('media_edit.no_audio');
       checkEditBounds(input, source.durationMs ?? null);
 
       const audioOnly = input.extract_audio || source.kind === 'audio';
@@ -121,6 +122,7 @@ export class MediaEditService {
         program: 'media-edit',
         userId,
         mediaFileId: file.id,
+        ...(processing ? { waitsForFileId: source.id } : {}),
         input: {
           sourceKey: source.storageKey,
           contentType: source.contentType,

@@ -7,7 +7,7 @@ import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
 import { placeMediaItem } from '../items.ts';
 import { InvalidInput, Conflict, NotFound, Invalid } from '../../shared/errors.ts';
-import type { JobService } from '../../jobs/service.ts';
+import { releaseWaitingJobs, type JobService } from '../../jobs/service.ts';
 import type { ProjectService } from '../../projects/service.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { ObjectStorage } from '../../storage/storage.ts';
@@ -396,6 +396,7 @@ export class UploadService {
     for (const item of await tx.find(MediaItem, { file: file.id })) await this.#removeItem(tx, item);
     // every job of the file (artifact, proxy, media-edit, media-import) wrote only that file's objects under its prefix
     const jobs = await tx.execute<{ output_prefix: string }[]>(`select output_prefix from jobs where media_file_id = ?`, [file.id]);
+    await releaseWaitingJobs(tx, file.id);
     await tx.nativeDelete(MediaFile, { id: file.id });
     return {
       keys: objectKeysOf(file),
