@@ -224,4 +224,31 @@ describe('job system: local backend fairness', function () {
       await app.close();
     }
   });
+
+  it('attack: one user queueing 140 jobs (140 confirms) neither fails nor delays another user\'s upload: nothing is refused, the other job runs next', async () => {
+    const app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '1' });
+    try {
+      const flooder = randomUUID();
+      const victim = randomUUID();
+      const submit = (tx: Parameters<typeof app.services.jobs.submit>[0], userId: string) =>
+        app.services.jobs.submit(tx, { program: 'artifact', userId, input: { sourceKey: 'missing', contentType: 'video/mp4' } });
+      const flood = await app.services.orm.em.fork().transactional(async (tx) => {
+        const rows = [];
+        for (let i = 0; i < 140; i++) rows.push(await submit(tx, flooder));
+        return rows;
+      });
+      const victims = await submit(app.services.orm.em.fork(), victim);
+      const ran = await eventually(async () => {
+        const row = await app.services.orm.em.fork().findOneOrFail(Job, victims.id);
+        return row.completedAt ? row : undefined;
+      }, "the victim's job settled");
+      expect(ran.error, 'run, not refused').to.match(/does not exist/);
+      const flooderBefore = await app.services.orm.em.fork().count(Job, { id: { $in: flood.map((job) => job.id) }, startedAt: { $lt: ran.startedAt! } });
+      expect(flooderBefore, "only the flooder's job already running when the victim's arrived went before it").to.be.at.most(1);
+      const refused = await app.services.orm.em.fork().count(Job, { id: { $in: flood.map((job) => job.id) }, errorCode: 'job.rejected' });
+      expect(refused, 'no job of the flood is refused either: they wait in the table').to.equal(0);
+    } finally {
+      await app.close();
+    }
+  });
 });
