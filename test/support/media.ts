@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
+import { runFfmpeg } from '../../hack/fixtures/media.ts';
+
+// Video and audio (also what the benchmarks make) are in hack/fixtures.
+export { makeAudio, makeVideo, type AudioOptions, type VideoOptions } from '../../hack/fixtures/media.ts';
 
 /**
  * Real media for tests, made on the spot with ffmpeg (and espeak-ng + sox for
@@ -13,24 +17,16 @@ import { promisify } from 'node:util';
  */
 
 const run = promisify(execFile);
-const FFMPEG = process.env.FFMPEG_PATH || 'ffmpeg';
 const FFPROBE = process.env.FFPROBE_PATH || 'ffprobe';
 
 /**
- * Every generated file is unique (a random comment tag, or a random mark on images):
- * the service stores identical content once, so tests sharing one database must not
- * make the same bytes by accident. Tests that want identical content reuse one file.
+ * Every generated file is unique (a random comment tag on video and audio, or a random
+ * mark on images): the service stores identical content once, so tests sharing one
+ * database must not make the same bytes by accident. Tests that want identical content
+ * reuse one file.
  */
-function uniqueTag(): string[] {
-  return ['-metadata', `comment=cutroom-test-${randomUUID()}`];
-}
-
 function uniqueMark(): string {
   return `drawbox=x=0:y=0:w=4:h=4:t=fill:color=0x${randomBytes(3).toString('hex')}`;
-}
-
-async function ffmpeg(args: string[]): Promise<void> {
-  await run(FFMPEG, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 1 << 20 });
 }
 
 /** One piece of a spoken track: a sentence spoken by espeak-ng, or silence. */
@@ -58,70 +54,11 @@ export async function makeSpeechWav(dir: string, name: string, parts: readonly S
   return output;
 }
 
-export interface VideoOptions {
-  width?: number;
-  height?: number;
-  seconds?: number;
-  fps?: number;
-  /** h264 (+AAC, MP4) is web-compatible; vp9 (+Opus, WebM) is not. */
-  codec?: 'h264' | 'vp9';
-  /** A sine tone, a WAV to mux (e.g. from makeSpeechWav), or no audio stream. */
-  audio?: 'sine' | 'none' | { wav: string };
-  /** MP4 only: index (moov) at the front, as uploads from editors usually are. */
-  faststart?: boolean;
-  /** WebM only: no duration in the header, like a browser's MediaRecorder output. */
-  live?: boolean;
-  /** libx264 preset; `ultrafast` keeps test clips quick to make. */
-  preset?: string;
-  /** A sine track of its own length (the file lasts as long as the longer stream), e.g. a podcast still. */
-  audioSeconds?: number;
-}
-
-/** A testsrc2 video, H.264/AAC MP4 by default or VP9/Opus WebM. */
-export async function makeVideo(dir: string, name: string, options: VideoOptions = {}): Promise<string> {
-  const { width = 640, height = 360, seconds = 3, fps = 25, codec = 'h264', audio = 'sine' } = options;
-  const output = join(dir, name);
-  const inputs = ['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}:duration=${seconds}`];
-  const sineSeconds = options.audioSeconds ?? seconds;
-  if (audio === 'sine') inputs.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${sineSeconds}`);
-  else if (audio !== 'none') inputs.push('-i', audio.wav);
-  const audioArgs =
-    audio === 'none'
-      ? ['-an']
-      : ['-map', '1:a', '-c:a', codec === 'h264' ? 'aac' : 'libopus', ...(options.audioSeconds ? [] : ['-shortest'])];
-  const videoArgs =
-    codec === 'h264'
-      ? ['-c:v', 'libx264', '-preset', options.preset ?? 'ultrafast', '-pix_fmt', 'yuv420p', ...(options.faststart ? ['-movflags', '+faststart'] : [])]
-      : ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '400k', ...(options.live ? ['-live', '1'] : [])];
-  await ffmpeg([...inputs, '-map', '0:v', ...videoArgs, ...audioArgs, ...uniqueTag(), ...(codec === 'vp9' ? ['-f', 'webm'] : []), output]);
-  return output;
-}
-
-export interface AudioOptions {
-  seconds?: number;
-  /** The encoded format follows the file name's extension (.m4a, .mp3, .wav, .flac…). */
-  source?: 'sine' | { wav: string };
-  sampleRate?: number;
-  channels?: number;
-}
-
-/** An audio-only file; format chosen by the extension of `name`. */
-export async function makeAudio(dir: string, name: string, options: AudioOptions = {}): Promise<string> {
-  const { seconds = 3, source = 'sine', sampleRate = 44_100, channels = 2 } = options;
-  const output = join(dir, name);
-  const input =
-    source === 'sine'
-      ? ['-f', 'lavfi', '-i', `sine=frequency=330:sample_rate=${sampleRate}:duration=${seconds}`]
-      : ['-i', source.wav];
-  await ffmpeg([...input, '-ac', String(channels), '-ar', String(sampleRate), ...uniqueTag(), output]);
-  return output;
-}
-
 /** A single testsrc2 frame as PNG or JPEG (by extension). */
 export async function makeImage(dir: string, name: string, options: { width?: number; height?: number } = {}): Promise<string> {
   const { width = 800, height = 600 } = options;
   const output = join(dir, name);
-  await ffmpeg(['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-vf', uniqueMark(), '-frames:v', '1', '-update', '1', output]);
+  await runFfmpeg(['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-vf', uniqueMark(), '-frames:v', '1', '-update', '1', output]);
   return output;
 }
 
