@@ -10,7 +10,7 @@ export DATABASE_URL="$TEST_POSTGRES_URL"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 
 ensure_node_modules
-# flite speaks the test phrases the recognizer hears (test/support/speech.ts).
+# flite speaks the test phrases the recognizer hears (hack/fixtures/speech.ts).
 ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server "${SPEECH_RECOGNIZER[@]}"
 ensure_postgres
 ensure_redis
