@@ -21,8 +21,11 @@ export const analyzeSourceSchema = z.object({
   media_item_id: z.uuid(),
   /** The 16 kHz mono WAV the artifact job made; null for a source without audio. */
   audio_key: z.string().min(1).nullable(),
+  /** How long the source plays on the timeline (its stretch, for a split clip). */
   duration_ms: z.int().min(0),
   timeline_offset_ms: z.int().min(0),
+  /** Where in the audio the stretch starts (0 unless the clip was split). */
+  source_start_ms: z.int().min(0).default(0),
 });
 export type AnalyzeSource = z.infer<typeof analyzeSourceSchema>;
 

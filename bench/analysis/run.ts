@@ -125,7 +125,7 @@ async function analyze(bucket: BenchBucket, whisperUrl: string, track: CorpusTra
   const input: AnalyzeInput = {
     run_id: randomUUID(),
     settings,
-    sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: key, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0 }],
+    sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: key, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0, source_start_ms: 0 }],
   };
   const spec = { jobId, program: 'analyze', userId: randomUUID(), projectId: randomUUID(), input, outputPrefix: `bench/analysis/${jobId}`, timeoutSeconds: 900 };
   const outcome = await runProgram(WHISPER_IMAGE_MAIN, spec, { ...bucket.env, WHISPER_BASE_URL: whisperUrl });

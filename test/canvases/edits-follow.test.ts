@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { followContent } from '../../api/src/canvases/edits-follow.ts';
 import { timelineOf, type SpinePiece } from '../../api/src/timeline/timeline.ts';
 
-const piece = (canvasId: string, durationMs: number | null): SpinePiece => ({ canvasId, type: 'SINGLE', mediaItemId: canvasId, mediaFileId: canvasId, durationMs });
+const piece = (canvasId: string, durationMs: number | null): SpinePiece => ({ canvasId, type: 'SINGLE', mediaItemId: canvasId, mediaFileId: canvasId, sourceStartMs: 0, durationMs });
 
 describe('canvases: edits follow their source content', () => {
   it('an edit lying wholly on one moved piece moves by that piece\'s shift; one on an unmoved piece stays', () => {

@@ -6,9 +6,10 @@ import { appendSingleCanvas } from '../../api/src/canvases/spine.ts';
 import { CanvasEditor } from '../../api/src/canvases/editor.ts';
 import { ProjectService } from '../../api/src/projects/service.ts';
 import { DomainError } from '../../api/src/shared/errors.ts';
+import { projectTimeline } from '../../api/src/timeline/project-timeline.ts';
 
-/** Split and merge through the editor service: their routes wait for the timeline to read source ranges. */
-describe('canvases: split and merge (service; routes not registered yet)', function () {
+/** Split and merge, through the editor service and their routes; the timeline reads the source ranges they write. */
+describe('canvases: split and merge', function () {
   this.timeout(60_000);
   let app: TestApp;
   let user: SignedIn;
@@ -100,5 +101,24 @@ describe('canvases: split and merge (service; routes not registered yet)', funct
     const { projectId, canvasIds: [a] } = await projectWith([6000], stranger);
     expect(await refusal(editor.split(em(), user.user.id, projectId, a!, 1000))).to.deep.include({ kind: 'not_found' });
     expect(await refusal(editor.merge(em(), user.user.id, projectId, a!, 'right'))).to.deep.include({ kind: 'not_found' });
+  });
+
+  it('POST …/split {p} → 200 with the two canvases; the timeline keeps its length and plays the source once; the spine cannot be reordered as a flat list; POST …/merge joins them back', async () => {
+    const { projectId, canvasIds: [a] } = await projectWith([6000, 1000]);
+    const split = await user.client.post(`/api/v1/projects/${projectId}/canvases/${a}/split`, { p: 2500 });
+    expect(split.status, await split.clone().text()).to.equal(200);
+    const body = await json(split);
+    expect(body.canvases.map((canvas: { sequence_position: number }) => canvas.sequence_position)).to.deep.equal([0, 1, 2]);
+    const timeline = await projectTimeline(em(), projectId);
+    expect(timeline.known && timeline.durationMs, 'split: 2.5 s + 3.5 s + 1 s, the source played once').to.equal(7000);
+    expect(timeline.pieces.map((piece) => [piece.sourceStartMs, piece.durationMs])).to.deep.equal([[0, 2500], [2500, 3500], [0, 1000]]);
+    const spine = await json(await user.client.get(`/api/v1/projects/${projectId}/spine`));
+    const reorder = await user.client.post('/api/v1/media/reorder', { project_id: projectId, media_item_ids: [...new Set(spine.map((row: { media_item_id: string }) => row.media_item_id))].reverse() });
+    expect(reorder.status, 'a split clip is composition: reorder in the canvas editor').to.equal(409);
+
+    const merged = await user.client.post(`/api/v1/projects/${projectId}/canvases/${a}/merge`, { direction: 'right' });
+    expect(merged.status, await merged.clone().text()).to.equal(200);
+    const after = await projectTimeline(em(), projectId);
+    expect(after.pieces.map((piece) => [piece.sourceStartMs, piece.durationMs])).to.deep.equal([[0, 6000], [0, 1000]]);
   });
 });

@@ -50,7 +50,7 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     const input: AnalyzeInput = {
       run_id: randomUUID(),
       settings: { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'ai_edit', ...settings },
-      sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0 }],
+      sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0, source_start_ms: 0 }],
     };
     const outcome = await runJobProcess(
       { jobId, program: 'analyze', userId: randomUUID(), projectId: randomUUID(), input, outputPrefix: prefix, timeoutSeconds: 60 },
@@ -79,6 +79,32 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     expect(edits.filter((edit) => edit.type === 'silence')).to.have.length.at.least(1);
     const steps = run.events.flatMap((event) => (event.event === 'progress' ? [event.step] : []));
     expect([...new Set(steps)]).to.include.members(['preparing', 'detecting_speech', 'transcribing', 'finding_cuts', 'saving']);
+  });
+
+  it('a split clip: two stretches of one audio file are analysed as two sources on the timeline, its words each in the stretch that holds them', async () => {
+    const jobId = randomUUID();
+    const audioKey = `media/${jobId}/audio.wav`;
+    await bucket.putFile(audioKey, track.path, 'audio/wav');
+    const mid = Math.round((track.pauses[0]!.startMs + track.pauses[0]!.endMs) / 2);
+    const total = Math.round(track.durationMs);
+    const clip = { media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey };
+    const input: AnalyzeInput = {
+      run_id: randomUUID(),
+      settings: { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'ai_edit' },
+      sources: [
+        { ...clip, duration_ms: mid, timeline_offset_ms: 0, source_start_ms: 0 },
+        { ...clip, duration_ms: total - mid, timeline_offset_ms: mid, source_start_ms: mid },
+      ],
+    };
+    const prefix = `jobs/analyze/${jobId}`;
+    const run = await runJobProcess({ jobId, program: 'analyze', userId: randomUUID(), projectId: randomUUID(), input, outputPrefix: prefix, timeoutSeconds: 60 }, { ...bucket.env, WHISPER_BASE_URL: process.env.WHISPER_BASE_URL! }, WHISPER_IMAGE_MAIN);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const transcript = transcriptSchema.parse(await bucket.getJson(`${prefix}/transcript.json`));
+    const [first, second] = [0, 1].map((index) => transcript.words.filter((word) => word.source_index === index));
+    expect(first!.length).to.be.greaterThan(1);
+    expect(second!.length).to.be.greaterThan(1);
+    expect(first!.every((word) => word.end_ms <= mid)).to.equal(true);
+    expect(second!.every((word) => word.start_ms >= mid && word.end_ms <= total)).to.equal(true);
   });
 
   it('captions_only: the transcript, and no cut', async () => {

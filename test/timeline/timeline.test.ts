@@ -13,11 +13,12 @@ import {
   type Timeline,
 } from '../../api/src/timeline/timeline.ts';
 
-const piece = (canvasId: string, durationMs: number | null, type: SpinePiece['type'] = 'SINGLE'): SpinePiece => ({
+const piece = (canvasId: string, durationMs: number | null, type: SpinePiece['type'] = 'SINGLE', sourceStartMs = 0): SpinePiece => ({
   canvasId,
   type,
   mediaItemId: `item-${canvasId}`,
   mediaFileId: `file-${canvasId}`,
+  sourceStartMs,
   durationMs,
 });
 
@@ -161,6 +162,21 @@ describe('timeline: the spine as data', () => {
         ['a', 'SINGLE', 'item-a', 0, 5000],
         ['i', 'INSERT', 'item-i', 0, 1000],
         ['b', 'SINGLE', 'item-b', 1000, 5000],
+      ]);
+    });
+  });
+
+  describe('a split clip plays its stretch of the source', () => {
+    it('two canvases on one source, [0, 4000) and [4000, 10000): the timeline is 10 s, each source time lands once, and kept segments name the source stretch', () => {
+      const timeline = known(timelineOf([piece('first', 4000, 'SINGLE', 0), { ...piece('second', 6000, 'SINGLE', 4000), mediaFileId: 'file-first', mediaItemId: 'item-first' }]));
+      expect(timeline.durationMs).to.equal(10_000);
+      expect(timelineToSource(timeline, 5000)).to.include({ canvasId: 'second', sourceMs: 5000 });
+      expect(sourceToTimeline(timeline, 'second', 4000)).to.equal(4000);
+      expect(sourceToTimeline(timeline, 'second', 3000), 'outside the stretch it plays').to.equal(null);
+      const kept = keptSegments(timeline, [{ id: 'cut', type: 'silence', startMs: 3000, endMs: 5000, active: true }]);
+      expect(kept.map((segment) => [segment.canvasId, segment.sourceStartMs, segment.sourceEndMs])).to.deep.equal([
+        ['first', 0, 3000],
+        ['second', 5000, 10_000],
       ]);
     });
   });

@@ -47,14 +47,19 @@ export class AnalysisService {
     if (!files.some(({ file }) => file.hasAudio)) throw Invalid('analysis.silent_sources');
     // where each source starts on the timeline (INSERT canvases between sources take their time)
     const timeline = await projectTimeline(em, projectId);
-    const offsets = new Map(timeline.pieces.map((piece) => [piece.canvasId, piece.timelineStartMs]));
-    const sources = spine.map(({ canvas, fill }): AnalyzeSource => ({
-      media_file_id: fill.item.file.id,
-      media_item_id: fill.item.id,
-      audio_key: fill.item.file.hasAudio ? fill.item.file.audioKey ?? null : null,
-      duration_ms: fill.item.file.durationMs ?? 0,
-      timeline_offset_ms: offsets.get(canvas.id) ?? 0,
-    }));
+    const pieces = new Map(timeline.pieces.map((piece) => [piece.canvasId, piece]));
+    const sources = spine.map(({ canvas, fill }): AnalyzeSource => {
+      const piece = pieces.get(canvas.id);
+      return {
+        media_file_id: fill.item.file.id,
+        media_item_id: fill.item.id,
+        audio_key: fill.item.file.hasAudio ? fill.item.file.audioKey ?? null : null,
+        // a split clip is analysed for the stretch it plays
+        duration_ms: piece?.durationMs ?? fill.item.file.durationMs ?? 0,
+        timeline_offset_ms: piece?.timelineStartMs ?? 0,
+        source_start_ms: piece?.sourceStartMs ?? 0,
+      };
+    });
     const audioMs = sources.filter((source) => source.audio_key).reduce((sum, source) => sum + source.duration_ms, 0);
     return { sources, minutes: roundMinutes(audioMs / 60_000) };
   }

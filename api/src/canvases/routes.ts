@@ -51,6 +51,7 @@ export function itemStatus(status: (typeof mediaFileStatuses)[number]): z.infer<
 
 /** Routes of the project's canvases and its media spine: the reads, then the structural editor. */
 export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService): void {
+  registerSplitMergeRoutes(router, projects);
   router.add({
     method: 'get',
     path: '/api/v1/projects/{project_uuid}/spine',
@@ -231,11 +232,10 @@ export function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectS
 }
 
 /**
- * Split and merge, not registered yet: they give SINGLE canvases a source range
- * (params.source_start_ms/source_end_ms), which projectTimeline and the export's kept
- * segments do not read yet, so a split canvas would play its whole source twice.
+ * Split and merge: they give SINGLE canvases a source range (params.source_start_ms and
+ * source_end_ms), which the timeline, the analysis input and the kept segments read.
  */
-export function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): void {
+function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): void {
   const editor = new CanvasEditor(projects);
 
   router.add({

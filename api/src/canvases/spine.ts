@@ -74,13 +74,15 @@ export async function spineOf(em: EntityManager, projectId: string): Promise<{ c
 
 /**
  * Re-tiles the spine in the order given: every SINGLE canvas moves to the position of
- * its item in `itemIds`. A composed spine (any canvas other than SINGLE) is refused, as
+ * its item in `itemIds`. A composed spine (any canvas other than SINGLE, or a split clip) is refused, as
  * is a list that does not name each spine item exactly once.
  */
 export async function reorderSpine(tx: EntityManager, projectId: string, itemIds: string[]): Promise<void> {
   await lockProject(tx, projectId);
   const canvases = await canvasesOf(tx, projectId);
-  if (canvases.some((canvas) => canvas.type !== 'SINGLE')) throw Conflict('spine.composed', { code: 'SpineComposed' });
+  // a split clip (a SINGLE canvas playing a stretch of its source) is composition too: one item, several tiles
+  const split = canvases.some((canvas) => typeof canvas.params['source_start_ms'] === 'number' || typeof canvas.params['source_end_ms'] === 'number');
+  if (split || canvases.some((canvas) => canvas.type !== 'SINGLE')) throw Conflict('spine.composed', { code: 'SpineComposed' });
   const spine = await spineOf(tx, projectId);
   const positionOf = new Map(itemIds.map((id, index) => [id, index]));
   const complete = positionOf.size === itemIds.length && itemIds.length === spine.length && spine.every(({ fill }) => positionOf.has(fill.item.id));

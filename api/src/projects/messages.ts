@@ -6,7 +6,7 @@ export const projectMessages = defineMessages({
     'project.not_found': 'Project not found.',
     'project.limit_reached': 'Your {tier} plan allows {max} projects. Delete a project or upgrade your plan to create another.',
     'canvas.not_found': 'Canvas not found.',
-    'spine.composed': 'This project has composed canvases (split, talking head, insert or grid); reorder them in the canvas editor instead.',
+    'spine.composed': 'This project has composed canvases (split clips, split screen, talking head, insert or grid); reorder them in the canvas editor instead.',
     'spine.incomplete': 'The order must name each media item of the project spine exactly once.',
   },
   pt: {

@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { canvasesOf, mediaOf } from '../canvases/spine.ts';
 import type { CanvasRow } from '../canvases/entities.ts';
+import { sourceRangeOf } from '../canvases/source-range.ts';
 import { InvalidInput } from '../shared/errors.ts';
 import { hasMedia, timelineOf, type SpinePiece, type Timeline } from './timeline.ts';
 
 /**
  * The project's timeline from its canvases in sequence order: each SINGLE canvas plays
- * its CANVAS_FILL source whole; an INSERT canvas plays its INSERT_ASSET for
+ * its CANVAS_FILL source's stretch (the whole source unless split); an INSERT canvas plays its INSERT_ASSET for
  * `params.duration_ms` when set, otherwise for the asset's own duration. Other canvas
  * types cannot be created yet and take no time.
  */
@@ -19,7 +20,11 @@ export async function projectTimeline(em: EntityManager, projectId: string): Pro
       const row = media.get(canvas.id)?.find((candidate) => candidate.role === (type === 'SINGLE' ? 'CANVAS_FILL' : 'INSERT_ASSET'));
       if (!row) return [];
       const sourceMs = row.item.file.durationMs ?? null;
-      return [{ canvasId: canvas.id, type, mediaItemId: row.item.id, mediaFileId: row.item.file.id, durationMs: type === 'INSERT' ? (insertDurationMs(canvas) ?? sourceMs) : sourceMs }];
+      const piece = { canvasId: canvas.id, type, mediaItemId: row.item.id, mediaFileId: row.item.file.id };
+      if (type === 'INSERT') return [{ ...piece, sourceStartMs: 0, durationMs: insertDurationMs(canvas) ?? sourceMs }];
+      // a split SINGLE canvas plays its stretch of the source; one never split plays it whole
+      const range = sourceRangeOf(canvas, sourceMs);
+      return [{ ...piece, sourceStartMs: range.startMs, durationMs: range.endMs === null ? null : range.endMs - range.startMs }];
     }),
   );
 }

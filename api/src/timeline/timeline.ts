@@ -10,6 +10,8 @@ export interface SpinePiece {
   type: 'SINGLE' | 'INSERT';
   mediaItemId: string;
   mediaFileId: string;
+  /** Where in its source the piece starts playing (a split SINGLE canvas plays part of its source). */
+  sourceStartMs: number;
   /** How long the piece plays; null while its source's duration_ms is unknown. */
   durationMs: number | null;
 }
@@ -70,14 +72,14 @@ export function timelineToSource(timeline: KnownTimeline, timelineMs: number): S
   const playing = timeline.pieces.filter((piece) => piece.durationMs > 0);
   const piece = playing.find((candidate) => timelineMs < candidate.timelineStartMs + candidate.durationMs) ?? playing.at(-1);
   if (!piece) return null;
-  return { canvasId: piece.canvasId, mediaItemId: piece.mediaItemId, mediaFileId: piece.mediaFileId, sourceMs: timelineMs - piece.timelineStartMs };
+  return { canvasId: piece.canvasId, mediaItemId: piece.mediaItemId, mediaFileId: piece.mediaFileId, sourceMs: piece.sourceStartMs + timelineMs - piece.timelineStartMs };
 }
 
-/** Where `sourceMs` of the canvas's source plays on the timeline; null for another canvas or outside [0, its duration]. */
+/** Where `sourceMs` of the canvas's source plays on the timeline; null for another canvas or outside the stretch it plays. */
 export function sourceToTimeline(timeline: KnownTimeline, canvasId: string, sourceMs: number): number | null {
   const piece = timeline.pieces.find((candidate) => candidate.canvasId === canvasId);
-  if (!piece || sourceMs < 0 || sourceMs > piece.durationMs) return null;
-  return piece.timelineStartMs + sourceMs;
+  if (!piece || sourceMs < piece.sourceStartMs || sourceMs > piece.sourceStartMs + piece.durationMs) return null;
+  return piece.timelineStartMs + sourceMs - piece.sourceStartMs;
 }
 
 /** What of an edit the timeline needs (an Edit row is one). */
@@ -167,8 +169,8 @@ export function keptSegments(timeline: KnownTimeline, edits: readonly EditSpan[]
         mediaFileId: piece.mediaFileId,
         startMs: cursor,
         endMs,
-        sourceStartMs: cursor - piece.timelineStartMs,
-        sourceEndMs: endMs - piece.timelineStartMs,
+        sourceStartMs: piece.sourceStartMs + cursor - piece.timelineStartMs,
+        sourceEndMs: piece.sourceStartMs + endMs - piece.timelineStartMs,
         outputStartMs: output,
       });
       output += endMs - cursor;

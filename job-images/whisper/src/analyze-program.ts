@@ -42,6 +42,32 @@ interface HeardSource {
   words: SpokenWord[];
 }
 
+/** One audio file as heard: its envelope and its words (source time). */
+interface HeardAudio {
+  envelope: EnergyEnvelope;
+  language: string | null;
+  words: SpokenWord[];
+}
+
+/**
+ * The stretch [startMs, startMs + durationMs) of an audio file, in its own time from 0: the
+ * envelope's frames and the words whose middle lies in it (a word cut by the clip's edge
+ * belongs to the side that holds most of it).
+ */
+function stretchOf(audio: HeardAudio, startMs: number, durationMs: number): { envelope: EnergyEnvelope; words: SpokenWord[] } {
+  if (startMs === 0 && durationMs >= audio.envelope.rms.length * audio.envelope.frame_ms) return audio;
+  const frame = audio.envelope.frame_ms;
+  const envelope = { frame_ms: frame, rms: audio.envelope.rms.slice(Math.floor(startMs / frame), Math.ceil((startMs + durationMs) / frame)) };
+  const endMs = startMs + durationMs;
+  const words = audio.words
+    .filter((word) => {
+      const middle = (word.start_ms + word.end_ms) / 2;
+      return middle >= startMs && middle < endMs;
+    })
+    .map((word) => ({ ...word, start_ms: Math.max(0, word.start_ms - startMs), end_ms: Math.min(durationMs, word.end_ms - startMs) }));
+  return { envelope, words };
+}
+
 /** The energy envelope of a 16-bit PCM WAV file, streamed (an hour of audio never sits in memory). */
 async function envelopeOf(path: string, signal: AbortSignal): Promise<EnergyEnvelope> {
   const file = await open(path);
@@ -71,6 +97,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext): Promise<Analyz
   const audible = sources.map((source, index) => ({ source, index })).filter(({ source }) => source.audio_key !== null);
   const heard: HeardSource[] = [];
   const edits: PlannedEdit[] = [];
+  const heardAudio = new Map<string, HeardAudio>();
 
   for (const [position, { source, index }] of audible.entries()) {
     const share = (step: keyof typeof PROGRESS) => {
@@ -78,26 +105,30 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext): Promise<Analyz
       const width = (to - from) / audible.length;
       return progressSlice(ctx.progress, step, from + width * position, from + width * (position + 1));
     };
-    const wav = join(ctx.workDir, `source-${index}.wav`);
-    await ctx.storage.download(source.audio_key!, wav, { signal: ctx.signal, onProgress: share('preparing') });
-
-    share('detecting_speech')(0);
-    const envelope = await envelopeOf(wav, ctx.signal);
+    // a split clip's stretches share one audio file: it is fetched, measured and transcribed once
+    let audio = heardAudio.get(source.audio_key!);
+    if (!audio) {
+      const wav = join(ctx.workDir, `source-${index}.wav`);
+      await ctx.storage.download(source.audio_key!, wav, { signal: ctx.signal, onProgress: share('preparing') });
+      share('detecting_speech')(0);
+      const envelope = await envelopeOf(wav, ctx.signal);
+      share('transcribing')(0);
+      const transcription = await transcriber.transcribe(wav, settings.language, ctx.signal);
+      // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by
+      audio = { envelope, language: transcription.language, words: normalizeWords(transcription.words) };
+      heardAudio.set(source.audio_key!, audio);
+    }
+    const { envelope, words } = stretchOf(audio, source.source_start_ms, source.duration_ms);
     const silences = silencesFromEnvelope(envelope, {}, source.duration_ms);
-
-    share('transcribing')(0);
-    const transcription = await transcriber.transcribe(wav, settings.language, ctx.signal);
-    // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by
-    const words = normalizeWords(transcription.words);
     share('transcribing')(1);
-    ctx.log.info('source transcribed', { source_index: index, words: words.length, silences: silences.length, language: transcription.language });
+    ctx.log.info('source transcribed', { source_index: index, words: words.length, silences: silences.length, language: audio.language });
 
     share('finding_cuts')(0);
     if (settings.analysis_mode === 'ai_edit') {
       const plan = planSourceEdits({ source_index: index, duration_ms: source.duration_ms, words, silences, envelope }, settings);
       edits.push(...plan.edits);
     }
-    heard.push({ source, index, language: transcription.language, words });
+    heard.push({ source, index, language: audio.language, words });
   }
 
   ctx.progress.report('saving', PROGRESS.saving[0]);
