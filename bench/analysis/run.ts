@@ -34,7 +34,7 @@ import { minimumPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts'
 import { MIN_SILENCE_MS, silencesFromEnvelope } from '../../job-images/whisper/src/analysis/silences.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
-import { runProgram, startBenchBucket, type BenchBucket } from '../support/job-program.ts';
+import { runProgram, startBenchBucket, type BenchBucket } from '../../hack/fixtures/job-program.ts';
 import { loadCorpus, type CorpusTrack } from './corpus.ts';
 import { cuttablePauses, distanceToPhraseEdge, gapsBetween, iouOf, median, overlapMs, overlapOf, quantile, scoreDetector, spanMs, type DetectorScore } from './scores.ts';
 import { loadSilero } from './silero.ts';

@@ -11,8 +11,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { FFMPEG_IMAGE_MAIN, runProgram, startBenchBucket } from '../support/job-program.ts';
-import { makeAudio, makeH264Video } from '../support/media.ts';
+import { FFMPEG_IMAGE_MAIN, runProgram, startBenchBucket } from '../../hack/fixtures/job-program.ts';
+import { makeAudio, makeH264Video } from '../../hack/fixtures/bench-media.ts';
 
 const TARGET_RATIO = 1.5;
 const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -58,6 +58,7 @@ try {
   ];
 
   let failed = false;
+  const results: string[] = [];
   for (const input of inputs) {
     await bucket.putFile(input.key, input.path, input.contentType);
     const baselineTimes: number[] = [];
@@ -83,6 +84,7 @@ try {
     const ratio = program / base;
     const verdict = input.gated ? (ratio <= TARGET_RATIO ? `ok (target ≤ ${TARGET_RATIO}×)` : `OVER TARGET (≤ ${TARGET_RATIO}×)`) : 'informational';
     if (input.gated && ratio > TARGET_RATIO) failed = true;
+    if (input.gated) results.push(`RESULT artifact_time_ratio_${input.key.replace(/\W+/g, '_')} ${ratio.toFixed(2)} (target <= ${TARGET_RATIO}) ${ratio <= TARGET_RATIO ? 'ok' : 'miss'}`);
     const megabytes = (await stat(input.path)).size / 1e6;
     process.stdout.write(
       [
@@ -93,6 +95,8 @@ try {
       ].join('\n'),
     );
   }
+  // the RESULT lines last, in the DESIGN form
+  for (const line of results) console.log(line);
   process.exitCode = failed ? 1 : 0;
 } finally {
   await bucket.close();
