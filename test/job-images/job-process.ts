@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,10 +10,11 @@ import type { EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { createS3Client } from '../../crds/s3-client.ts';
 import { parseJobEvent } from '../../crds/job-events.ts';
 import type { JobEvent } from '../../crds/job-events.ts';
+import { FFMPEG_IMAGE_MAIN, runProgram } from '../../hack/fixtures/job-program.ts';
 
 /** Support for running a job image's real entrypoint (ffmpeg by default, or whisper) as a child process against an embedded S3. */
 
-export const FFMPEG_IMAGE_MAIN = new URL('../../job-images/ffmpeg/src/main.ts', import.meta.url).pathname;
+export { FFMPEG_IMAGE_MAIN };
 export const WHISPER_IMAGE_MAIN = new URL('../../job-images/whisper/src/main.ts', import.meta.url).pathname;
 
 export interface JobBucket {
@@ -94,35 +94,10 @@ export interface JobProcessOutcome {
   wallSeconds: number;
 }
 
-/** Runs `node job-images/ffmpeg/src/main.ts` with a spec and a clean environment (no inherited S3_*). */
-export function runJobProcess(spec: object, env: Record<string, string>, main = FFMPEG_IMAGE_MAIN): Promise<JobProcessOutcome> {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [main], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
-        CUTROOM_JOB_SPEC: JSON.stringify(spec),
-        ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    child.once('error', reject);
-    child.once('close', (exitCode) => {
-      const lines = stdout.split('\n').filter((line) => line.length > 0);
-      resolve({
-        exitCode,
-        lines,
-        events: lines.map(parseJobEvent).filter((event): event is JobEvent => event !== null),
-        stderr,
-        wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
-      });
-    });
-  });
+/** Runs an image's entrypoint (ffmpeg by default) with a spec and a clean environment (no inherited S3_*), its stdout parsed as job events. */
+export async function runJobProcess(spec: object, env: Record<string, string>, main = FFMPEG_IMAGE_MAIN): Promise<JobProcessOutcome> {
+  const { exitCode, lines, stderr, wallSeconds } = await runProgram(main, spec, env);
+  return { exitCode, lines, events: lines.map(parseJobEvent).filter((event): event is JobEvent => event !== null), stderr, wallSeconds };
 }
 
 /**
