@@ -23,10 +23,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { aiEditsSchema, analyzeResultSchema, type AiEdit, type AnalyzeInput } from '../../crds/analyze-contract.ts';
 import { parseJobEvent } from '../../crds/job-events.ts';
-import { createS3Client, s3SettingsFromEnv } from '../../crds/s3-client.ts';
 import { startLocalWhisper } from '../../hack/local-whisper/server.ts';
 import type { TimeSpan } from '../../hack/fixtures/speech.ts';
 import { wavEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';
@@ -34,12 +32,11 @@ import { minimumPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts'
 import { MIN_SILENCE_MS, silencesFromEnvelope } from '../../job-images/whisper/src/analysis/silences.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
-import { runProgram, startBenchBucket, type BenchBucket } from '../../hack/fixtures/job-program.ts';
+import { runProgram, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket } from '../../hack/fixtures/job-program.ts';
 import { loadCorpus, type CorpusTrack } from './corpus.ts';
 import { cuttablePauses, distanceToPhraseEdge, gapsBetween, iouOf, median, overlapMs, overlapOf, quantile, scoreDetector, spanMs, type DetectorScore } from './scores.ts';
 import { loadSilero } from './silero.ts';
 
-const WHISPER_IMAGE_MAIN = new URL('../../job-images/whisper/src/main.ts', import.meta.url).pathname;
 const DATA = new URL('../../.data/', import.meta.url).pathname;
 const runs = Math.max(2, Number(process.env.BENCH_RUNS ?? 4));
 const settings: AnalyzeInput['settings'] = { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'ai_edit' };
@@ -120,7 +117,7 @@ async function detections(tracks: readonly CorpusTrack[]): Promise<{ energy: Det
 }
 
 /** The analyze program on one track, as its own job: its wall time and its edits. */
-async function analyze(bucket: BenchBucket, whisperUrl: string, track: CorpusTrack, key: string): Promise<{ seconds: number; edits: AiEdit[] }> {
+async function analyze(bucket: JobBucket, whisperUrl: string, track: CorpusTrack, key: string): Promise<{ seconds: number; edits: AiEdit[] }> {
   const jobId = randomUUID();
   const input: AnalyzeInput = {
     run_id: randomUUID(),
@@ -132,14 +129,7 @@ async function analyze(bucket: BenchBucket, whisperUrl: string, track: CorpusTra
   const last = outcome.lastLine === undefined ? null : parseJobEvent(outcome.lastLine);
   if (outcome.exitCode !== 0 || last?.event !== 'result') throw new Error(`analyze program failed on ${track.path}: ${outcome.lastLine}\n${outcome.stderr}`);
   const { edits_key: editsKey } = analyzeResultSchema.parse(last.result);
-  const s3 = s3SettingsFromEnv(bucket.env);
-  const client = createS3Client(s3);
-  try {
-    const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: editsKey }));
-    return { seconds: outcome.wallSeconds, edits: aiEditsSchema.parse(JSON.parse(await object.Body!.transformToString())) };
-  } finally {
-    client.destroy();
-  }
+  return { seconds: outcome.wallSeconds, edits: aiEditsSchema.parse(await bucket.getJson(editsKey)) };
 }
 
 const corpus = await loadCorpus(join(DATA, 'bench-corpus'), 2, say);
@@ -164,7 +154,7 @@ say(`silence detectors against the ${trueSilences} true pauses of ${MIN_SILENCE_
 say(detectionLine(energy, audioMs));
 say(`${detectionLine(silero, audioMs)} (model load ${fixed(sileroLoadSeconds)} s, not counted)`);
 
-const bucket = await startBenchBucket();
+const bucket = await startJobBucket();
 const whisper = await startLocalWhisper();
 try {
   const keys = tracks.map((_, index) => `bench/analysis/track-${index + 1}.wav`);

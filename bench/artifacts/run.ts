@@ -11,7 +11,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { FFMPEG_IMAGE_MAIN, runProgram, startBenchBucket } from '../../hack/fixtures/job-program.ts';
+import { FFMPEG_IMAGE_MAIN, runProgram, startJobBucket } from '../../hack/fixtures/job-program.ts';
 import { makeAudio, makeH264Video } from '../../hack/fixtures/bench-media.ts';
 
 const TARGET_RATIO = 1.5;
@@ -37,7 +37,7 @@ async function baseline(path: string): Promise<number> {
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'cutroom-bench-artifacts-'));
-const bucket = await startBenchBucket();
+const bucket = await startJobBucket();
 try {
   process.stdout.write(`making inputs in ${dir} (${cpus().length} CPUs)…\n`);
   const inputs = [

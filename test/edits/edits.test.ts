@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { newProject, projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { createItem } from '../media/library-fixtures.ts';
 import type { MediaFileRow } from '../../api/src/media/entities.ts';
-import { appendSingleCanvas } from '../../api/src/canvases/spine.ts';
 import { Canvas, CanvasMedia } from '../../api/src/canvases/entities.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
@@ -23,21 +23,8 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
   });
   after(() => app.close());
 
-  async function projectOf(owner: SignedIn = user): Promise<string> {
-    const response = await owner.client.post('/api/v1/projects/', { name: 'Talk' });
-    expect(response.status).to.equal(201);
-    return (await json(response)).uuid;
-  }
-
-  /** A project whose spine plays sources of these durations (null: still unknown), as rows. */
-  async function projectWith(durations: (number | null)[], owner: SignedIn = user): Promise<string> {
-    const projectId = await projectOf(owner);
-    for (const durationMs of durations) {
-      const { item } = await createItem(app, owner.user.id, { scope: 'project', scopeProjectId: projectId, file: { durationMs, hasAudio: true } });
-      await app.services.orm.em.fork().transactional((tx) => appendSingleCanvas(tx, projectId, item.id));
-    }
-    return projectId;
-  }
+  const projectOf = (owner: SignedIn = user) => newProject(owner);
+  const projectWith = (durations: (number | null)[], owner: SignedIn = user) => projectWithSources(app, owner, durations);
 
   /** A library item of the owner to use as an asset. */
   async function asset(file: FileState = { durationMs: 5000 }, owner: SignedIn = user): Promise<string> {
