@@ -1,0 +1,29 @@
+import type { Services } from '../app.ts';
+import type { ApiRouter } from '../http/router.ts';
+import type { ProjectService } from '../projects/service.ts';
+import { registerExportRoutes } from './routes.ts';
+import { ExportService, sweepExpiredExports } from './service.ts';
+
+/** The export service over the projects feature and the job system. */
+export function createExports(services: Pick<Services, 'config' | 'jobs' | 'billing' | 'storage' | 'clock'>, projects: ProjectService): ExportService {
+  return new ExportService({ projects, jobs: services.jobs, billing: services.billing, storage: services.storage, clock: services.clock, maxActivePerUser: services.config.EXPORT_MAX_ACTIVE_PER_USER });
+}
+
+export function registerExports(router: ApiRouter, exports: ExportService): void {
+  registerExportRoutes(router, exports);
+}
+
+/** The expired-output sweep, every EXPORT_SWEEP_INTERVAL_SECONDS on every api instance (rows are claimed, so instances never collide). */
+export function scheduleExportSweep(services: Pick<Services, 'config' | 'orm' | 'logger' | 'storage' | 'clock'>): () => void {
+  const sweep = () =>
+    sweepExpiredExports(services.orm.em.fork(), services.storage, services.clock.now()).then(
+      ({ expired, failedDeletes }) => {
+        if (expired) services.logger.info({ expired }, 'expired exports swept');
+        if (failedDeletes.length) services.logger.warn({ keys: failedDeletes }, 'expired export outputs could not be deleted');
+      },
+      (error: unknown) => services.logger.warn({ err: error }, 'the expired export sweep failed'),
+    );
+  const timer = setInterval(sweep, services.config.EXPORT_SWEEP_INTERVAL_SECONDS * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
