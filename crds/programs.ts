@@ -15,9 +15,9 @@ export type JobProgram = keyof typeof jobPrograms;
 
 /**
  * Programs whose feature is not built yet: the operator can run them, but the api cannot
- * request them, so they need no completion handler until then.
+ * request them, so they need no completion handler until then (none at present).
  */
-export const plannedPrograms = ['render'] as const satisfies readonly JobProgram[];
+export const plannedPrograms = [] as const satisfies readonly JobProgram[];
 
 /** What the api may request; each must have a completion handler (the registry is typed by it). */
 export type RequestableProgram = Exclude<JobProgram, (typeof plannedPrograms)[number]>;

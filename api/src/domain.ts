@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import { BillingService } from './billing/billing-service.ts';
 import { EventBus } from './events/bus.ts';
-import { exportProgress, ProgressRelay } from './events/progress-relay.ts';
+import { ProgressRelay } from './events/progress-relay.ts';
+import { renderCompletion, renderProgress } from './exports/completion.ts';
 import { JobCompletion, type CompletionHandlers } from './jobs/completion.ts';
 import { artifactCompletion } from './media/artifact-completion.ts';
 import { producedMediaCompletion } from './media/edits/produced-media-completion.ts';
@@ -48,6 +49,11 @@ export function createDomain(inputs: DomainInputs): Domain {
     'media-import': producedMediaCompletion(media),
     proxy: proxyCompletion(media),
     analyze: analysisCompletion({ storage, logger, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
+    render: renderCompletion({ storage, logger, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
+  };
+  const exportOwnerLocale = async (exportId: string) => {
+    const [row] = await orm.em.getConnection().execute<{ locale: string }[]>(`select u.locale from exports e join users u on u.id = e.user_id where e.id = ?`, [exportId]);
+    return row?.locale ?? null;
   };
   // Progress of both backends reaches the project stream here; each feature names its event.
   const progressRelay = new ProgressRelay({
@@ -55,8 +61,7 @@ export function createDomain(inputs: DomainInputs): Domain {
     bus,
     policies: {
       analyze: analysisProgress,
-      // Until the export feature supplies its texts, a mark's message is the render step that reached it.
-      render: exportProgress((_mark, _job, report) => report.step),
+      render: renderProgress(exportOwnerLocale),
     },
   });
   const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: inputs.defaultJobTimeoutSeconds, outboxChannel, progressRelay });

@@ -29,7 +29,7 @@ export class DraftService {
 
   async create(em: EntityManager, userId: string, projectId: string, input: DraftCreateInput): Promise<DraftRow> {
     const project = await this.#projects.owned(em, userId, projectId);
-    await this.#checkOverrides(em, project.id, input.edit_overrides);
+    await checkEditOverrides(em, project.id, input.edit_overrides);
     const draft = em.create(Draft, {
       id: randomUUID(),
       project,
@@ -49,7 +49,7 @@ export class DraftService {
   /** Each field given replaces the draft's; the run it was saved on stays. */
   async update(em: EntityManager, userId: string, draftId: string, patch: DraftPatchInput): Promise<DraftRow> {
     const draft = await this.#owned(em, userId, draftId);
-    if (patch.edit_overrides) await this.#checkOverrides(em, draft.project.id, patch.edit_overrides);
+    if (patch.edit_overrides) await checkEditOverrides(em, draft.project.id, patch.edit_overrides);
     em.assign(draft, {
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(patch.edit_overrides ? { editOverrides: patch.edit_overrides } : {}),
@@ -63,21 +63,22 @@ export class DraftService {
     const draft = await em.findOne(Draft, draftId, { populate: ['project'] });
     return ownedBy(draft, userId, { owner: (found) => found.project.userId, notFound: 'drafts.not_found' });
   }
+}
 
-  /**
-   * end_ms <= start_ms when both are given → 422; then every start_ms and end_ms, each on
-   * its own, within the timeline (400, or 400 for no media), once there is a time to bound.
-   */
-  async #checkOverrides(em: EntityManager, projectId: string, overrides: EditOverrides): Promise<void> {
-    const entries = Object.entries(overrides);
-    for (const [editId, { start_ms, end_ms }] of entries) {
-      if (start_ms !== undefined && end_ms !== undefined && end_ms <= start_ms) {
-        throw Invalid('drafts.end_before_start', { code: 'ValidationError', params: { edit_uuid: editId, start_ms, end_ms } });
-      }
+/**
+ * A draft's or an inline export's overrides (api.md "Draft validation"): end_ms <= start_ms
+ * when both are given → 422; then every start_ms and end_ms, each on its own, within the
+ * timeline (400, or 400 for no media), once there is a time to bound.
+ */
+export async function checkEditOverrides(em: EntityManager, projectId: string, overrides: EditOverrides): Promise<void> {
+  const entries = Object.entries(overrides);
+  for (const [editId, { start_ms, end_ms }] of entries) {
+    if (start_ms !== undefined && end_ms !== undefined && end_ms <= start_ms) {
+      throw Invalid('drafts.end_before_start', { code: 'ValidationError', params: { edit_uuid: editId, start_ms, end_ms } });
     }
-    const times = entries.flatMap(([editId, override]) =>
-      (['start_ms', 'end_ms'] as const).map((field) => ({ field: `edit_overrides.${editId}.${field}`, ms: override[field] })).filter((value) => value.ms !== undefined),
-    );
-    if (times.length > 0) assertWithinTimeline(await projectTimeline(em, projectId), times);
   }
+  const times = entries.flatMap(([editId, override]) =>
+    (['start_ms', 'end_ms'] as const).map((field) => ({ field: `edit_overrides.${editId}.${field}`, ms: override[field] })).filter((value) => value.ms !== undefined),
+  );
+  if (times.length > 0) assertWithinTimeline(await projectTimeline(em, projectId), times);
 }

@@ -7,9 +7,9 @@ import { CaptionLine } from '../captions/entities.ts';
 import { Edit, type EditRow } from '../edits/entities.ts';
 import { MediaFile, MediaItem } from '../media/entities.ts';
 import type { ProjectRow } from '../projects/entities.ts';
-import { Conflict } from '../shared/errors.ts';
+import { Conflict, InvalidInput } from '../shared/errors.ts';
 import { projectTimeline } from '../timeline/project-timeline.ts';
-import { cutRanges, withOverrides } from '../timeline/timeline.ts';
+import { cutRanges, hasMedia, withOverrides } from '../timeline/timeline.ts';
 import { censoredWordTest } from './censored-words.ts';
 import type { StoredExportSettings } from './entities.ts';
 import { outputTimeline, type InsertSpan, type OutputTimeline } from './output-timeline.ts';
@@ -24,6 +24,7 @@ const VERTICAL_MAX_WORDS = 4;
  */
 export async function renderRequest(em: EntityManager, project: ProjectRow, exportId: string, settings: StoredExportSettings, watermark: boolean): Promise<RenderRequestInput> {
   const timeline = await projectTimeline(em, project.id);
+  if (!hasMedia(timeline)) throw InvalidInput('timeline.no_media');
   // Before every source is measured there is no timeline to cut: the client retries once media_ready arrived.
   if (!timeline.known) throw Conflict('exports.media_processing');
   const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };

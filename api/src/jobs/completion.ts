@@ -44,6 +44,8 @@ export function settlementOf(returned: Settlement | AfterCommit | void): Settlem
  * the transaction that marks the job completed.
  */
 export interface CompletionHandler<Loaded = undefined> {
+  /** The backend started the job (once per job, inside the transaction that marks it running). */
+  started?(em: EntityManager, job: JobRow): Promise<AfterCommit | void>;
   load?(job: JobRow, result: Record<string, unknown>): Promise<Loaded>;
   succeeded(em: EntityManager, job: JobRow, result: Record<string, unknown>, loaded?: Loaded): Promise<Settlement | AfterCommit | void>;
   failed(em: EntityManager, job: JobRow, failure: JobFailed): Promise<Settlement | AfterCommit | void>;
@@ -155,6 +157,7 @@ export class JobCompletion {
     if (update.step !== undefined) set.step = update.step;
     if (update.startedAt) set.startedAt = update.startedAt;
     if (Object.keys(set).length === 0) return;
+    if (update.status === 'running') await this.#markStarted(jobId, update.startedAt);
     const relay = this.#d.progressRelay;
     if (update.progress === undefined || !relay) {
       await this.#d.orm.em.fork().nativeUpdate(Job, { id: jobId, completedAt: null }, set);
@@ -170,5 +173,28 @@ export class JobCompletion {
         this.#d.logger.warn({ err: error, job_id: jobId }, 'relaying job progress failed');
       }
     });
+  }
+
+  /** The first report of a running job tells its feature (a repeated report finds the row running already). */
+  async #markStarted(jobId: string, startedAt: Date | undefined): Promise<void> {
+    let after: AfterCommit | void = undefined;
+    await this.#d.orm.em.fork().transactional(async (em) => {
+      const claimed = await em.getConnection().execute<{ id: string }[]>(
+        `update jobs set status = 'running', started_at = coalesce(started_at, ?) where id = ? and completed_at is null and status <> 'running' returning id`,
+        [startedAt ?? new Date(), jobId],
+        'all',
+        em.getTransactionContext(),
+      );
+      if (claimed.length === 0) return;
+      const job = await em.findOneOrFail(Job, jobId);
+      const handler = this.#d.handlers[job.program as RequestableProgram] as CompletionHandler<unknown> | undefined;
+      after = await handler?.started?.(em, job);
+    });
+    if (!after) return;
+    try {
+      await (after as AfterCommit)();
+    } catch (error) {
+      this.#d.logger.error({ err: error, job_id: jobId }, 'after-start work of a job failed');
+    }
   }
 }

@@ -6,6 +6,7 @@ import type { artifactInputSchema } from '../../../crds/contracts/artifact.ts';
 import type { mediaEditInputSchema } from '../../../crds/contracts/media-edit.ts';
 import type { mediaImportInputSchema } from '../../../crds/contracts/media-import.ts';
 import type { proxyInputSchema } from '../../../crds/contracts/proxy.ts';
+import type { renderInputSchema } from '../../../crds/contracts/render.ts';
 import { jobPrograms, type RequestableProgram } from '../../../crds/programs.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { JobCompletion } from './completion.ts';
@@ -25,6 +26,7 @@ interface ProgramInputs {
   'media-edit': z.input<typeof mediaEditInputSchema>;
   'media-import': z.input<typeof mediaImportInputSchema>;
   analyze: z.input<typeof analyzeInputSchema>;
+  render: z.input<typeof renderInputSchema>;
 }
 
 /** The input of program `P` (a program missing from ProgramInputs fails to compile here). */

@@ -50,7 +50,7 @@ export class ObjectStorage {
       Key: key,
       ...(contentType ? { ResponseContentType: contentType } : {}),
       ...(disposition === 'inline' ? { ResponseContentDisposition: 'inline' } : {}),
-      ...(typeof disposition === 'object' ? { ResponseContentDisposition: `attachment; filename="${disposition.attachment.replace(/["\\\r\n]/g, '_')}"` } : {}),
+      ...(typeof disposition === 'object' ? { ResponseContentDisposition: attachmentDisposition(disposition.attachment) } : {}),
       ...(cacheControl ? { ResponseCacheControl: cacheControl } : {}),
     });
     return getSignedUrl(this.#signer, command, { expiresIn });
@@ -102,6 +102,13 @@ export class ObjectStorage {
 }
 
 export { isNotFound };
+
+/** RFC 6266: an ASCII fallback name for old clients and the exact UTF-8 name (RFC 8187) for the rest. */
+export function attachmentDisposition(filename: string): string {
+  const fallback = filename.normalize('NFD').replace(/\p{M}/gu, '').replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
 
 /** The object store the configuration names; `endpoint` overrides S3_ENDPOINT (the embedded server's address). */
 export function objectStorageFrom(config: DomainConfig, endpoint: string | undefined = config.S3_ENDPOINT): ObjectStorage {
