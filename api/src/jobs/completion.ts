@@ -177,7 +177,7 @@ export class JobCompletion {
 
   /** The first report of a running job tells its feature (a repeated report finds the row running already). */
   async #markStarted(jobId: string, startedAt: Date | undefined): Promise<void> {
-    let after: AfterCommit | void = undefined;
+    let after: AfterCommit | undefined;
     await this.#d.orm.em.fork().transactional(async (em) => {
       const claimed = await em.getConnection().execute<{ id: string }[]>(
         `update jobs set status = 'running', started_at = coalesce(started_at, ?) where id = ? and completed_at is null and status <> 'running' returning id`,
@@ -188,11 +188,11 @@ export class JobCompletion {
       if (claimed.length === 0) return;
       const job = await em.findOneOrFail(Job, jobId);
       const handler = this.#d.handlers[job.program as RequestableProgram] as CompletionHandler<unknown> | undefined;
-      after = await handler?.started?.(em, job);
+      after = (await handler?.started?.(em, job)) ?? undefined;
     });
     if (!after) return;
     try {
-      await (after as AfterCommit)();
+      await after();
     } catch (error) {
       this.#d.logger.error({ err: error, job_id: jobId }, 'after-start work of a job failed');
     }
