@@ -29,6 +29,8 @@ import { accountGuards } from './accounts/guards.ts';
 import { createMailer, type Mailer } from './accounts/mailer.ts';
 import type { BillingService } from './billing/billing-service.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
+import { registerPayments, schedulePaymentsSweep } from './payments/feature.ts';
+import { webhookRawBody } from './payments/routes.ts';
 import { createUploads, scheduleUploadSweep } from './media/uploads/feature.ts';
 import { registerUploadRoutes } from './media/uploads/routes.ts';
 import { registerMediaLibrary } from './media/library/feature.ts';
@@ -42,6 +44,7 @@ import { registerAnalysis } from './analysis/feature.ts';
 import { registerEdits } from './edits/feature.ts';
 import { registerCaptions } from './captions/feature.ts';
 import { registerDrafts } from './drafts/feature.ts';
+import { createExports, registerExports, scheduleExportSweep } from './exports/feature.ts';
 import { registerEventStreams } from './events/feature.ts';
 import { registerProjectRoutes } from './projects/routes.ts';
 import { registerCanvasRoutes } from './canvases/routes.ts';
@@ -123,11 +126,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     dispatcher,
     jobs: new JobService({ dispatcher, completion, outbox, billing, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS }),
     mailer,
-    accounts: createAccounts({ config, redis, clock, logger, mailer, billing, baseUrl: () => services.baseUrl }),
+    accounts: createAccounts({ config, orm, redis, clock, logger, mailer, billing, baseUrl: () => services.baseUrl }),
     billing,
     baseUrl: publicBaseUrl(config),
     close: async () => {
       stopUploadSweep();
+      await stopPaymentsSweep();
+      stopExportSweep();
       await outbox.close();
       await dispatcher.close();
       await services.accounts.idle();
@@ -139,6 +144,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     },
   };
   const stopUploadSweep = scheduleUploadSweep(services);
+  const stopPaymentsSweep = schedulePaymentsSweep(services);
+  const stopExportSweep = scheduleExportSweep(services);
   await outbox.start();
   return services;
 }
@@ -200,6 +207,9 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   // Every cross-feature hook, here and nowhere else: billing counts the user's projects;
   // deleting an account takes the user's projects and media, then their media groups.
   services.billing.useProjectCounter((em, userId) => projects.count(em, userId));
+  const exports = createExports(services, projects);
+  // before the media step, which deletes the projects (and with them the export rows)
+  services.accounts.onAccountDeletion((em, user) => exports.deleteAccountExports(em, user.id));
   services.accounts.onAccountDeletion((em, user) => uploads.deleteAccountMedia(em, user.id));
   services.accounts.onAccountDeletion((em, user) => groups.deleteAllOf(em, user.id));
   services.accounts.onAccountDeletion((em, user) => deletePresetsOf(em, user.id));
@@ -215,7 +225,8 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   });
   registerAccounts(router, { ...services, baseUrl: () => services.baseUrl });
   registerBillingRoutes(router, services.billing);
-  registerProjectRoutes(router, projects);
+  registerPayments(router, services);
+  registerProjectRoutes(router, projects, services.orm);
   registerCanvasRoutes(router, projects);
   registerUploadRoutes(router, uploads, projects);
   registerMediaLibrary(router, services, library);
@@ -226,6 +237,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerEdits(router, services, projects);
   registerCaptions(router, projects);
   registerDrafts(router, projects);
+  registerExports(router, exports);
   registerEventStreams(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
@@ -234,7 +246,8 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   app.use(requestId());
   app.use(locale(config.SUPPORTED_LOCALES));
   app.use(errorsAndAccessLog(services.logger, new HttpMetrics(services.metrics)));
-  app.use(bodyParser(config.MAX_JSON_BODY_BYTES));
+  // Stripe's webhook keeps its raw body for the signature; everything else is parsed.
+  app.use(webhookRawBody(config.MAX_JSON_BODY_BYTES, bodyParser(config.MAX_JSON_BODY_BYTES)));
   app.use(entityManagerPerRequest(services.orm));
   app.use(router.koa.routes());
   app.use(router.koa.allowedMethods({ throw: true }));

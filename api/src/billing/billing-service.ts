@@ -26,6 +26,8 @@ export interface BillingStatus {
   beta_credits_used: number | null;
   beta_credits_total: number | null;
   beta_renewal_date: string | null;
+  /** A downgrade waiting for the end of the billing period (schedule-downgrade), or null. */
+  scheduled_change: { tier: TierName; billing_interval: string; effective_at: string } | null;
   storage_used_bytes: number;
   storage_quota_bytes: number;
   project_count: number;
@@ -61,9 +63,11 @@ const PAID_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due'];
  * A stored subscription read at `now`: a trial past its end is Free again, and a
  * canceled or absent plan is Free, without anything having to run at that moment.
  */
-export function effectivePlan(subscription: Pick<SubscriptionRow, 'tier' | 'status' | 'trialEndsAt'>, now: Date): EffectivePlan {
+export function effectivePlan(subscription: Pick<SubscriptionRow, 'tier' | 'status' | 'trialEndsAt'> & { graceEndsAt?: Date | null | undefined }, now: Date): EffectivePlan {
   const trialing = subscription.status === 'trialing' && !!subscription.trialEndsAt && subscription.trialEndsAt > now;
-  const paid = PAID_STATUSES.includes(subscription.status) && subscription.tier !== 'Free';
+  // A failed renewal keeps the tier for the grace period only.
+  const graceOver = subscription.status === 'past_due' && !!subscription.graceEndsAt && subscription.graceEndsAt <= now;
+  const paid = PAID_STATUSES.includes(subscription.status) && subscription.tier !== 'Free' && !graceOver;
   const tier: TierName = trialing || paid ? subscription.tier : 'Free';
   const status: SubscriptionStatus = subscription.status === 'trialing' && !trialing ? 'none' : subscription.status;
   return { tier, status, limits: TIERS[tier], paid, trialing };
@@ -122,11 +126,12 @@ export class BillingService {
   async statusFor(em: EntityManager, user: UserRow): Promise<BillingStatus> {
     const subscription = await this.subscriptionOf(em, user.id);
     const plan = effectivePlan(subscription, this.#clock.now());
-    const [credits, projectCount, storageUsedBytes, trialUsed] = await Promise.all([
+    const [credits, projectCount, storageUsedBytes, trialUsed, betaUsed] = await Promise.all([
       this.creditsOf(em, user.id),
       this.#countProjects(em, user.id),
       storageUsed(em, user.id),
       this.trialUsed(em, user, subscription),
+      this.#betaCreditsUsed(em, subscription),
     ]);
     return {
       tier: plan.tier,
@@ -138,9 +143,17 @@ export class BillingService {
       billing_interval: subscription.billingInterval,
       discount_used: subscription.discountUsed,
       is_beta: subscription.isBeta,
-      beta_credits_used: subscription.betaCreditsUsed ?? null,
+      beta_credits_used: betaUsed,
       beta_credits_total: subscription.betaCreditsTotal ?? null,
       beta_renewal_date: subscription.betaRenewalDate?.toISOString() ?? null,
+      scheduled_change:
+        subscription.scheduledTier && subscription.scheduledAt
+          ? {
+              tier: subscription.scheduledTier,
+              billing_interval: subscription.scheduledBillingInterval ?? subscription.billingInterval,
+              effective_at: subscription.scheduledAt.toISOString(),
+            }
+          : null,
       storage_used_bytes: storageUsedBytes,
       storage_quota_bytes: plan.limits.storageQuotaBytes,
       project_count: projectCount,
@@ -282,6 +295,32 @@ export class BillingService {
       if (minutes === undefined) return false;
       return this.#insertEntry(tx, userId, kind, reference, minutes);
     });
+  }
+
+  /**
+   * Minutes deducted since the beta period started, up to the beta credits: spending is
+   * counted against the beta credits first.
+   */
+  async #betaCreditsUsed(em: EntityManager, subscription: SubscriptionRow): Promise<number | null> {
+    if (!subscription.isBeta || subscription.betaCreditsTotal == null) return null;
+    const [row] = await em.execute<{ used: string }[]>(
+      `select coalesce(sum(minutes), 0) as used from credit_entries where user_id = ? and kind = 'deduct' and created_at >= ?`,
+      [subscription.user.id, subscription.betaPeriodStart ?? new Date(0)],
+    );
+    return Math.min(Number(row?.used ?? 0), subscription.betaCreditsTotal);
+  }
+
+  /**
+   * Serialises changes of one user's plan and ledger (reservations, payments, webhooks):
+   * call inside a transaction; the row stays locked until it ends.
+   */
+  lockSubscription(em: EntityManager, userId: string): Promise<SubscriptionRow> {
+    return this.#lockSubscription(em, userId);
+  }
+
+  /** The lock, without creating a missing row: null when the user is gone (deleted meanwhile). */
+  async lockExistingSubscription(em: EntityManager, userId: string): Promise<SubscriptionRow | null> {
+    return em.findOne(Subscription, { user: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   }
 
   /** Serialises ledger changes of one user, so two reservations cannot both spend the same minutes. */

@@ -24,10 +24,17 @@ export const Subscription = defineEntity({
     trialEndsAt: p.datetime().nullable(),
     discountUsed: p.boolean().default(false),
     currentPeriodEnd: p.datetime().nullable(),
+    /** Past due since a failed renewal: the paid tier holds until then (PAYMENT_GRACE_DAYS). */
+    graceEndsAt: p.datetime().nullable(),
+    /** A downgrade waiting for the end of the billing period. */
+    scheduledTier: p.enum([...tierNames]).nullable(),
+    scheduledBillingInterval: p.string().length(16).nullable(),
+    scheduledAt: p.datetime().nullable(),
     isBeta: p.boolean().default(false),
-    betaCreditsUsed: p.decimal('number').precision(10).scale(1).nullable(),
     betaCreditsTotal: p.decimal('number').precision(10).scale(1).nullable(),
     betaRenewalDate: p.datetime().nullable(),
+    /** Start of the current beta credit period: beta_credits_used counts deductions since. */
+    betaPeriodStart: p.datetime().nullable(),
     updatedAt: p.datetime(),
   },
 });

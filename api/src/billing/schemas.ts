@@ -17,6 +17,10 @@ export const BillingStatusSchema = z
     beta_credits_used: z.number().nullable(),
     beta_credits_total: z.number().nullable(),
     beta_renewal_date: z.iso.datetime().nullable(),
+    scheduled_change: z
+      .object({ tier: z.enum(tierNames), billing_interval: z.string(), effective_at: z.iso.datetime() })
+      .nullable()
+      .describe('A downgrade waiting for the end of the billing period (schedule-downgrade); the tier above holds until effective_at.'),
     storage_used_bytes: z.int(),
     storage_quota_bytes: z.int(),
     project_count: z.int(),

@@ -11,6 +11,8 @@ import { Edit } from '../edits/entities.ts';
 import { AnalysisPreset, PreviewPreset } from '../presets/entities.ts';
 import { CaptionLine } from '../captions/entities.ts';
 import { Draft } from '../drafts/entities.ts';
+import { CancellationFeedback, DueAction, PaymentCustomer, PaymentEvent } from '../payments/entities.ts';
+import { Export } from '../exports/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema<any, any>[] = [
@@ -31,4 +33,6 @@ export const entities: EntitySchema<any, any>[] = [
   AnalysisPreset, PreviewPreset,
   CaptionLine,
   Draft,
+  PaymentCustomer, PaymentEvent, DueAction, CancellationFeedback,
+  Export,
 ];

@@ -1,0 +1,95 @@
+import type { Services } from '../app.ts';
+import { User } from '../accounts/entities.ts';
+import type { ApiRouter } from '../http/router.ts';
+import { BetaProgram } from './beta.ts';
+import { DueActions, startDueActionSweep, type DueActionHandler } from './due-actions.ts';
+import type { DueActionKind } from './entities.ts';
+import { PriceTable } from './price-table.ts';
+import { registerPaymentRoutes } from './routes.ts';
+import { localeOf, PlanChanges } from './service.ts';
+import { StripeGateway } from './stripe-gateway.ts';
+import { paymentMail, SupportRequests } from './support.ts';
+import { StripeWebhooks } from './webhooks.ts';
+
+type PaymentServices = Pick<Services, 'config' | 'billing' | 'clock' | 'logger' | 'mailer' | 'redis' | 'orm' | 'baseUrl'>;
+
+/** The payments feature's services, built from config. */
+export interface Payments {
+  plans: PlanChanges;
+  webhooks: StripeWebhooks;
+  support: SupportRequests;
+  beta: BetaProgram;
+  dueActions: DueActions;
+  prices: PriceTable;
+}
+
+export function createPayments(services: PaymentServices): Payments {
+  const { config, billing, clock, logger, mailer, redis } = services;
+  const prices = new PriceTable(config.STRIPE_PRICES);
+  const gateway = config.STRIPE_SECRET_KEY
+    ? new StripeGateway({
+        secretKey: config.STRIPE_SECRET_KEY,
+        webhookSecret: config.STRIPE_WEBHOOK_SECRET,
+        apiBase: config.STRIPE_API_BASE,
+        timeoutMs: config.STRIPE_TIMEOUT_MS,
+        maxNetworkRetries: config.STRIPE_MAX_NETWORK_RETRIES,
+      })
+    : undefined;
+  const dueActions = new DueActions(clock);
+  const plans = new PlanChanges({
+    billing,
+    gateway,
+    prices,
+    dueActions,
+    clock,
+    logger,
+    settings: { graceDays: config.PAYMENT_GRACE_DAYS, reminderDays: config.RENEWAL_REMINDER_DAYS, retentionCoupon: config.STRIPE_RETENTION_COUPON },
+    baseUrl: () => services.baseUrl,
+  });
+  return {
+    plans,
+    webhooks: new StripeWebhooks({ plans, clock, logger }),
+    support: new SupportRequests({
+      billing,
+      mailer,
+      clock,
+      logger,
+      redis,
+      supportEmail: config.SUPPORT_EMAIL,
+      limit: { points: config.SUPPORT_REQUESTS_PER_WINDOW, seconds: config.SUPPORT_REQUEST_WINDOW_SECONDS },
+    }),
+    beta: new BetaProgram({ billing, dueActions, clock, renewalDays: config.BETA_RENEWAL_DAYS }),
+    dueActions,
+    prices,
+  };
+}
+
+/** The payments routes, and the account-deletion step that cancels a live subscription at Stripe. */
+export function registerPayments(router: ApiRouter, services: PaymentServices & Pick<Services, 'accounts'>): Payments {
+  const payments = createPayments(services);
+  registerPaymentRoutes(router, payments);
+  services.accounts.onAccountDeletion((em, user) => payments.plans.closeAccount(em, user.id));
+  return payments;
+}
+
+/** Runs due reminders and beta renewals every PAYMENTS_SWEEP_MS; returns the stop function. */
+export function schedulePaymentsSweep(services: PaymentServices): () => Promise<void> {
+  const payments = createPayments(services);
+  const handlers: Record<DueActionKind, DueActionHandler> = {
+    renewal_reminder: async (tx, { userId }) => {
+      const reminder = await payments.plans.reminderFor(tx, userId);
+      const user = await tx.findOne(User, { id: userId });
+      if (!reminder || !user) return;
+      await services.mailer.send(
+        paymentMail(localeOf(user), user.email, 'renewal_reminder', {
+          name: user.name,
+          tier: reminder.tier,
+          date: reminder.renewsAt.toISOString().slice(0, 10),
+          link: `${services.baseUrl}/billing`,
+        }),
+      );
+    },
+    beta_renewal: (tx, { userId, dueAt }) => payments.beta.renew(tx, userId, dueAt),
+  };
+  return startDueActionSweep(() => payments.dueActions.sweep(services.orm, handlers, services.logger), services.config.PAYMENTS_SWEEP_MS, services.logger);
+}

@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { UserRow } from '../accounts/entities.ts';
+import { effectivePlan, type BillingService, type BillingStatus } from '../billing/billing-service.ts';
+import type { SubscriptionRow, SubscriptionStatus } from '../billing/entities.ts';
+import { TIERS, type TierName } from '../billing/tiers.ts';
+import type { Locale } from '../i18n/index.ts';
+import type { Clock } from '../shared/clock.ts';
+import { Conflict, DomainError, Invalid, Unavailable } from '../shared/errors.ts';
+import type { DueActions } from './due-actions.ts';
+import { CancellationFeedback, PaymentCustomer, type CancellationOutcome, type PaymentCustomerRow } from './entities.ts';
+import { comparePlans, type BillingInterval, type PlanPrice, type PriceTable } from './price-table.ts';
+import { PaymentDeclined, type InvoiceView, type StripeGateway, type SubscriptionView } from './stripe-gateway.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Stripe's subscription statuses in ours; `incomplete` (checkout not paid yet) is no plan yet. */
+const STATUS_OF_STRIPE: Record<string, SubscriptionStatus> = {
+  active: 'active',
+  trialing: 'active',
+  past_due: 'past_due',
+  unpaid: 'past_due',
+  canceled: 'canceled',
+  incomplete_expired: 'canceled',
+  paused: 'canceled',
+};
+
+export interface PlanSettings {
+  graceDays: number;
+  reminderDays: number;
+  retentionCoupon: string;
+}
+
+export interface PaymentsDeps {
+  billing: BillingService;
+  /** Undefined without STRIPE_SECRET_KEY: every call that needs Stripe is then a 503. */
+  gateway: StripeGateway | undefined;
+  prices: PriceTable;
+  dueActions: DueActions;
+  clock: Clock;
+  logger: Logger;
+  settings: PlanSettings;
+  baseUrl: () => string;
+}
+
+export interface CancellationInput {
+  reason: string;
+  detail: string | null;
+  outcome: CancellationOutcome;
+}
+
+/**
+ * Paid plans on Stripe: checkout for a first plan, upgrades charged now, downgrades at the
+ * end of the period, the cancellation flow, and applying what Stripe reports (webhooks)
+ * to billing's subscription row. Every change of a user's plan holds that row's lock
+ * (the ledger's lock too), so requests and webhooks of one user never interleave.
+ */
+export class PlanChanges {
+  readonly #deps: PaymentsDeps;
+
+  constructor(deps: PaymentsDeps) {
+    this.#deps = deps;
+  }
+
+  get billing(): BillingService {
+    return this.#deps.billing;
+  }
+
+  gateway(): StripeGateway {
+    if (!this.#deps.gateway) throw Unavailable('payments.not_configured');
+    return this.#deps.gateway;
+  }
+
+  /**
+   * A Free or trial user's way to a paid plan: the Stripe Checkout address. The plan
+   * starts when Stripe's webhook says the subscription is paid, not here.
+   */
+  async startCheckout(em: EntityManager, user: UserRow, priceId: number): Promise<{ url: string }> {
+    const gateway = this.gateway();
+    const price = this.#deps.prices.byId(priceId);
+    const subscription = await this.#deps.billing.subscriptionOf(em, user.id);
+    if (effectivePlan(subscription, this.#deps.clock.now()).paid) throw Conflict('billing.plan_active');
+    const link = await this.#customerOf(em, user);
+    const base = this.#deps.baseUrl();
+    return gateway.createCheckoutSession({
+      customer: link.stripeCustomerId,
+      userId: user.id,
+      stripePrice: price.stripePrice,
+      successUrl: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+      cancelUrl: `${base}/billing?checkout=canceled`,
+      locale: localeOf(user),
+    });
+  }
+
+  /**
+   * A higher plan now: Stripe charges the prorated difference at once and, only when that
+   * payment succeeds, the tier changes, in the transaction that holds the row lock.
+   * A declined payment leaves the old tier (402).
+   */
+  async confirmUpgrade(em: EntityManager, user: UserRow, priceId: number): Promise<void> {
+    const gateway = this.gateway();
+    const target = this.#deps.prices.byId(priceId);
+    const declinedOn = await em.transactional(async (tx) => {
+      const subscription = await this.#deps.billing.lockSubscription(tx, user.id);
+      const { link, current } = await this.#paidPlan(tx, subscription, user.id);
+      const order = comparePlans(target, current);
+      if (order === 0) throw Conflict('payments.already_on_plan');
+      if (order < 0) throw Invalid('payments.not_an_upgrade');
+      const view = await gateway.retrieveSubscription(link.stripeSubscriptionId!);
+      // An upgrade before the period end replaces the scheduled downgrade.
+      if (view.schedule) {
+        await gateway.releaseSchedule(view.schedule);
+        this.#clearSchedule(subscription, link);
+        await tx.flush();
+      }
+      try {
+        const changed = await gateway.changePriceNow({
+          subscriptionId: view.id,
+          itemId: view.items.data[0]!.id,
+          stripePrice: target.stripePrice,
+          // The row's version: a retry of this very request reuses Stripe's answer, a later upgrade does not.
+          idempotencyKey: `upgrade:${user.id}:${subscription.updatedAt.getTime()}:${target.id}`,
+        });
+        await this.applySubscription(tx, user.id, changed.subscription);
+        if (changed.invoice) await this.grantInvoiceAllowance(tx, user.id, changed.invoice);
+        return undefined;
+      } catch (error) {
+        if (error instanceof PaymentDeclined) return subscription.tier;
+        throw error;
+      }
+    });
+    if (declinedOn) throw new DomainError('insufficient_credits', 'payments.payment_failed', { code: 'PaymentDeclined', params: { tier: declinedOn } });
+  }
+
+  /**
+   * A lower plan from the end of the billing period, through Stripe's own subscription
+   * schedule; the current tier holds until Stripe switches the price.
+   */
+  async scheduleDowngrade(em: EntityManager, user: UserRow, priceId: number): Promise<void> {
+    const gateway = this.gateway();
+    const target = this.#deps.prices.byId(priceId);
+    await em.transactional(async (tx) => {
+      const subscription = await this.#deps.billing.lockSubscription(tx, user.id);
+      const { link, current } = await this.#paidPlan(tx, subscription, user.id);
+      const order = comparePlans(target, current);
+      if (order === 0) throw Conflict('payments.already_on_plan');
+      if (order > 0) throw Invalid('payments.not_a_downgrade');
+      const view = await gateway.retrieveSubscription(link.stripeSubscriptionId!);
+      const scheduleId = await gateway.scheduleAtPeriodEnd({ subscription: view, stripePrice: target.stripePrice, interval: target.interval });
+      const now = this.#deps.clock.now();
+      link.stripeScheduleId = scheduleId;
+      link.scheduledPriceId = target.id;
+      link.updatedAt = now;
+      subscription.scheduledTier = target.tier;
+      subscription.scheduledBillingInterval = target.interval;
+      subscription.scheduledAt = new Date(view.items.data[0]!.current_period_end * 1000);
+      subscription.updatedAt = now;
+      await tx.flush();
+    });
+  }
+
+  /** Records why a subscriber thought of leaving and performs what they chose; returns when a reminder is due. */
+  async cancellationFeedback(em: EntityManager, user: UserRow, input: CancellationInput): Promise<{ reminderAt: Date | null }> {
+    return em.transactional(async (tx) => {
+      const subscription = await this.#deps.billing.lockSubscription(tx, user.id);
+      const now = this.#deps.clock.now();
+      const tier = effectivePlan(subscription, now).tier;
+      let reminderAt: Date | null = null;
+      switch (input.outcome) {
+        case 'cancelled': {
+          const { link } = await this.#paidPlan(tx, subscription, user.id);
+          await this.applySubscription(tx, user.id, await this.gateway().cancelSubscription(link.stripeSubscriptionId!));
+          break;
+        }
+        case 'reminder_set': {
+          await this.#paidPlan(tx, subscription, user.id);
+          if (!subscription.currentPeriodEnd) throw Conflict('payments.no_subscription');
+          const before = subscription.currentPeriodEnd.getTime() - this.#deps.settings.reminderDays * DAY_MS;
+          reminderAt = new Date(Math.max(before, now.getTime()));
+          await this.#deps.dueActions.schedule(tx, user.id, 'renewal_reminder', reminderAt);
+          break;
+        }
+        case 'discount_accepted': {
+          const { link } = await this.#paidPlan(tx, subscription, user.id);
+          if (subscription.discountUsed) throw Conflict('payments.discount_used');
+          const view = await this.gateway().applyCoupon({
+            subscriptionId: link.stripeSubscriptionId!,
+            coupon: this.#deps.settings.retentionCoupon,
+            idempotencyKey: `retention-discount:${user.id}`,
+          });
+          await this.applySubscription(tx, user.id, view);
+          // After applying: the lock's refresh would drop an unflushed change.
+          subscription.discountUsed = true;
+          break;
+        }
+        case 'kept_plan':
+          break;
+      }
+      tx.create(CancellationFeedback, { id: randomUUID(), userId: user.id, reason: input.reason, detail: input.detail, outcome: input.outcome, tier, createdAt: now });
+      await tx.flush();
+      return { reminderAt };
+    });
+  }
+
+  /**
+   * Makes billing's row say what Stripe says of a subscription: tier and interval from
+   * the price, status, period end, grace when past due, and whether a schedule still
+   * waits. A late event of a subscription the user no longer has changes nothing.
+   */
+  async applySubscription(tx: EntityManager, userId: string, view: SubscriptionView): Promise<void> {
+    const subscription = await this.#deps.billing.lockSubscription(tx, userId);
+    const link = await tx.findOne(PaymentCustomer, { userId }, { refresh: true });
+    if (!link) return;
+    const status = STATUS_OF_STRIPE[view.status];
+    if (!status) return;
+    if (link.stripeSubscriptionId && link.stripeSubscriptionId !== view.id && status === 'canceled') return;
+    const now = this.#deps.clock.now();
+    const item = view.items.data[0]!;
+    const price = this.#deps.prices.byStripePrice(item.price.id);
+    if (price) {
+      subscription.tier = price.tier;
+      subscription.billingInterval = price.interval;
+      link.priceId = price.id;
+    } else {
+      this.#deps.logger.warn({ userId, stripePrice: item.price.id }, 'a Stripe price missing from STRIPE_PRICES: the tier is left as it was');
+    }
+    link.stripeSubscriptionId = view.id;
+    subscription.status = status;
+    subscription.currentPeriodEnd = new Date(item.current_period_end * 1000);
+    subscription.graceEndsAt = status === 'past_due' ? (subscription.graceEndsAt ?? new Date(now.getTime() + this.#deps.settings.graceDays * DAY_MS)) : null;
+    // The schedule is over once Stripe moved to its price, released it, or the plan ended.
+    if (!view.schedule || status === 'canceled' || (link.scheduledPriceId !== null && link.scheduledPriceId === price?.id)) {
+      this.#clearSchedule(subscription, link);
+    }
+    if (status === 'canceled') await this.#deps.dueActions.cancelPending(tx, userId, 'renewal_reminder');
+    subscription.updatedAt = now;
+    link.updatedAt = now;
+    await tx.flush();
+  }
+
+  /**
+   * The AI minutes a paid invoice brings, granted once per invoice (`allowance:<invoice
+   * id>`): a new period brings the tier's monthly minutes (twelve months' for a yearly
+   * price); an upgrade's proration invoice brings the difference between the two plans.
+   */
+  async grantInvoiceAllowance(tx: EntityManager, userId: string, invoice: InvoiceView): Promise<void> {
+    if (invoice.status !== 'paid') return;
+    const minutes = this.allowanceOf(invoice);
+    if (minutes > 0) await this.#deps.billing.grantCredits(tx, userId, { reference: `allowance:${invoice.id}`, minutes });
+  }
+
+  allowanceOf(invoice: InvoiceView): number {
+    const charged: PlanPrice[] = [];
+    const credited: PlanPrice[] = [];
+    for (const line of invoice.lines?.data ?? []) {
+      const stripePrice = line.pricing?.price_details?.price;
+      const price = stripePrice ? this.#deps.prices.byStripePrice(stripePrice) : undefined;
+      if (price) (line.amount < 0 ? credited : charged).push(price);
+    }
+    const most = (prices: PlanPrice[]) => Math.max(0, ...prices.map((price) => periodMinutes(price.tier, price.interval)));
+    switch (invoice.billing_reason) {
+      case 'subscription_create':
+      case 'subscription_cycle':
+        return most(charged);
+      case 'subscription_update':
+        return Math.max(0, most(charged) - most(credited));
+      default:
+        return 0;
+    }
+  }
+
+  /** The user of a Stripe customer, if it is one of ours. */
+  async userOfCustomer(em: EntityManager, customerId: string): Promise<string | undefined> {
+    return (await em.findOne(PaymentCustomer, { stripeCustomerId: customerId }))?.userId;
+  }
+
+  /** Links a customer that Checkout reports for a user who has none yet. */
+  async linkCustomer(em: EntityManager, userId: string, customerId: string): Promise<void> {
+    await em.execute(
+      `insert into payment_customers (user_id, stripe_customer_id, updated_at) values (?, ?, ?) on conflict do nothing`,
+      [userId, customerId, this.#deps.clock.now()],
+    );
+  }
+
+  /** On account deletion: a live subscription is canceled at Stripe first, then the rows go. */
+  async closeAccount(em: EntityManager, userId: string): Promise<void> {
+    // Locked first: a webhook for this user then waits, and finds the user gone.
+    const subscription = await this.#deps.billing.lockExistingSubscription(em, userId);
+    const link = await em.findOne(PaymentCustomer, { userId });
+    if (link?.stripeSubscriptionId && subscription) {
+      if (subscription.status === 'active' || subscription.status === 'past_due') {
+        await this.gateway().cancelSubscription(link.stripeSubscriptionId);
+      }
+    }
+    await em.execute(`delete from payment_customers where user_id = ?`, [userId]);
+    await em.execute(`delete from cancellation_feedback where user_id = ?`, [userId]);
+    await this.#deps.dueActions.deleteAllOf(em, userId);
+  }
+
+  /** The reminder a subscriber asked for, if the plan still renews; undefined when it no longer applies. */
+  async reminderFor(em: EntityManager, userId: string): Promise<{ tier: TierName; renewsAt: Date } | undefined> {
+    const subscription = await this.#deps.billing.subscriptionOf(em, userId);
+    const now = this.#deps.clock.now();
+    if (!effectivePlan(subscription, now).paid || !subscription.currentPeriodEnd || subscription.currentPeriodEnd <= now) return undefined;
+    return { tier: subscription.tier, renewsAt: subscription.currentPeriodEnd };
+  }
+
+  statusFor(em: EntityManager, user: UserRow): Promise<BillingStatus> {
+    return this.#deps.billing.statusFor(em, user);
+  }
+
+  /** The user's live paid plan and its Stripe subscription; 409 when there is none to change. */
+  async #paidPlan(
+    em: EntityManager,
+    subscription: SubscriptionRow,
+    userId: string,
+  ): Promise<{ link: PaymentCustomerRow; current: { tier: TierName; interval: BillingInterval } }> {
+    const link = await em.findOne(PaymentCustomer, { userId }, { refresh: true });
+    if (!link?.stripeSubscriptionId || !effectivePlan(subscription, this.#deps.clock.now()).paid) throw Conflict('payments.no_subscription');
+    const interval: BillingInterval = subscription.billingInterval === 'year' ? 'year' : 'month';
+    return { link, current: { tier: subscription.tier, interval } };
+  }
+
+  #clearSchedule(subscription: SubscriptionRow, link: PaymentCustomerRow): void {
+    subscription.scheduledTier = null;
+    subscription.scheduledBillingInterval = null;
+    subscription.scheduledAt = null;
+    link.stripeScheduleId = null;
+    link.scheduledPriceId = null;
+  }
+
+  /** The user's Stripe customer, made on first checkout (idempotent per user at Stripe). */
+  async #customerOf(em: EntityManager, user: UserRow): Promise<PaymentCustomerRow> {
+    const existing = await em.findOne(PaymentCustomer, { userId: user.id }, { refresh: true });
+    if (existing) return existing;
+    const customerId = await this.gateway().createCustomer({ userId: user.id, email: user.email, name: user.name });
+    await this.linkCustomer(em, user.id, customerId);
+    return em.findOneOrFail(PaymentCustomer, { userId: user.id }, { refresh: true });
+  }
+}
+
+/** Minutes one paid period brings: the tier's monthly allowance, twelve of them for a year paid up front. */
+export function periodMinutes(tier: TierName, interval: BillingInterval): number {
+  return TIERS[tier].monthlyAiMinutes * (interval === 'year' ? 12 : 1);
+}
+
+export function localeOf(user: Pick<UserRow, 'locale'>): Locale {
+  const locale = String(user.locale);
+  return locale === 'pt' || locale === 'es' ? locale : 'en';
+}

@@ -1,0 +1,225 @@
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { InvalidInput, Unavailable } from '../shared/errors.ts';
+
+/** How the api reaches Stripe (STRIPE_* settings). */
+export interface StripeSettings {
+  secretKey: string;
+  webhookSecret: string | undefined;
+  /** Another address than Stripe's (the local double in tests). */
+  apiBase: string | undefined;
+  timeoutMs: number;
+  maxNetworkRetries: number;
+}
+
+/** Stripe refused the charge (card declined, authentication needed): nothing was changed. */
+export class PaymentDeclined extends Error {
+  constructor(cause: unknown) {
+    super('payment declined', { cause });
+    this.name = 'PaymentDeclined';
+  }
+}
+
+const idOf = z.union([z.string(), z.object({ id: z.string() })]).transform((value) => (typeof value === 'string' ? value : value.id));
+
+/** The fields of a subscription we read; since API 2025-03-31 the period is on each item. */
+const SubscriptionView = z.object({
+  id: z.string(),
+  customer: idOf,
+  status: z.string(),
+  schedule: idOf.nullable().optional(),
+  items: z.object({
+    data: z
+      .array(z.object({ id: z.string(), price: z.object({ id: z.string() }), current_period_start: z.number(), current_period_end: z.number() }))
+      .min(1),
+  }),
+});
+export type SubscriptionView = z.infer<typeof SubscriptionView>;
+
+/** The fields of an invoice we read: who, why, paid or not, and the prices on its lines. */
+export const InvoiceView = z.object({
+  id: z.string(),
+  customer: idOf,
+  status: z.string().nullable().optional(),
+  billing_reason: z.string().nullable().optional(),
+  lines: z
+    .object({
+      data: z.array(
+        z.object({
+          amount: z.number(),
+          pricing: z.object({ price_details: z.object({ price: idOf }).nullable().optional() }).nullable().optional(),
+        }),
+      ),
+    })
+    .optional(),
+  parent: z.object({ subscription_details: z.object({ subscription: idOf }).nullable().optional() }).nullable().optional(),
+});
+export type InvoiceView = z.infer<typeof InvoiceView>;
+
+const CheckoutView = z.object({ id: z.string(), url: z.string() });
+
+/** A verified webhook event: its id, type and the object it carries (read by the handler's own schema). */
+export interface VerifiedEvent {
+  id: string;
+  type: string;
+  object: unknown;
+}
+
+const EventView = z.object({ id: z.string(), type: z.string(), data: z.object({ object: z.unknown() }) });
+
+/**
+ * Stripe through its SDK: every call bounded by STRIPE_TIMEOUT_MS, retried
+ * STRIPE_MAX_NETWORK_RETRIES times on network failures only (the SDK sends an
+ * idempotency key with every POST, so a retry never charges twice). An unreachable or
+ * failing Stripe is a 503; a declined card is PaymentDeclined.
+ */
+export class StripeGateway {
+  readonly #stripe: Stripe;
+  readonly #webhookSecret: string | undefined;
+
+  constructor(settings: StripeSettings) {
+    const base = settings.apiBase ? new URL(settings.apiBase) : undefined;
+    this.#stripe = new Stripe(settings.secretKey, {
+      timeout: settings.timeoutMs,
+      maxNetworkRetries: settings.maxNetworkRetries,
+      ...(base
+        ? {
+            host: base.hostname,
+            port: base.port || (base.protocol === 'https:' ? 443 : 80),
+            protocol: base.protocol === 'https:' ? 'https' : 'http',
+          }
+        : {}),
+    });
+    this.#webhookSecret = settings.webhookSecret;
+  }
+
+  async createCustomer(input: { userId: string; email: string; name: string }): Promise<string> {
+    const customer = await call(() =>
+      this.#stripe.customers.create(
+        { email: input.email, name: input.name, metadata: { cutroom_user_id: input.userId } },
+        { idempotencyKey: `customer:${input.userId}` },
+      ),
+    );
+    return customer.id;
+  }
+
+  async createCheckoutSession(input: {
+    customer: string;
+    userId: string;
+    stripePrice: string;
+    successUrl: string;
+    cancelUrl: string;
+    locale: 'en' | 'pt' | 'es';
+  }): Promise<z.infer<typeof CheckoutView>> {
+    const session = await call(() =>
+      this.#stripe.checkout.sessions.create({
+        mode: 'subscription',
+        customer: input.customer,
+        client_reference_id: input.userId,
+        line_items: [{ price: input.stripePrice, quantity: 1 }],
+        subscription_data: { metadata: { cutroom_user_id: input.userId } },
+        success_url: input.successUrl,
+        cancel_url: input.cancelUrl,
+        locale: input.locale,
+      }),
+    );
+    return CheckoutView.parse(session);
+  }
+
+  async retrieveSubscription(id: string): Promise<SubscriptionView> {
+    return SubscriptionView.parse(await call(() => this.#stripe.subscriptions.retrieve(id)));
+  }
+
+  /**
+   * Moves the subscription to another price and charges the prorated difference now
+   * (always_invoice); error_if_incomplete makes a declined payment leave it unchanged.
+   */
+  async changePriceNow(input: { subscriptionId: string; itemId: string; stripePrice: string; idempotencyKey: string }): Promise<{ subscription: SubscriptionView; invoice: InvoiceView | null }> {
+    const updated = await call(() =>
+      this.#stripe.subscriptions.update(
+        input.subscriptionId,
+        {
+          items: [{ id: input.itemId, price: input.stripePrice }],
+          proration_behavior: 'always_invoice',
+          payment_behavior: 'error_if_incomplete',
+          expand: ['latest_invoice'],
+        },
+        { idempotencyKey: input.idempotencyKey },
+      ),
+    );
+    const latest = (updated as { latest_invoice?: unknown }).latest_invoice;
+    return {
+      subscription: SubscriptionView.parse(updated),
+      invoice: latest && typeof latest === 'object' ? InvoiceView.parse(latest) : null,
+    };
+  }
+
+  /**
+   * Stripe's own subscription schedule switches the price at the end of the current
+   * period: phase one keeps today's price until then, phase two runs the new one.
+   */
+  async scheduleAtPeriodEnd(input: { subscription: SubscriptionView; stripePrice: string; interval: 'month' | 'year' }): Promise<string> {
+    const item = input.subscription.items.data[0]!;
+    const scheduleId =
+      input.subscription.schedule ??
+      (await call(() => this.#stripe.subscriptionSchedules.create({ from_subscription: input.subscription.id }))).id;
+    await call(() =>
+      this.#stripe.subscriptionSchedules.update(scheduleId, {
+        end_behavior: 'release',
+        proration_behavior: 'none',
+        phases: [
+          { items: [{ price: item.price.id, quantity: 1 }], start_date: item.current_period_start, end_date: item.current_period_end },
+          { items: [{ price: input.stripePrice, quantity: 1 }], duration: { interval: input.interval, interval_count: 1 } },
+        ],
+      }),
+    );
+    return scheduleId;
+  }
+
+  async releaseSchedule(scheduleId: string): Promise<void> {
+    await call(() => this.#stripe.subscriptionSchedules.release(scheduleId));
+  }
+
+  async cancelSubscription(subscriptionId: string): Promise<SubscriptionView> {
+    return SubscriptionView.parse(await call(() => this.#stripe.subscriptions.cancel(subscriptionId)));
+  }
+
+  async applyCoupon(input: { subscriptionId: string; coupon: string; idempotencyKey: string }): Promise<SubscriptionView> {
+    const updated = await call(() =>
+      this.#stripe.subscriptions.update(input.subscriptionId, { discounts: [{ coupon: input.coupon }] }, { idempotencyKey: input.idempotencyKey }),
+    );
+    return SubscriptionView.parse(updated);
+  }
+
+  /** The event a webhook delivered, its signature checked on the raw body; 400 when it does not match. */
+  verifyEvent(rawBody: Buffer, signature: string | undefined): VerifiedEvent {
+    if (!this.#webhookSecret) throw Unavailable('payments.not_configured');
+    let event: unknown;
+    try {
+      event = this.#stripe.webhooks.constructEvent(rawBody, signature ?? '', this.#webhookSecret);
+    } catch (error) {
+      throw InvalidInput('payments.webhook_signature_invalid', { cause: error });
+    }
+    const parsed = EventView.safeParse(event);
+    if (!parsed.success) throw InvalidInput('payments.webhook_malformed', { cause: parsed.error });
+    return { id: parsed.data.id, type: parsed.data.type, object: parsed.data.data.object };
+  }
+}
+
+/** Stripe's failures in the domain's words: unreachable, slow or failing → 503; declined → PaymentDeclined. */
+async function call<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeCardError) throw new PaymentDeclined(error);
+    if (
+      error instanceof Stripe.errors.StripeConnectionError ||
+      error instanceof Stripe.errors.StripeAPIError ||
+      error instanceof Stripe.errors.StripeRateLimitError ||
+      error instanceof Stripe.errors.StripeIdempotencyError
+    ) {
+      throw Unavailable('payments.provider_unavailable', { cause: error, headers: { 'Retry-After': '5' } });
+    }
+    throw error;
+  }
+}
