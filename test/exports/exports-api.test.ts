@@ -226,10 +226,11 @@ describe('exports: create, list, download and expire', function () {
       expect(read).to.deep.include({ status: 'failed', error: 'The job did not finish within its time limit of 3600 s.' });
       expect((await row(timedOut.uuid)).errorCode).to.equal('job.timed_out');
 
+      // the operator's report of a pod the kernel killed
       const killed = await created(projectId, { name: 'killed' }, es);
-      await app.services.jobs.cancel(app.services.orm.em.fork(), (await jobOf(killed.uuid)).id);
+      await app.services.completion.complete((await jobOf(killed.uuid)).id, { ok: false, error: 'The job ran out of memory.', code: 'job.out_of_memory' });
       expect(dataOf(await stream.next(isEvent('export_failed'))).export_uuid).to.equal(killed.uuid);
-      expect((await row(killed.uuid))).to.deep.include({ status: 'failed', errorCode: 'job.cancelled' });
+      expect(await row(killed.uuid)).to.deep.include({ status: 'failed', errorCode: 'job.out_of_memory' });
     } finally {
       stream.close();
     }
