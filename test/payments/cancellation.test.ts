@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { json } from '../support/harness.ts';
 import { ManualClock } from '../support/clock.ts';
 import { SmtpSink } from '../support/smtp.ts';
-import { StripeDouble } from '../support/stripe-double.ts';
+import { StripeDouble } from '../../hack/fixtures/stripe-double.ts';
 import { signUpAndLogin } from '../support/users.ts';
 import { billingOf, PRICE, startPaymentsWorld, subscribe, WEBHOOK_SECRET, type PaymentsWorld } from './payments-fixtures.ts';
 

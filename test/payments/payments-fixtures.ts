@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ServiceOverrides } from '../../api/src/app.ts';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
-import { StripeDouble } from '../support/stripe-double.ts';
+import { StripeDouble } from '../../hack/fixtures/stripe-double.ts';
 import type { SignedIn } from '../support/users.ts';
 
 export const WEBHOOK_SECRET = 'whsec_cutroom_test_secret';

@@ -37,8 +37,12 @@ export const MediaItemIdParams = z.object({ media_item_id: z.uuid() });
 export const MediaFileIdBody = z.object({ media_file_id: z.uuid() });
 export const MediaFileIdQuery = z.object({ media_file_id: z.uuid() });
 
-/** Range rules are the spec's 400s, so the numbers are only typed here. */
-export const PartUrlsQuery = z.object({ media_file_id: z.uuid(), from_part: z.coerce.number().int(), to_part: z.coerce.number().int() });
+/**
+ * Range rules are the spec's 400s, so the numbers are only typed here: as the digits the
+ * query carries, so the document shows them required (a coerced number reads as nullable).
+ */
+const partNumber = z.string().regex(/^-?\d{1,9}$/, 'must be an integer').transform(Number);
+export const PartUrlsQuery = z.object({ media_file_id: z.uuid(), from_part: partNumber, to_part: partNumber });
 export const PartUrlsResponse = z.object({ parts: z.array(PartUrl), expires_in: z.number().int() }).meta({ id: 'MultipartPartUrls' });
 
 export const UploadedParts = z
