@@ -54,6 +54,9 @@ ensure_commands() {
 # and its US English model, where pocketsphinx_continuous looks for it by default.
 SPEECH_RECOGNIZER=(pocketsphinx_continuous:pocketsphinx /usr/share/pocketsphinx/model/en-us/en-us/mdef:pocketsphinx-en-us)
 
+# The fonts the render burns captions and the watermark in (the ffmpeg image ships the same package).
+RENDER_FONTS=(/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core)
+
 url_host() { node -e 'const u=new URL(process.argv[1]);console.log(u.hostname||"127.0.0.1")' "$1"; }
 url_port() { node -e 'const u=new URL(process.argv[1]);console.log(u.port||process.argv[2])' "$1" "$2"; }
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }

@@ -11,7 +11,7 @@ export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 
 ensure_node_modules
 # flite speaks the test phrases the recognizer hears (hack/fixtures/speech.ts).
-ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server "${SPEECH_RECOGNIZER[@]}"
+ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server "${SPEECH_RECOGNIZER[@]}" "${RENDER_FONTS[@]}"
 ensure_postgres
 ensure_redis
 trap 'stop_started_services' EXIT

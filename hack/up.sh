@@ -24,7 +24,7 @@ export HOST="${HOST:-127.0.0.1}"
 export PORT="${PORT:-8000}"
 
 ensure_node_modules
-ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg
+ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg "${RENDER_FONTS[@]}"
 [ -n "${WHISPER_BASE_URL:-}" ] || ensure_commands "${SPEECH_RECOGNIZER[@]}"
 ensure_postgres
 ensure_redis

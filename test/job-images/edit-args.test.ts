@@ -3,7 +3,6 @@ import {
   concatScript,
   editFilterGraph,
   keptRanges,
-  keyframesFromProbe,
   reencodeArgs,
   snapToKeyframes,
   streamCopyArgs,
@@ -48,11 +47,6 @@ describe('media edit arguments (as data)', () => {
       const keyframes = [0, 2000, 4000, 6000];
       expect(snapToKeyframes([r(1000, 2500), r(3000, 3500), r(4700, 9000)], keyframes)).to.deep.equal([r(0, 3500), r(4000, 9000)]);
       expect(snapToKeyframes([r(2000, 3000)], keyframes)).to.deep.equal([r(2000, 3000)]);
-    });
-
-    it('keyframe times come from the packet flags', () => {
-      const probe = { packets: [{ pts_time: '0.000000', flags: 'K__' }, { pts_time: '0.040000', flags: '___' }, { pts_time: '2.000000', flags: 'K_' }, { pts_time: 'N/A', flags: 'K_' }] };
-      expect(keyframesFromProbe(probe)).to.deep.equal([0, 2000]);
     });
   });
 

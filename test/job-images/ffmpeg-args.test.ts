@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import {
   artifactPassArgs,
+  audioEncoderArgs,
+  ENCODER_PRESETS,
+  videoEncoderArgs,
   ffprobeArgs,
   firstFrameThumbnailArgs,
   measureDurationArgs,
@@ -43,6 +46,10 @@ const webVideo: MediaDescription = {
   videoStreamIndex: 0,
   audioStreamIndex: 1,
   audioChannels: 2,
+  startSeconds: 0,
+  // the stream details matter to the render plan, not to these argument lists
+  video: null,
+  audio: null,
 };
 
 const webmVideo: MediaDescription = {
@@ -87,6 +94,16 @@ const image: MediaDescription = {
 };
 
 describe('ffmpeg arguments (job-images/ffmpeg/src/ffmpeg-args.ts)', () => {
+  describe('encoder presets (one table for every output this image writes)', () => {
+    it('proxy: veryfast CRF 26 Main; edit: veryfast CRF 20 yuv420p; render: High yuv420p, AAC 48 kHz stereo 192k', () => {
+      expect(videoEncoderArgs(ENCODER_PRESETS.proxy)).to.deep.equal(['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-profile:v', 'main']);
+      expect(audioEncoderArgs(ENCODER_PRESETS.proxy)).to.deep.equal(['-c:a', 'aac', '-b:a', '128k']);
+      expect(videoEncoderArgs(ENCODER_PRESETS.edit)).to.deep.equal(['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p']);
+      expect(videoEncoderArgs(ENCODER_PRESETS.render)).to.deep.equal(['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-profile:v', 'high', '-pix_fmt', 'yuv420p']);
+      expect(audioEncoderArgs(ENCODER_PRESETS.render)).to.deep.equal(['-c:a', 'aac', '-b:a', '192k', '-ar', '48000', '-ac', '2']);
+    });
+  });
+
   describe('sizes', () => {
     it('thumbnails fit in 640×640 keeping the aspect ratio', () => {
       expect(thumbnailSize(1920, 1080)).to.deep.equal({ width: 640, height: 360 });

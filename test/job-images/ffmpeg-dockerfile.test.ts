@@ -59,4 +59,9 @@ describe('the ffmpeg job image (job-images/ffmpeg/Dockerfile)', () => {
     expect(dockerfile).to.match(/^USER node$/m);
     expect(dockerfile).to.match(/^CMD \["node", "job-images\/ffmpeg\/src\/main\.ts"\]$/m);
   });
+
+  it('ships the fonts the render burns captions and the watermark in, where the render looks for them', () => {
+    expect(dockerfile).to.match(/apt-get install -y --no-install-recommends ffmpeg fonts-dejavu-core/);
+    expect(dockerfile).to.match(/CUTROOM_FONTS_DIR=\/usr\/share\/fonts\/truetype\/dejavu/);
+  });
 });

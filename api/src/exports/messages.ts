@@ -16,6 +16,9 @@ export const exportMessages = defineMessages({
     'exports.progress.30': 'Rendering',
     'exports.progress.85': 'Finishing the video',
     'exports.progress.eta': '{stage} — about {eta} left',
+    'failure.render.failed': 'The video could not be rendered; try exporting again, and contact support if it keeps failing.',
+    'failure.render.unplannable': 'This project cannot be rendered as it is (a clip or setting the renderer cannot use).',
+    'failure.render.source_missing': 'A clip of this project is missing from storage; upload it again and export.',
   },
   pt: {
     'exports.not_found': 'Exportação não encontrada.',
@@ -31,6 +34,9 @@ export const exportMessages = defineMessages({
     'exports.progress.30': 'A renderizar',
     'exports.progress.85': 'A finalizar o vídeo',
     'exports.progress.eta': '{stage} — faltam cerca de {eta}',
+    'failure.render.failed': 'Não foi possível renderizar o vídeo; tente exportar de novo e contacte o suporte se continuar a falhar.',
+    'failure.render.unplannable': 'Este projeto não pode ser renderizado como está (um clipe ou definição que o renderizador não consegue usar).',
+    'failure.render.source_missing': 'Falta no armazenamento um clipe deste projeto; carregue-o de novo e exporte.',
   },
   es: {
     'exports.not_found': 'Exportación no encontrada.',
@@ -46,5 +52,8 @@ export const exportMessages = defineMessages({
     'exports.progress.30': 'Renderizando',
     'exports.progress.85': 'Terminando el vídeo',
     'exports.progress.eta': '{stage}: quedan unos {eta}',
+    'failure.render.failed': 'No se pudo renderizar el vídeo; intenta exportar de nuevo y contacta con soporte si sigue fallando.',
+    'failure.render.unplannable': 'Este proyecto no se puede renderizar tal como está (un clip o ajuste que el renderizador no puede usar).',
+    'failure.render.source_missing': 'Falta en el almacenamiento un clip de este proyecto; súbelo de nuevo y exporta.',
   },
 });

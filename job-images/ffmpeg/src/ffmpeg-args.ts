@@ -126,7 +126,50 @@ export function ffprobeArgs(source: string): string[] {
   return ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', source];
 }
 
-const commonArgs = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'error', '-progress', `pipe:${PROGRESS_FD}`, '-y'];
+/** Every packet's time and flags (K = keyframe) of one stream: keyframes without decoding. */
+export function keyframeProbeArgs(source: string, streamIndex: number): string[] {
+  return ['-v', 'error', '-select_streams', String(streamIndex), '-show_entries', 'packet=pts_time,dts_time,flags', '-print_format', 'json=compact=1', source];
+}
+
+/** Every ffmpeg run of this image: no stdin, progress on PROGRESS_FD, overwrite; errors only unless a filter reports at info. */
+export function commonArgsAt(logLevel: 'error' | 'info'): string[] {
+  return ['-hide_banner', '-nostdin', '-nostats', '-loglevel', logLevel, '-progress', `pipe:${PROGRESS_FD}`, '-y'];
+}
+
+export const commonArgs: readonly string[] = commonArgsAt('error');
+
+/** One encoder setting per kind of output this image writes: the only place codecs and qualities are chosen. */
+export interface EncoderPreset {
+  video: { codec: 'libx264'; preset: string; crf: number; profile?: string; pixelFormat?: string };
+  audio: { codec: 'aac'; bitrate: string; sampleRateHz?: number; channels?: number };
+}
+
+export const ENCODER_PRESETS = {
+  /** 480p browser proxy: small, Main profile for old phones; the pixel format is set in its graph. */
+  proxy: { video: { codec: 'libx264', preset: 'veryfast', crf: 26, profile: 'main' }, audio: { codec: 'aac', bitrate: '128k' } },
+  /** A media edit's re-encode: near-transparent, so a later render loses little. */
+  edit: { video: { codec: 'libx264', preset: 'veryfast', crf: 20, pixelFormat: 'yuv420p' }, audio: { codec: 'aac', bitrate: '192k' } },
+  /** The export: High profile 8-bit 4:2:0 plays everywhere; 48 kHz stereo like every platform's upload spec. */
+  render: {
+    video: { codec: 'libx264', preset: 'veryfast', crf: 20, profile: 'high', pixelFormat: 'yuv420p' },
+    audio: { codec: 'aac', bitrate: '192k', sampleRateHz: 48_000, channels: 2 },
+  },
+} as const satisfies Record<string, EncoderPreset>;
+
+export function videoEncoderArgs(preset: EncoderPreset): string[] {
+  const { codec, preset: speed, crf, profile, pixelFormat } = preset.video;
+  return ['-c:v', codec, '-preset', speed, '-crf', String(crf), ...(profile ? ['-profile:v', profile] : []), ...(pixelFormat ? ['-pix_fmt', pixelFormat] : [])];
+}
+
+export function audioEncoderArgs(preset: EncoderPreset): string[] {
+  const { codec, bitrate, sampleRateHz, channels } = preset.audio;
+  return ['-c:a', codec, '-b:a', bitrate, ...(sampleRateHz ? ['-ar', String(sampleRateHz)] : []), ...(channels ? ['-ac', String(channels)] : [])];
+}
+
+/** MP4 with its index at the front, so playback starts before the download ends. */
+export function faststartMp4(output: string): string[] {
+  return ['-movflags', '+faststart', '-f', 'mp4', output];
+}
 
 /** A demux-only pass (no decoding) whose progress tells the duration a container left out. */
 export function measureDurationArgs(media: MediaDescription, source: string): string[] {
@@ -206,9 +249,9 @@ export function proxyPassArgs(media: MediaDescription, plan: ProxyPlan, files: P
     '-map', '[sprite]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '4', files.sprite,
     '-map', '[proxy]',
     ...(plan.audio ? ['-map', `0:${media.audioStreamIndex}`] : []),
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-profile:v', 'main',
+    ...videoEncoderArgs(ENCODER_PRESETS.proxy),
     '-force_key_frames', `expr:gte(t,n_forced*${PROXY_KEYFRAME_SECONDS})`,
-    ...(plan.audio ? ['-c:a', 'aac', '-b:a', '128k', ...((media.audioChannels ?? 2) > 2 ? ['-ac', '2'] : [])] : []),
+    ...(plan.audio ? [...audioEncoderArgs(ENCODER_PRESETS.proxy), ...((media.audioChannels ?? 2) > 2 ? ['-ac', '2'] : [])] : []),
     '-movflags', '+faststart', files.proxy,
   ];
 }

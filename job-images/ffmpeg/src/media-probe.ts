@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JobFailure } from '../../lib/job-failure.ts';
-import { ffprobeArgs, measureDurationArgs } from './ffmpeg-args.ts';
+import { ffprobeArgs, keyframeProbeArgs, measureDurationArgs } from './ffmpeg-args.ts';
 import { MediaToolError, runFfmpeg, runFfprobe } from './media-tools.ts';
 import type { MediaTools } from './media-tools.ts';
 
@@ -9,11 +9,21 @@ const ffprobeStreamSchema = z.object({
   index: z.number().int(),
   codec_type: z.string().optional(),
   codec_name: z.string().optional(),
+  profile: z.string().optional(),
+  level: z.number().int().optional(),
   width: z.number().int().optional(),
   height: z.number().int().optional(),
   pix_fmt: z.string().optional(),
   sample_aspect_ratio: z.string().optional(),
   channels: z.number().int().optional(),
+  channel_layout: z.string().optional(),
+  sample_rate: z.string().optional(),
+  r_frame_rate: z.string().optional(),
+  avg_frame_rate: z.string().optional(),
+  time_base: z.string().optional(),
+  has_b_frames: z.number().int().optional(),
+  start_time: z.string().optional(),
+  nb_frames: z.string().optional(),
   duration: z.string().optional(),
   disposition: z.object({ attached_pic: z.number().optional() }).partial().optional(),
   tags: z.record(z.string(), z.string()).optional(),
@@ -22,13 +32,56 @@ const ffprobeStreamSchema = z.object({
 
 const ffprobeOutputSchema = z.object({
   streams: z.array(ffprobeStreamSchema).default([]),
-  format: z.object({ format_name: z.string(), duration: z.string().optional() }),
+  format: z.object({ format_name: z.string(), duration: z.string().optional(), start_time: z.string().optional() }),
 });
 
 export type FfprobeOutput = z.infer<typeof ffprobeOutputSchema>;
 type FfprobeStream = z.infer<typeof ffprobeStreamSchema>;
 
 export type MediaKind = 'video' | 'audio' | 'image';
+
+/** An exact ratio as ffprobe writes it ("30000/1001"), for frame rates and time bases. */
+export interface Rational {
+  num: number;
+  den: number;
+}
+
+/** The picture stream as an encoder or a stream copy needs to know it. */
+export interface VideoStreamInfo {
+  index: number;
+  codec: string | null;
+  /** e.g. "High", "Main", "Constrained Baseline". */
+  profile: string | null;
+  /** H.264 level × 10 as ffprobe reports it (e.g. 40 for 4.0). */
+  level: number | null;
+  pixelFormat: string | null;
+  /** Stored (coded) size, before rotation and pixel aspect ratio. */
+  storedWidth: number;
+  storedHeight: number;
+  /** The stream's base frame rate (r_frame_rate); null when ffprobe says 0/0. */
+  frameRate: Rational | null;
+  /** Frames over duration (avg_frame_rate); differs from frameRate in variable-rate files. */
+  averageFrameRate: Rational | null;
+  timeBase: Rational | null;
+  hasBFrames: boolean;
+  /** Display rotation in degrees (side data or the rotate tag). */
+  rotationDeg: number;
+  /** The stream's first timestamp in seconds (ffprobe start_time), null when not said. */
+  startSeconds: number | null;
+  /** Frames the container counts (nb_frames; MP4 does, Matroska does not). */
+  frameCount: number | null;
+}
+
+export interface AudioStreamInfo {
+  index: number;
+  codec: string | null;
+  profile: string | null;
+  sampleRateHz: number | null;
+  channels: number | null;
+  channelLayout: string | null;
+  timeBase: Rational | null;
+  startSeconds: number | null;
+}
 
 /** What the artifact program and the argument builders know about a source file. */
 export interface MediaDescription {
@@ -49,7 +102,16 @@ export interface MediaDescription {
   videoStreamIndex: number | null;
   audioStreamIndex: number | null;
   audioChannels: number | null;
+  /** The container's first timestamp (format start_time); ffmpeg's -ss and trim count from it. */
+  startSeconds: number;
+  /** Null for audio-only files. */
+  video: VideoStreamInfo | null;
+  /** Null when the file has no sound (or is an image). */
+  audio: AudioStreamInfo | null;
 }
+
+/** The one probe model of this image: what every program knows about a source file. */
+export type MediaProbe = MediaDescription;
 
 /** Web playback needs all of these; anything else gets a 480p H.264 proxy. */
 export const WEB_COMPATIBLE = {
@@ -71,6 +133,53 @@ function seconds(value: string | undefined): number | null {
   if (value === undefined) return null;
   const number = Number(value);
   return Number.isFinite(number) && number > 0 ? number : null;
+}
+
+/** "30000/1001" → {30000, 1001}; "0/0" and garbage → null. */
+export function parseRational(value: string | undefined): Rational | null {
+  if (value === undefined) return null;
+  const [num, den] = value.split('/').map(Number);
+  if (num === undefined || den === undefined || !Number.isInteger(num) || !Number.isInteger(den) || num <= 0 || den <= 0) return null;
+  return { num, den };
+}
+
+function optionalSeconds(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const number = Number(value);
+  return Number.isFinite(number) ? number : null;
+}
+
+function videoStreamInfo(stream: FfprobeStream): VideoStreamInfo {
+  return {
+    index: stream.index,
+    codec: stream.codec_name ?? null,
+    profile: stream.profile ?? null,
+    level: stream.level !== undefined && stream.level > 0 ? stream.level : null,
+    pixelFormat: stream.pix_fmt ?? null,
+    storedWidth: stream.width ?? 0,
+    storedHeight: stream.height ?? 0,
+    frameRate: parseRational(stream.r_frame_rate),
+    averageFrameRate: parseRational(stream.avg_frame_rate),
+    timeBase: parseRational(stream.time_base),
+    hasBFrames: (stream.has_b_frames ?? 0) > 0,
+    rotationDeg: rotationDegrees(stream),
+    startSeconds: optionalSeconds(stream.start_time),
+    frameCount: stream.nb_frames !== undefined && /^\d+$/.test(stream.nb_frames) ? Number(stream.nb_frames) : null,
+  };
+}
+
+function audioStreamInfo(stream: FfprobeStream): AudioStreamInfo {
+  const sampleRate = Number(stream.sample_rate);
+  return {
+    index: stream.index,
+    codec: stream.codec_name ?? null,
+    profile: stream.profile ?? null,
+    sampleRateHz: Number.isInteger(sampleRate) && sampleRate > 0 ? sampleRate : null,
+    channels: stream.channels ?? null,
+    channelLayout: stream.channel_layout ?? null,
+    timeBase: parseRational(stream.time_base),
+    startSeconds: optionalSeconds(stream.start_time),
+  };
 }
 
 function isImageContainer(formatName: string): boolean {
@@ -128,6 +237,9 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
     videoStreamIndex: video?.index ?? null,
     audioStreamIndex: hasAudio ? (audio?.index ?? null) : null,
     audioChannels: hasAudio ? (audio?.channels ?? null) : null,
+    startSeconds: optionalSeconds(probe.format.start_time) ?? 0,
+    video: video ? videoStreamInfo(video) : null,
+    audio: hasAudio && audio ? audioStreamInfo(audio) : null,
   };
 }
 
@@ -167,4 +279,30 @@ export async function withDuration(
     if (!(error instanceof MediaToolError)) throw error;
   }
   throw new JobFailure(`The media file "${key}" is unreadable: it has no measurable duration`, { code: 'media.no_duration' });
+}
+
+const keyframePacketsSchema = z.object({
+  packets: z.array(z.object({ pts_time: z.string().optional(), dts_time: z.string().optional(), flags: z.string().optional() })).default([]),
+});
+
+/** Keyframe times (seconds from the container's start, ascending, unique) from keyframeProbeArgs' answer. */
+export function keyframeTimes(json: unknown, containerStartSeconds = 0): number[] {
+  const { packets } = keyframePacketsSchema.parse(json);
+  const times = packets
+    .filter((packet) => packet.flags?.startsWith('K'))
+    .map((packet) => optionalSeconds(packet.pts_time) ?? optionalSeconds(packet.dts_time))
+    .filter((time): time is number => time !== null)
+    .map((time) => Math.round((time - containerStartSeconds) * 1e6) / 1e6);
+  return [...new Set(times)].sort((a, b) => a - b);
+}
+
+/**
+ * The keyframe times of a file's picture, in seconds from the container's start (the
+ * timeline ffmpeg's -ss and trim use), ascending. Read from packet flags, so nothing
+ * is decoded: fast even for long files. Pass the probe when you have it.
+ */
+export async function probeKeyframes(tools: MediaTools, path: string, signal?: AbortSignal, media?: MediaProbe): Promise<number[]> {
+  const probed = media ?? describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(path), signal)));
+  if (probed.videoStreamIndex === null) return [];
+  return keyframeTimes(await runFfprobe(tools, keyframeProbeArgs(path, probed.videoStreamIndex), signal), probed.startSeconds);
 }

@@ -81,7 +81,8 @@ export function runFfmpeg(tools: MediaTools, args: readonly string[], options: F
     if (progress) {
       eachLine(progress, (line) => {
         const match = /^out_time_us=(\d+)$/.exec(line);
-        if (!match) return;
+        // An aborted run has already failed; a dying ffmpeg's last lines must not report after that.
+        if (!match || options.signal?.aborted) return;
         outSeconds = Number(match[1]) / 1e6;
         options.onProgress?.(outSeconds);
       });

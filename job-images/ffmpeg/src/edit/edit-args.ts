@@ -1,4 +1,4 @@
-import { PROGRESS_FD } from '../ffmpeg-args.ts';
+import { audioEncoderArgs, commonArgs, ENCODER_PRESETS, faststartMp4, videoEncoderArgs } from '../ffmpeg-args.ts';
 
 /**
  * The media edit's media knowledge: which ranges of the source survive, and the exact
@@ -85,12 +85,6 @@ export interface EditPlan {
 /** Seconds with millisecond precision, the way ffmpeg options and filters read them. */
 const seconds = (ms: number): string => String(Math.round(ms) / 1000);
 
-const commonArgs = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'error', '-progress', `pipe:${PROGRESS_FD}`, '-y'];
-
-/** H.264/AAC in MP4 plays everywhere; the index goes to the front for streaming playback. */
-const encodeVideo = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p'];
-const encodeAudio = ['-c:a', 'aac', '-b:a', '192k'];
-const mp4Output = (output: string): string[] => ['-movflags', '+faststart', '-f', 'mp4', output];
 
 /**
  * The exact re-encode: every kept range trimmed from the one input (trim/atrim with
@@ -122,9 +116,9 @@ export function reencodeArgs(plan: EditPlan, files: { source: string; output: st
     ...commonArgs,
     '-i', files.source,
     '-filter_complex', editFilterGraph(plan),
-    ...(plan.videoStreamIndex !== null ? ['-map', '[v]', ...encodeVideo] : []),
-    ...(plan.audioStreamIndex !== null ? ['-map', '[a]', ...encodeAudio] : []),
-    ...mp4Output(files.output),
+    ...(plan.videoStreamIndex !== null ? ['-map', '[v]', ...videoEncoderArgs(ENCODER_PRESETS.edit)] : []),
+    ...(plan.audioStreamIndex !== null ? ['-map', '[a]', ...audioEncoderArgs(ENCODER_PRESETS.edit)] : []),
+    ...faststartMp4(files.output),
   ];
 }
 
@@ -143,20 +137,6 @@ export function streamCopyArgs(plan: EditPlan, files: { script: string; output: 
     ...(plan.videoStreamIndex !== null ? ['-map', `0:${plan.videoStreamIndex}`] : []),
     ...(plan.audioStreamIndex !== null ? ['-map', `0:${plan.audioStreamIndex}`] : []),
     '-c', 'copy',
-    ...mp4Output(files.output),
+    ...faststartMp4(files.output),
   ];
-}
-
-/** The video stream's packets with their flags, for the keyframe times (no decoding). */
-export function keyframeProbeArgs(source: string, videoStreamIndex: number): string[] {
-  return ['-v', 'error', '-select_streams', String(videoStreamIndex), '-show_entries', 'packet=pts_time,flags', '-print_format', 'json', source];
-}
-
-/** Keyframe times (ms) from keyframeProbeArgs' answer. */
-export function keyframesFromProbe(json: unknown): number[] {
-  const packets = (json as { packets?: { pts_time?: string; flags?: string }[] } | null)?.packets ?? [];
-  return packets
-    .filter((packet) => packet.flags?.startsWith('K') && packet.pts_time !== undefined && packet.pts_time !== 'N/A')
-    .map((packet) => Math.round(Number(packet.pts_time) * 1000))
-    .filter((ms) => Number.isFinite(ms));
 }

@@ -5,15 +5,12 @@ import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
 import { mediaEditInputSchema, type MediaEditInput, type MediaEditResult } from '../../../../crds/contracts/media-edit.ts';
-import { ffprobeArgs, measureDurationArgs } from '../ffmpeg-args.ts';
-import { describeMedia, parseFfprobeOutput, type MediaDescription } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media-tools.ts';
+import { probeKeyframes, probeSource, withDuration, type MediaDescription } from '../media-probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg, type MediaTools } from '../media-tools.ts';
 import {
   concatScript,
   EDIT_OUTPUTS,
   keptRanges,
-  keyframeProbeArgs,
-  keyframesFromProbe,
   reencodeArgs,
   snapToKeyframes,
   streamCopyArgs,
@@ -32,23 +29,8 @@ function canStreamCopy(media: MediaDescription, plan: EditPlan): boolean {
   return videoOk && audioOk;
 }
 
-async function probe(tools: MediaTools, source: string, signal: AbortSignal): Promise<MediaDescription> {
-  let media: MediaDescription;
-  try {
-    media = describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(source), signal)));
-  } catch (error) {
-    if (error instanceof MediaToolError) throw new JobFailure('The source file is corrupt or not a media file ffmpeg can read', { cause: error, code: 'media.corrupt' });
-    throw error;
-  }
-  if (media.kind === 'image' || media.durationSeconds !== null) return media;
-  // Browser recordings carry no duration: a demux-only pass measures it.
-  const { outSeconds } = await runFfmpeg(tools, measureDurationArgs(media, source), { signal }).catch(() => ({ outSeconds: null }));
-  if (!outSeconds) throw new JobFailure('The source file has no measurable duration', { code: 'media.no_duration' });
-  return { ...media, durationSeconds: outSeconds };
-}
-
-async function keyframesOf(tools: MediaTools, source: string, videoStreamIndex: number, signal: AbortSignal): Promise<number[]> {
-  return keyframesFromProbe(await runFfprobe(tools, keyframeProbeArgs(source, videoStreamIndex), signal));
+async function keyframesMsOf(tools: MediaTools, source: string, media: MediaDescription, signal: AbortSignal): Promise<number[]> {
+  return (await probeKeyframes(tools, source, signal, media)).map((seconds) => Math.round(seconds * 1000));
 }
 
 async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<MediaEditResult> {
@@ -60,7 +42,7 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
   await ctx.storage.download(input.sourceKey, source, { signal: ctx.signal, onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download) });
 
   ctx.progress.report('probe', PROGRESS.probe[0]);
-  const media = await probe(tools, source, ctx.signal);
+  const media = await withDuration(tools, await probeSource(tools, source, input.sourceKey, ctx.signal), source, input.sourceKey, ctx.signal);
   if (media.kind === 'image') throw new JobFailure('Images cannot be edited: only video and audio files can be trimmed or cut', { code: 'edit.not_editable' });
   if (input.extractAudio && !media.hasAudio) throw new JobFailure('The source has no audio track to extract', { code: 'edit.no_audio' });
   const output: EditOutputKind = input.extractAudio || media.kind === 'audio' ? 'audio' : 'video';
@@ -82,7 +64,7 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
   ctx.progress.report('edit', PROGRESS.edit[0]);
   let args: string[];
   if (streamCopy) {
-    if (plan.videoStreamIndex !== null) plan.ranges = snapToKeyframes(plan.ranges, await keyframesOf(tools, source, plan.videoStreamIndex, ctx.signal));
+    if (plan.videoStreamIndex !== null) plan.ranges = snapToKeyframes(plan.ranges, await keyframesMsOf(tools, source, media, ctx.signal));
     const script = join(ctx.workDir, 'pieces.ffconcat');
     await writeFile(script, concatScript(source, plan.ranges));
     args = streamCopyArgs(plan, { script, output: outputPath });

@@ -1,0 +1,149 @@
+// The smart render's ffprobe and ffmpeg argument lists, as pure data: re-encoded seams,
+// copied GOPs, and the final mux with the audio rendered in one piece.
+import { audioEncoderArgs, commonArgs, ENCODER_PRESETS, faststartMp4 } from '../ffmpeg-args.ts';
+import type { AudioStreamInfo, VideoStreamInfo } from '../media-probe.ts';
+import { secondsText } from './render-plan.ts';
+import { ticksToMicros, ticksToSeconds, type SmartPart, type SmartPlan, type SourcePicture } from './smart-plan.ts';
+
+/** Seams are re-encoded a little better than the export preset, so they do not show next to copied source GOPs. */
+export const SEAM_CRF = ENCODER_PRESETS.render.video.crf - 3;
+/** Every edge of a kept range fades in or out over this long, so a cut never clicks. */
+export const AUDIO_FADE_SECONDS = 0.01;
+
+/** Every packet's timestamps and key flag, in stream ticks: the plan is built from these, nothing decoded. */
+export function picturePacketsArgs(source: string, videoStreamIndex: number): string[] {
+  return ['-v', 'error', '-select_streams', String(videoStreamIndex), '-show_entries', 'packet=pts,dts,duration,flags', '-print_format', 'json=compact=1', source];
+}
+
+/** The stream's avcC (hex dump), to learn which parameter-set ids the copied GOPs use. */
+export function pictureExtradataArgs(source: string, videoStreamIndex: number): string[] {
+  return ['-v', 'error', '-select_streams', String(videoStreamIndex), '-show_entries', 'stream=extradata', '-show_data', '-print_format', 'json', source];
+}
+
+/** Output packets of the picture, counted without decoding: the check that the output has the plan's frames. */
+export function countPacketsArgs(output: string): string[] {
+  return ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-print_format', 'json', output];
+}
+
+/** Seconds as ffmpeg reads them, rounded up to the microsecond: a seek there lands on the keyframe itself. */
+function seekSeconds(picture: SourcePicture, pts: number): string {
+  const micros = Math.ceil(((pts - picture.startTicks) * 1e6 * picture.timeBase.num) / picture.timeBase.den);
+  return (Math.max(0, micros) / 1e6).toFixed(6);
+}
+
+/** x264 names for what ffprobe reports; Constrained Baseline is x264's baseline. */
+function x264Profile(profile: string | null): string | null {
+  const known: Record<string, string> = { 'Constrained Baseline': 'baseline', Baseline: 'baseline', Main: 'main', High: 'high' };
+  return profile === null ? null : (known[profile] ?? null);
+}
+
+/**
+ * x264 options that make a seam interchangeable with the copied GOPs: same profile and
+ * level, same B-frame reordering depth (so DTS keep rising across a join), and parameter
+ * sets under ids the source does not use (both kinds stay valid side by side).
+ */
+export function seamEncoderArgs(video: VideoStreamInfo, reorderDelay: number, parameterSetId: number): string[] {
+  const profile = x264Profile(video.profile);
+  const level = video.level !== null && video.level >= 10 ? (video.level / 10).toFixed(1) : null;
+  // x264 delays decode order by 1 frame with plain B-frames and 2 with a B-pyramid.
+  const bFrames = reorderDelay === 0 ? ['-bf', '0'] : reorderDelay === 1 ? ['-bf', '1'] : ['-bf', '3'];
+  const x264Params = [`sps-id=${parameterSetId}`, ...(reorderDelay >= 2 ? ['b-pyramid=normal'] : ['b-pyramid=none'])];
+  return [
+    '-c:v', 'libx264', '-preset', ENCODER_PRESETS.render.video.preset, '-crf', String(SEAM_CRF),
+    '-pix_fmt', 'yuv420p',
+    ...(profile ? ['-profile:v', profile] : []),
+    ...(level ? ['-level:v', level] : []),
+    ...bFrames,
+    '-x264-params', x264Params.join(':'),
+    // The source's timestamps, untouched: no frame dropped or duplicated, the stream's own time base.
+    '-fps_mode', 'passthrough', '-enc_time_base', '-1',
+  ];
+}
+
+/**
+ * Re-encodes the part's frames: decode from the keyframe before them with the source's
+ * own timestamps (-copyts), keep exactly the frames with start_pts ≤ pts < end_pts.
+ * MPEG-TS keeps the parameter sets in-band at every keyframe, as a concatenation needs.
+ */
+export function seamEncodeArgs(source: string, picture: SourcePicture, part: SmartPart, encoder: readonly string[], output: string, videoStreamIndex: number): string[] {
+  return [
+    ...commonArgs,
+    '-noaccurate_seek', '-ss', seekSeconds(picture, part.keyframePts), '-copyts', '-i', source,
+    '-map', `0:${videoStreamIndex}`,
+    '-vf', `trim=start_pts=${part.startPts}:end_pts=${part.endPts},setpts=PTS-STARTPTS`,
+    ...encoder,
+    '-f', 'mpegts', output,
+  ];
+}
+
+/** Copies whole GOPs from a clean keyframe: exactly `frames` packets, parameter sets written in-band. */
+export function gopCopyArgs(source: string, picture: SourcePicture, part: SmartPart, output: string, videoStreamIndex: number): string[] {
+  return [
+    ...commonArgs,
+    '-ss', seekSeconds(picture, part.keyframePts), '-i', source,
+    '-map', `0:${videoStreamIndex}`, '-c', 'copy', '-frames:v', String(part.frames),
+    '-bsf:v', 'h264_mp4toannexb',
+    '-f', 'mpegts', output,
+  ];
+}
+
+/**
+ * The concat demuxer's list: each part lasts exactly its frames' span, written as the
+ * difference of rounded running totals so that rounding never accumulates over joins.
+ */
+export function partListText(picture: SourcePicture, parts: readonly SmartPart[], files: readonly string[]): string {
+  let elapsedTicks = 0;
+  const lines = ['ffconcat version 1.0'];
+  parts.forEach((part, index) => {
+    const startMicros = Math.round(ticksToSeconds(picture, elapsedTicks) * 1e6);
+    elapsedTicks += part.endPts - part.startPts;
+    const endMicros = Math.round(ticksToSeconds(picture, elapsedTicks) * 1e6);
+    const file = files[index] ?? '';
+    lines.push(`file '${file.replaceAll("'", "'\\''")}'`, `duration ${((endMicros - startMicros) / 1e6).toFixed(6)}`);
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The whole output's audio in one graph, as the full render makes it: each kept stretch
+ * cut to the samples of its frames' span (counts from rounded running totals, so sound
+ * and picture never drift apart), 48 kHz stereo, faded at every cut (not at the
+ * output's two ends), joined, and encoded once (one AAC priming, no gap at a join).
+ */
+export function smartAudioGraph(picture: SourcePicture, plan: SmartPlan, audio: AudioStreamInfo, inputIndex: number): string {
+  const rate = ENCODER_PRESETS.render.audio.sampleRateHz;
+  const sampleAt = (ticks: number): number => Math.round((ticks * picture.timeBase.num * rate) / picture.timeBase.den);
+  const count = plan.segments.length;
+  const format = `aresample=${rate},aformat=sample_fmts=fltp:sample_rates=${rate}:channel_layouts=stereo`;
+  const chains = [`[${inputIndex}:${audio.index}]asplit=${count}${plan.segments.map((_, index) => `[cut${index}]`).join('')}`];
+  let elapsedTicks = 0;
+  plan.segments.forEach((segment, index) => {
+    const samples = sampleAt(elapsedTicks + segment.endPts - segment.startPts) - sampleAt(elapsedTicks);
+    elapsedTicks += segment.endPts - segment.startPts;
+    const fade = Math.min(Math.round(rate * AUDIO_FADE_SECONDS), Math.floor(samples / 4));
+    const from = secondsText(ticksToMicros(picture, segment.startPts) / 1e6);
+    const to = secondsText(ticksToMicros(picture, segment.endPts) / 1e6);
+    const fades = [...(index > 0 ? [`afade=t=in:ss=0:ns=${fade}`] : []), ...(index < count - 1 ? [`afade=t=out:ss=${samples - fade}:ns=${fade}`] : [])];
+    chains.push([`[cut${index}]atrim=start=${from}:end=${to}`, 'asetpts=PTS-STARTPTS', format, `apad=whole_len=${samples}`, `atrim=end_sample=${samples}`, ...fades].join(',') + `[kept${index}]`);
+  });
+  chains.push(`${plan.segments.map((_, index) => `[kept${index}]`).join('')}concat=n=${count}:v=0:a=1[audio]`);
+  return chains.join(';');
+}
+
+/** The sound alone, rendered by smartAudioGraph and encoded as the export's AAC (MP4 keeps its priming as an edit). */
+export function smartSoundArgs(source: string, audioGraph: string, output: string): string[] {
+  return [...commonArgs, '-i', source, '-filter_complex', audioGraph, '-map', '[audio]', ...audioEncoderArgs(ENCODER_PRESETS.render), '-f', 'mp4', output];
+}
+
+/** The copied and re-encoded picture from the part list and the rendered sound, both copied: MP4 in the source's time scale, index up front. */
+export function smartMuxArgs(options: { partList: string; sound: string | null; timeScale: number | null; output: string }): string[] {
+  const { partList, sound, timeScale, output } = options;
+  return [
+    ...commonArgs,
+    '-f', 'concat', '-safe', '0', '-i', partList,
+    ...(sound ? ['-i', sound] : []),
+    '-map', '0:v', ...(sound ? ['-map', '1:a'] : []), '-c', 'copy',
+    ...(timeScale ? ['-video_track_timescale', String(timeScale)] : []),
+    ...faststartMp4(output),
+  ];
+}
