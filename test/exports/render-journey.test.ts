@@ -9,7 +9,7 @@ import { Client, signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { uploadMedia } from '../support/media-upload.ts';
 import { fileWhen, eventually } from '../support/wait.ts';
 import { dataOf, isAnyEvent, isEvent, openSse } from '../support/sse-stream.ts';
-import { makeVideo } from '../support/media.ts';
+import { makeVideo, topLevelBoxes } from '../support/media.ts';
 import { Export } from '../../api/src/exports/entities.ts';
 
 const run = promisify(execFile);
@@ -24,20 +24,6 @@ async function probe(path: string): Promise<Probe> {
   return JSON.parse(stdout) as Probe;
 }
 
-/** The top-level MP4 boxes in order: faststart puts moov before mdat. */
-async function topLevelBoxes(path: string): Promise<string[]> {
-  const { readFile } = await import('node:fs/promises');
-  const bytes = await readFile(path);
-  const boxes: string[] = [];
-  for (let at = 0; at + 8 <= bytes.length; ) {
-    let size = bytes.readUInt32BE(at);
-    boxes.push(bytes.toString('latin1', at + 4, at + 8));
-    if (size === 1) size = Number(bytes.readBigUInt64BE(at + 8));
-    if (size < 8) break;
-    at += size;
-  }
-  return boxes;
-}
 
 /**
  * A creator's whole export, on the local backend with the ffmpeg image's render program:

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { ProxyResult } from '../../crds/contracts/proxy.ts';
-import { makeAudio, makeVideo, probeFile } from '../support/media.ts';
+import { makeAudio, makeVideo, probeFile, topLevelBoxes } from '../support/media.ts';
 import { recordingFfmpeg, runJobProcess, startJobBucket } from './job-process.ts';
 import type { JobBucket, JobProcessOutcome } from './job-process.ts';
 
@@ -17,26 +17,6 @@ interface ProxyRun extends JobProcessOutcome {
   ffmpegRuns: string[];
 }
 
-/** Top-level MP4 box types in file order, read box header by box header. */
-async function topLevelBoxes(path: string): Promise<string[]> {
-  const file = await open(path);
-  try {
-    const { size } = await file.stat();
-    const types: string[] = [];
-    const header = Buffer.alloc(16);
-    for (let offset = 0; offset + 8 <= size; ) {
-      await file.read(header, 0, 16, offset);
-      const boxSize = header.readUInt32BE(0);
-      types.push(header.toString('latin1', 4, 8));
-      const length = boxSize === 1 ? Number(header.readBigUInt64BE(8)) : boxSize === 0 ? size - offset : boxSize;
-      if (length < 8) break;
-      offset += length;
-    }
-    return types;
-  } finally {
-    await file.close();
-  }
-}
 
 /** Average luma (0..255) of a region of an image: a blank sprite tile is 0. */
 async function meanLuma(path: string, region: { x: number; y: number; width: number; height: number }): Promise<number> {

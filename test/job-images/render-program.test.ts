@@ -1,12 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { parseRenderStep, renderInputSchema, type RenderRequestInput, type RenderResult } from '../../crds/contracts/render.ts';
 import { runFfmpeg } from '../../hack/fixtures/media.ts';
+import { topLevelBoxes } from '../support/media.ts';
 import { runJobProcess, startJobBucket } from './job-process.ts';
 import type { JobBucket, JobProcessOutcome } from './job-process.ts';
 
@@ -112,26 +113,6 @@ async function integratedLoudness(path: string): Promise<number> {
   return values.at(-1) ?? Number.NaN;
 }
 
-/** Top-level MP4 box types in file order. */
-async function topLevelBoxes(path: string): Promise<string[]> {
-  const file = await open(path);
-  try {
-    const { size } = await file.stat();
-    const types: string[] = [];
-    const header = Buffer.alloc(16);
-    for (let offset = 0; offset + 8 <= size; ) {
-      await file.read(header, 0, 16, offset);
-      const boxSize = header.readUInt32BE(0);
-      types.push(header.toString('latin1', 4, 8));
-      const length = boxSize === 1 ? Number(header.readBigUInt64BE(8)) : boxSize === 0 ? size - offset : boxSize;
-      if (length < 8) break;
-      offset += length;
-    }
-    return types;
-  } finally {
-    await file.close();
-  }
-}
 
 // ------------------------------------------------------------------ the sources
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rm, stat, writeFile } from 'node:fs/promises';
+import { open, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
@@ -120,4 +120,25 @@ export interface ProbedMedia {
 export async function probeFile(path: string): Promise<ProbedMedia> {
   const { stdout } = await run(FFPROBE, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path]);
   return JSON.parse(stdout) as ProbedMedia;
+}
+
+/** Top-level MP4 box types in file order, read box header by box header. */
+export async function topLevelBoxes(path: string): Promise<string[]> {
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    const types: string[] = [];
+    const header = Buffer.alloc(16);
+    for (let offset = 0; offset + 8 <= size; ) {
+      await file.read(header, 0, 16, offset);
+      const boxSize = header.readUInt32BE(0);
+      types.push(header.toString('latin1', 4, 8));
+      const length = boxSize === 1 ? Number(header.readBigUInt64BE(8)) : boxSize === 0 ? size - offset : boxSize;
+      if (length < 8) break;
+      offset += length;
+    }
+    return types;
+  } finally {
+    await file.close();
+  }
 }
