@@ -45,9 +45,9 @@ export class StreamConnections {
     const admit = (this.#redis as unknown as { admitStream: AdmitCommand }).admitStream.bind(this.#redis);
     if ((await admit(key, now, now + this.#leaseMs, limit, connectionId, this.#leaseMs)) !== 1) return null;
     return {
+      // Both sent at once (one round trip): every open stream renews at each keepalive.
       renew: async () => {
-        await this.#redis.zadd(key, 'XX', Date.now() + this.#leaseMs, connectionId);
-        await this.#redis.pexpire(key, this.#leaseMs);
+        await Promise.all([this.#redis.zadd(key, 'XX', Date.now() + this.#leaseMs, connectionId), this.#redis.pexpire(key, this.#leaseMs)]);
       },
       release: async () => {
         await this.#redis.zrem(key, connectionId);

@@ -1,5 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
@@ -87,18 +87,54 @@ interface StreamSource {
   opening?: () => Promise<string | null>;
 }
 
+/** Who a stream serves, as plain values: nothing of the ORM. */
+interface StreamCaller {
+  userId: string;
+  /** The session the stream ends with (its key), and the cookie that finds it again. */
+  sessionKey: string;
+  cookie: string;
+}
+
+/**
+ * Runs a function in the async context this module was loaded in, not the request's:
+ * whatever a request keeps in async context (MikroORM's RequestContext holds its
+ * EntityManager) would otherwise live as long as the timers and connections a stream starts.
+ */
+const outsideRequests = AsyncLocalStorage.snapshot();
+
+/**
+ * Takes the caller off the request once the opening checks are done, and drops the
+ * request's EntityManager and ORM-loaded user: Koa keeps `ctx` until the response ends,
+ * so whatever `ctx.state` holds would otherwise live as long as the stream.
+ */
+function releaseRequest(ctx: AppContext): StreamCaller {
+  const { user, session } = requireAuth(ctx);
+  const caller = { userId: user.id, sessionKey: session.key, cookie: ctx.cookies.get(SESSION_COOKIE) ?? '' };
+  ctx.state.auth = undefined;
+  Reflect.deleteProperty(ctx.state, 'em');
+  return caller;
+}
+
 /**
  * Answers the request with an SSE stream of the channel's events, for as long as the
  * client stays and its session lives, holding one of the user's connection leases.
+ * Call it after the opening checks: from here on the request's ORM state is gone.
  */
-async function openEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource): Promise<void> {
-  const { user, session } = requireAuth(ctx);
-  const cookie = ctx.cookies.get(SESSION_COOKIE) ?? '';
+function openEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource): Promise<void> {
+  const caller = releaseRequest(ctx);
+  return outsideRequests(() => serveEventStream(ctx, deps, source, caller));
+}
+
+async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource, { userId, sessionKey, cookie }: StreamCaller): Promise<void> {
   const limit = deps.maxConnectionsPerUser;
-  const lease = await deps.connections.admit(user.id, limit, randomUUID());
+  const lease = await deps.connections.admit(userId, limit, randomUUID());
   if (!lease) throw RateLimited(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
 
-  const stream = new PassThrough();
+  // Written straight to the response: a piped body (Koa's Stream.pipeline) costs several KB of listeners per open stream.
+  const { res } = ctx;
+  // Frames written before the headers go out (the opening message, held messages) wait here, in order.
+  let unsent: string[] | undefined = [];
+  const write = (chunk: string) => (unsent ? unsent.push(chunk) : res.write(chunk));
   let stopListening: (() => Promise<void>) | undefined;
   let keepalive: NodeJS.Timeout | undefined;
   let closed = false;
@@ -108,14 +144,13 @@ async function openEventStream(ctx: AppContext, deps: StreamDeps, source: Stream
     clearInterval(keepalive);
     void stopListening?.();
     lease.release().catch((error: unknown) => deps.logger.warn({ err: error }, 'releasing a stream lease failed'));
-    stream.end();
+    if (!unsent) res.end();
   };
-  ctx.req.on('close', close);
-  stream.on('close', close);
+  res.on('close', close);
 
   const deliver = (message: string) => {
-    const event = parseEvent(message);
-    if (event && !closed) stream.write(sseFrame(event.type, event.data));
+    const frame = frameOf(message);
+    if (frame !== null && !closed) write(frame);
   };
   // Messages arriving while the opening message is read wait behind it.
   let held: string[] | undefined = source.opening ? [] : undefined;
@@ -148,7 +183,7 @@ async function openEventStream(ctx: AppContext, deps: StreamDeps, source: Stream
 
   const tick = async () => {
     const alive = await deps.sessions.find(cookie).then(
-      (current) => current?.key === session.key,
+      (current) => current?.key === sessionKey,
       (error: unknown) => {
         // A transient Redis failure should not drop every stream; the next tick checks again.
         deps.logger.warn({ err: error }, 'checking the session of a stream failed');
@@ -157,7 +192,7 @@ async function openEventStream(ctx: AppContext, deps: StreamDeps, source: Stream
     );
     if (closed) return;
     if (!alive) return close();
-    stream.write(': keepalive\n\n');
+    write(': keepalive\n\n');
     lease.renew().catch((error: unknown) => deps.logger.warn({ err: error }, 'renewing a stream lease failed'));
   };
   keepalive = setInterval(() => void tick(), deps.keepaliveSeconds * 1000);
@@ -166,6 +201,8 @@ async function openEventStream(ctx: AppContext, deps: StreamDeps, source: Stream
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.req.socket.setKeepAlive(true);
+  // Koa writes nothing more; the status stays on ctx for the access log.
+  ctx.respond = false;
   ctx.status = 200;
   ctx.set({
     'Content-Type': 'text/event-stream; charset=utf-8',
@@ -173,9 +210,24 @@ async function openEventStream(ctx: AppContext, deps: StreamDeps, source: Stream
     Connection: 'keep-alive',
     'X-Accel-Buffering': 'no',
   });
+  res.writeHead(200);
   // Headers and a first comment go out at once, so the client knows the stream is live.
-  stream.write(': connected\n\n');
-  ctx.body = stream;
+  const first = [...unsent, ': connected\n\n'].join('');
+  unsent = undefined;
+  res.write(first);
+}
+
+/** The last message and its frame: a message reaches every stream of its channel in one loop, so it is parsed once. */
+let lastMessage: string | undefined;
+let lastFrame: string | null = null;
+
+function frameOf(message: string): string | null {
+  if (message !== lastMessage) {
+    const event = parseEvent(message);
+    lastFrame = event ? sseFrame(event.type, event.data) : null;
+    lastMessage = message;
+  }
+  return lastFrame;
 }
 
 function parseEvent(message: string): { type: string; data: unknown } | null {
