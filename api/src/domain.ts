@@ -48,7 +48,7 @@ export function createDomain(inputs: DomainInputs): Domain {
     'media-edit': producedMediaCompletion(media),
     'media-import': producedMediaCompletion(media),
     proxy: proxyCompletion(media),
-    analyze: analysisCompletion({ storage, logger, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
+    analyze: analysisCompletion({ storage, logger }),
     render: renderCompletion({ storage, logger, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
   };
   const exportOwnerLocale = async (exportId: string) => {
@@ -64,6 +64,6 @@ export function createDomain(inputs: DomainInputs): Domain {
       render: renderProgress(exportOwnerLocale),
     },
   });
-  const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: inputs.defaultJobTimeoutSeconds, outboxChannel, progressRelay });
+  const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: inputs.defaultJobTimeoutSeconds, outboxChannel, progressRelay, publisher: bus });
   return { billing, bus, completion, outboxChannel };
 }

@@ -32,7 +32,6 @@ export const analysisProgress: ProgressPolicy = {
 export interface AnalysisCompletionDeps {
   storage: ObjectStorage;
   logger: Logger;
-  publish(projectId: string, event: AnalysisEvent): Promise<void>;
 }
 
 interface Loaded {
@@ -83,7 +82,7 @@ export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHand
       });
       em.assign(project, { status: 'analyzed', activeRunId: runId, transcript: transcript as unknown as Record<string, unknown> });
       await em.flush();
-      return { afterCommit: () => deps.publish(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: edits.length } }) };
+      return { events: [{ to: 'project', projectId, event: { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: edits.length } } satisfies AnalysisEvent }] };
     },
 
     failed: (em, job, failure) => fail(em, job, failure, deps),
@@ -112,5 +111,5 @@ async function fail(em: EntityManager, job: JobRow, failure: JobFailed, deps: An
   const [owner] = await em.getConnection().execute<{ locale: string }[]>(`select locale from users where id = ?`, [job.userId], 'all', em.getTransactionContext());
   const error = failureText(negotiateLocale(owner?.locale), failure.code, failure.params, failure.error);
   deps.logger.info({ job_id: job.id, run_id: runId, code: failure.code }, 'analysis failed');
-  return { afterCommit: () => deps.publish(projectId, { type: 'analysis_failed', data: { project_uuid: projectId, error } }) };
+  return { events: [{ to: 'project' as const, projectId, event: { type: 'analysis_failed', data: { project_uuid: projectId, error } } satisfies AnalysisEvent }] };
 }

@@ -21,6 +21,19 @@ export const PROGRESS_SNAPSHOT_SECONDS = 3600;
 
 export const progressSnapshotKey = (projectId: string) => `progress-snapshot:${projectId}`;
 
+/** An event a settled job owes someone: saved with the settlement, published after it (jobs.outcome_events). */
+export type OutcomeEvent = { to: 'user'; userId: string; event: UserEvent } | { to: 'project'; projectId: string; event: ProjectEvent };
+
+/** How long a published outcome's marker is kept: far longer than any redelivery of the same settlement. */
+const OUTCOME_MARKER_SECONDS = 24 * 3600;
+
+const PUBLISH_ONCE = `
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[3])) then return 0 end
+if ARGV[4] == '1' then redis.call('DEL', KEYS[2]) end
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return 1
+`;
+
 /**
  * Publishes events on Redis pub/sub so every api replica's streams see them.
  * ioredis's keyPrefix does not apply to channels, hence the explicit prefix.
@@ -58,6 +71,19 @@ export class EventBus {
     if (event.type === SNAPSHOT_EVENT) await exec(this.#redis.multi().set(key, message, 'EX', PROGRESS_SNAPSHOT_SECONDS).publish(channel, message));
     else if (SNAPSHOT_CLEARED_BY.has(event.type)) await exec(this.#redis.multi().del(key).publish(channel, message));
     else await this.#redis.publish(channel, message);
+  }
+
+  /**
+   * Publishes a job's outcome event unless it went out before: a marker `outcome:<key>`
+   * (kept a day) is set with the publish in one script, so a completion that retries, or a
+   * process that publishes what a killed one saved, never sends it twice.
+   */
+  async publishOnce(key: string, outcome: OutcomeEvent): Promise<boolean> {
+    const message = JSON.stringify(outcome.event);
+    const channel = outcome.to === 'user' ? this.userChannel(outcome.userId) : this.projectChannel(outcome.projectId);
+    const clearSnapshot = outcome.to === 'project' && SNAPSHOT_CLEARED_BY.has(outcome.event.type) ? progressSnapshotKey(outcome.projectId) : '';
+    const sent = await this.#redis.eval(PUBLISH_ONCE, 2, `outcome:${key}`, clearSnapshot || `outcome:${key}:none`, channel, message, String(OUTCOME_MARKER_SECONDS), clearSnapshot ? '1' : '0');
+    return sent === 1;
   }
 
   /** The project's kept analysis_progress message, exactly as it was published, or null. */

@@ -25,6 +25,7 @@ const exportIdOf = (job: Pick<JobRow, 'input'>) => renderInputSchema.shape.expor
 
 /**
  * Settles `render` jobs. Started: the export is `rendering` and `export_started` goes out.
+ * The outcome events are the settlement's (saved with it, published once after it).
  * Success: `completed` with its output, then `export_complete`. Failure (the program's, a
  * timeout, a kill, a lost job): `failed` with a stable code, then `export_failed` in the
  * owner's language. An export deleted meanwhile (its project or account went) leaves
@@ -46,7 +47,7 @@ export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler 
       const result = parsed.data;
       const exportId = exportIdOf(job);
       const row = await em.findOne(Export, exportId);
-      if (!row || !job.projectId) return () => deps.storage.delete(result.output_key);
+      if (!row || !job.projectId) return { afterCommit: () => deps.storage.delete(result.output_key) };
       em.assign(row, {
         status: 'completed',
         storageKey: result.output_key,
@@ -57,8 +58,7 @@ export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler 
       });
       await em.flush();
       deps.logger.info({ job_id: job.id, export_id: exportId, path: result.path, fallback_reason: result.fallback_reason, duration_ms: result.duration_ms, size_bytes: result.size_bytes }, 'export rendered');
-      const projectId = job.projectId;
-      return () => deps.publish(projectId, { type: 'export_complete', data: { export_uuid: exportId, storage_key: result.output_key } });
+      return { events: [{ to: 'project', projectId: job.projectId, event: { type: 'export_complete', data: { export_uuid: exportId, storage_key: result.output_key } } satisfies ExportEvent }] };
     },
 
     failed: (em, job, failure) => fail(em, job, failure, deps),
@@ -73,8 +73,7 @@ async function fail(em: EntityManager, job: JobRow, failure: JobFailed, deps: Re
   await em.flush();
   const error = (await failureTextsForOwners(em, [job.userId], failure))(job.userId);
   deps.logger.info({ job_id: job.id, export_id: exportId, code: failure.code }, 'export failed');
-  const projectId = job.projectId;
-  return () => deps.publish(projectId, { type: 'export_failed', data: { export_uuid: exportId, error } });
+  return { events: [{ to: 'project' as const, projectId: job.projectId, event: { type: 'export_failed', data: { export_uuid: exportId, error } } satisfies ExportEvent }] };
 }
 
 /** The text of an export_progress mark, in the owner's language, with the encoder's own estimate of the time left. */

@@ -3,8 +3,14 @@ import type { Logger } from 'pino';
 import type { RequestableProgram } from '../../../crds/programs.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { ProgressRelay } from '../events/progress-relay.ts';
+import type { OutcomeEvent } from '../events/bus.ts';
 import { Job, type JobRow } from './entities.ts';
 import { jobCreditReference, recordJob, type FollowUpRequest } from './service.ts';
+import { isDependencyOutage } from '../ops/dependency-outage.ts';
+
+/** Backoff of after-commit work that met an outage: 0.5 s doubling to 30 s, while the process runs. */
+const AFTER_COMMIT_RETRY_BASE_MS = 500;
+const AFTER_COMMIT_RETRY_MAX_MS = 30_000;
 
 /**
  * Why a job failed: the English text (jobs.error, logs, fallback) and, when known, the
@@ -18,7 +24,7 @@ export interface JobFailed {
 
 export type JobOutcome = { ok: true; result: Record<string, unknown> } | ({ ok: false } & JobFailed);
 
-/** Work to do once the completion's transaction has committed (publishing events, deleting objects). */
+/** Work to do once the completion's transaction has committed (deleting objects); events go in `Settlement.events`. */
 export type AfterCommit = () => Promise<void>;
 
 /** A job a completion asks for next: the finished job's user unless it names another. */
@@ -27,6 +33,12 @@ export type FollowUpJob = FollowUpRequest;
 /** What a handler asks for besides its own writes: all of it happens with the settlement, or not at all. */
 export interface Settlement {
   afterCommit?: AfterCommit;
+  /**
+   * Events the settlement owes (media_ready, analysis_complete, export_failed…): saved on the
+   * job row in the settling transaction and published after the commit and the afterCommit
+   * work, each exactly once even when the process dies in between (publishPendingOutcomes).
+   */
+  events?: OutcomeEvent[];
   /** Jobs to run next, written in the same transaction (the outbox dispatches them). */
   followUps?: FollowUpJob[];
   /** AI minutes the job really used, when less than reserved (default: what was reserved). */
@@ -65,7 +77,12 @@ export interface JobCompletionDeps {
   outboxChannel: string;
   /** Turns reported progress into its feature's event on the project stream. */
   progressRelay?: Pick<ProgressRelay, 'relay'>;
+  /** Publishes a settled job's events, each once (`key` names it). */
+  publisher: { publishOnce(key: string, event: OutcomeEvent): Promise<boolean> };
 }
+
+/** A settled job's events not published this long after its completion are taken to be lost with their process. */
+const PENDING_OUTCOME_AGE_MS = 5_000;
 
 export interface CompleteOptions {
   /** Settle only a job no backend has received (a cancel before dispatch). */
@@ -86,7 +103,7 @@ export class JobCompletion {
 
   /** Returns true when this call settled the job, false when it had been settled before. */
   async complete(jobId: string, outcome: JobOutcome, options: CompleteOptions = {}): Promise<boolean> {
-    const { orm, logger, handlers } = this.#d;
+    const { orm, handlers } = this.#d;
     const peek = await orm.em.fork().findOne(Job, jobId);
     if (!peek || peek.completedAt) return false;
     const handler = handlers[peek.program as RequestableProgram] as CompletionHandler<unknown> | undefined;
@@ -94,6 +111,7 @@ export class JobCompletion {
     const loaded = outcome.ok && handler?.load ? await handler.load(peek, outcome.result) : undefined;
 
     let after: AfterCommit | undefined;
+    let events: OutcomeEvent[] = [];
     const settled = await orm.em.fork().transactional(async (em) => {
       const claimed = await em.getConnection().execute<{ id: string }[]>(
         `update jobs set completed_at = now(), finished_at = coalesce(finished_at, now()), status = ?, result = ?, error = ?, error_code = ?, error_params = ?,
@@ -124,17 +142,34 @@ export class JobCompletion {
         await em.flush();
         await em.execute('select pg_notify(?, ?)', [this.#d.outboxChannel, job.backend]);
       }
+      events = settlement.events ?? [];
+      if (events.length > 0) await em.nativeUpdate(Job, { id: jobId }, { outcomeEvents: events });
       after = settlement.afterCommit;
       return true;
     });
-    if (settled && after) {
-      try {
-        await after();
-      } catch (error) {
-        logger.error({ err: error, job_id: jobId }, 'after-commit work of a completed job failed');
-      }
-    }
-    return settled;
+    if (!settled) return false;
+    if (after) await this.#afterCommit(jobId, after, 'after-commit work of a completed job');
+    if (events.length > 0) await this.#afterCommit(jobId, () => this.#publish(jobId, events), 'publishing the events of a completed job');
+    return true;
+  }
+
+  /**
+   * Publishes the events that settled jobs saved but no process published: their process
+   * died between the commit and the publish, or gave up. The outboxes of the api and the
+   * operator call it on every pass; the per-event marker keeps it exactly once.
+   */
+  async publishPendingOutcomes(limit = 100): Promise<number> {
+    const rows = await this.#d.orm.em.fork().getConnection().execute<{ id: string; outcome_events: OutcomeEvent[] }[]>(
+      `select id, outcome_events from jobs where outcome_events is not null and completed_at < now() - make_interval(secs => ?) order by completed_at limit ?`,
+      [PENDING_OUTCOME_AGE_MS / 1000, limit],
+    );
+    for (const row of rows) await this.#publish(row.id, row.outcome_events);
+    return rows.length;
+  }
+
+  async #publish(jobId: string, events: readonly OutcomeEvent[]): Promise<void> {
+    for (const [index, event] of events.entries()) await this.#d.publisher.publishOnce(`${jobId}:${index}`, event);
+    await this.#d.orm.em.fork().nativeUpdate(Job, { id: jobId }, { outcomeEvents: null });
   }
 
   /** Deducts on success, releases otherwise; the ledger's reference makes either happen once. */
@@ -191,10 +226,40 @@ export class JobCompletion {
       after = (await handler?.started?.(em, job)) ?? undefined;
     });
     if (!after) return;
+    await this.#afterCommit(jobId, after, 'after-start work of a job');
+  }
+
+  /**
+   * Runs work that follows a commit (events, object deletion). The commit cannot be undone, so
+   * work that meets an outage (Redis, S3) is not dropped: it is tried again in the background,
+   * 0.5 s doubling to 30 s, for as long as this process runs. Other errors are logged once.
+   */
+  async #afterCommit(jobId: string, work: AfterCommit, what: string): Promise<void> {
+    const { logger } = this.#d;
     try {
-      await after();
+      await work();
+      return;
     } catch (error) {
-      this.#d.logger.error({ err: error, job_id: jobId }, 'after-start work of a job failed');
+      if (!isDependencyOutage(error)) {
+        logger.error({ err: error, job_id: jobId }, `${what} failed`);
+        return;
+      }
+      logger.warn({ err: error, job_id: jobId }, `${what} met an outage; retrying`);
     }
+    void (async () => {
+      for (let attempt = 1; ; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(AFTER_COMMIT_RETRY_MAX_MS, AFTER_COMMIT_RETRY_BASE_MS * 2 ** Math.min(attempt - 1, 10))).unref());
+        try {
+          await work();
+          logger.info({ job_id: jobId, attempts: attempt + 1 }, `${what} done after retries`);
+          return;
+        } catch (error) {
+          if (!isDependencyOutage(error)) {
+            logger.error({ err: error, job_id: jobId }, `${what} failed`);
+            return;
+          }
+        }
+      }
+    })();
   }
 }

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import type { OutcomeEvent } from '../events/bus.ts';
 
 export const jobStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobStatusValue = (typeof jobStatuses)[number];
@@ -40,6 +41,8 @@ export const Job = defineEntity({
     errorCode: p.string().length(128).nullable(),
     errorParams: p.json<Record<string, string | number>>().nullable(),
     result: p.json<Record<string, unknown>>().nullable(),
+    /** The settlement's events until they are published (JobCompletion.publishPendingOutcomes). */
+    outcomeEvents: p.json<OutcomeEvent[]>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
@@ -48,6 +51,8 @@ export const Job = defineEntity({
   indexes: [
     // the outbox's work: rows no backend has received yet
     { name: 'jobs_undispatched_index', expression: `create index "jobs_undispatched_index" on "jobs" ("backend", "created_at") where "dispatched_at" is null and "completed_at" is null` },
+    // settled jobs whose events are not published yet
+    { name: 'jobs_outcome_events_pending_index', expression: `create index "jobs_outcome_events_pending_index" on "jobs" ("completed_at") where "outcome_events" is not null` },
   ],
 });
 

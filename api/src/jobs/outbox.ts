@@ -123,6 +123,8 @@ export class JobOutbox {
       await this.#recover();
       this.#recovered = true;
     }
+    // events of settlements whose process died before publishing them
+    await this.#o.completion.publishPendingOutcomes().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'job outbox: publishing pending outcome events failed; the next pass retries'));
     for (;;) {
       if (this.#closed) return;
       const kinds = this.#o.dispatcher.kindsWithCapacity();

@@ -1,12 +1,12 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { artifactResultSchema, type ArtifactResult } from '../../../crds/contracts/artifact.ts';
-import type { EventBus } from '../events/bus.ts';
+import type { EventBus, OutcomeEvent } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { AfterCommit, CompletionHandler, JobFailed, Settlement } from '../jobs/completion.ts';
 import { releaseWaitingJobs } from '../jobs/service.ts';
 import type { JobRow } from '../jobs/entities.ts';
-import { MediaFile, MediaItem, type MediaFileRow } from './entities.ts';
+import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from './entities.ts';
 import { deleteObjects } from './file-objects.ts';
 import { failureColumns, failureTextsForOwners } from './failure-events.ts';
 
@@ -60,11 +60,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
         em.remove(file);
         await em.flush();
-        const publish = await readyEvents(em, twin, deps.bus);
-        return async () => {
-          await publish();
-          await deleteObjects(deps.storage, orphanKeys);
-        };
+        return { events: await readyEvents(em, twin), afterCommit: () => deleteObjects(deps.storage, orphanKeys) };
       }
 
       em.assign(file, {
@@ -87,13 +83,10 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       });
       await em.flush();
       await releaseWaitingJobs(em, file.id, { sourceKey: file.storageKey, durationMs: result.duration_ms });
-      const publish = await readyEvents(em, file, deps.bus);
       const settlement: Settlement = {
-        afterCommit: async () => {
-          // the staging object goes first: by the time the uploader hears media_ready it is no longer stored
-          await deleteObjects(deps.storage, staging);
-          await publish();
-        },
+        // the staging object goes first (events follow the after-commit work): by the time the uploader hears media_ready it is no longer stored
+        afterCommit: () => deleteObjects(deps.storage, staging),
+        events: await readyEvents(em, file),
       };
       if (result.proxy_status === 'pending') {
         settlement.followUps = [{ program: 'proxy', ...(job.projectId ? { projectId: job.projectId } : {}), mediaFileId: file.id, input: { sourceKey: file.storageKey, contentType: file.contentType } }];
@@ -113,17 +106,14 @@ function peaksOf(waveform: number[] | { peaks: number[] }): number[] {
   return Array.isArray(waveform) ? waveform : waveform.peaks;
 }
 
-/** media_ready for every item of the file, to each item's owner, after the commit. */
-async function readyEvents(em: EntityManager, file: MediaFileRow, bus: EventBus): Promise<AfterCommit> {
+/** media_ready for every item of the file, to each item's owner. */
+async function readyEvents(em: EntityManager, file: MediaFileRow): Promise<OutcomeEvent[]> {
   const items = await em.find(MediaItem, { file: file.id });
-  return async () => {
-    for (const item of items) {
-      await bus.publishToUser(item.userId, {
-        type: 'media_ready',
-        data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: file.proxyStatus },
-      });
-    }
-  };
+  return items.map((item) => ({
+    to: 'user',
+    userId: item.userId,
+    event: { type: 'media_ready', data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: file.proxyStatus } },
+  }));
 }
 
 async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { bus: EventBus; storage: ObjectStorage }) {
@@ -137,13 +127,13 @@ async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, de
   await releaseWaitingJobs(em, file.id);
   const items = await em.find(MediaItem, { file: file.id });
   const textFor = await failureTextsForOwners(em, items.map((item) => item.userId), failure);
-  return async () => {
-    await deleteObjects(deps.storage, staging);
-    for (const item of items) {
-      await deps.bus.publishToUser(item.userId, {
-        type: 'media_failed',
-        data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, error: textFor(item.userId) },
-      });
-    }
+  return {
+    afterCommit: () => deleteObjects(deps.storage, staging),
+    events: items.map((item) => failedEvent(item, file.id, textFor(item.userId))),
   };
+}
+
+/** media_failed of one item, to its owner. */
+export function failedEvent(item: Pick<MediaItemRow, 'id' | 'userId' | 'displayName'>, fileId: string, error: string): OutcomeEvent {
+  return { to: 'user', userId: item.userId, event: { type: 'media_failed', data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error } } };
 }

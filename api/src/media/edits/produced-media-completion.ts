@@ -4,9 +4,10 @@ import { mediaEditInputSchema, producedMediaResultSchema, type ProducedMediaResu
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
-import { settlementOf, type AfterCommit, type CompletionHandler, type JobFailed } from '../../jobs/completion.ts';
+import { settlementOf, type CompletionHandler, type JobFailed, type Settlement } from '../../jobs/completion.ts';
+import type { OutcomeEvent } from '../../events/bus.ts';
 import type { JobRow } from '../../jobs/entities.ts';
-import { artifactCompletion, type ArtifactLoaded } from '../artifact-completion.ts';
+import { artifactCompletion, failedEvent, type ArtifactLoaded } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
 import { deleteObjects } from '../file-objects.ts';
 import { failureColumns, failureTextsForOwners } from '../failure-events.ts';
@@ -76,11 +77,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       if (!(await chargeStorage(em, job.userId, result.size_bytes, quota))) {
         const params = { size_mb: mb(result.size_bytes), quota_mb: mb(quota) };
         const error = `The result (${params.size_mb} MB) does not fit in your storage quota (${params.quota_mb} MB); free some space and try again.`;
-        const failed = await settleFailure(em, file, replaced, { error, code: 'edit.quota_exceeded', params });
-        return async () => {
-          await failed();
-          await deleteProduced();
-        };
+        return { ...(await settleFailure(em, file, replaced, { error, code: 'edit.quota_exceeded', params })), afterCommit: deleteProduced };
       }
 
       file.storageKey = result.output_key;
@@ -98,8 +95,8 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       const ready = settlementOf(await artifacts.succeeded(em, job, result.artifact, loaded));
       return {
         ...ready,
+        events: [...(dropped ?? []), ...(ready.events ?? [])],
         afterCommit: async () => {
-          if (dropped) await dropped();
           if (ready.afterCommit) await ready.afterCommit();
           await deleteObjects(deps.storage, releasedKeys);
         },
@@ -122,7 +119,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
    * uploader of identical content is. One that does not fit its owner's quota is removed
    * (with its canvas) and its owner hears media_failed after the commit.
    */
-  async function chargeItems(em: EntityManager, fileId: string, jobUserId: string, size: number): Promise<AfterCommit> {
+  async function chargeItems(em: EntityManager, fileId: string, jobUserId: string, size: number): Promise<OutcomeEvent[]> {
     const uncharged = await em.find(MediaItem, { file: fileId, chargedBytes: 0 }, { orderBy: { createdAt: 'asc', id: 'asc' }, ...unmanaged });
     const producing = uncharged.find((item) => item.userId === jobUserId);
     // the job's own item was deleted while it ran: nothing holds the charge made for it
@@ -142,14 +139,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       refused.push({ item, failure: { error, code: 'import.quota_exceeded', params } });
     }
     const texts = await Promise.all(refused.map(({ item, failure }) => failureTextsForOwners(em, [item.userId], failure).then((textFor) => textFor(item.userId))));
-    return async () => {
-      for (const [index, { item }] of refused.entries()) {
-        await deps.bus.publishToUser(item.userId, {
-          type: 'media_failed',
-          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error: texts[index]! },
-        });
-      }
-    };
+    return refused.map(({ item }, index) => failedEvent(item, fileId, texts[index]!));
   }
 
   /**
@@ -157,7 +147,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
    * no item yet, so it goes and the replaced item, still on its old file and no longer
    * pending, hears media_failed.
    */
-  async function settleFailure(em: EntityManager, file: MediaFileRow, replaced: MediaItemRow | null, failure: JobFailed): Promise<AfterCommit> {
+  async function settleFailure(em: EntityManager, file: MediaFileRow, replaced: MediaItemRow | null, failure: JobFailed): Promise<Settlement> {
     const items = replaced ? [replaced] : await em.find(MediaItem, { file: file.id }, unmanaged);
     const fileId = file.id;
     if (replaced) {
@@ -168,14 +158,7 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
     }
     await em.flush();
     const textFor = await failureTextsForOwners(em, items.map((item) => item.userId), failure);
-    return async () => {
-      for (const item of items) {
-        await deps.bus.publishToUser(item.userId, {
-          type: 'media_failed',
-          data: { media_file_uuid: fileId, media_item_uuid: item.id, display_name: item.displayName ?? null, error: textFor(item.userId) },
-        });
-      }
-    };
+    return { events: items.map((item) => failedEvent(item, fileId, textFor(item.userId))) };
   }
 }
 
