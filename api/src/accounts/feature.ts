@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { ApiRouter } from '../http/router.ts';
@@ -16,6 +17,7 @@ import { EmailTokens } from './tokens.ts';
 
 interface AccountsWiring {
   config: Config;
+  orm: MikroORM;
   redis: Redis;
   clock: Clock;
   logger: Logger;
@@ -29,6 +31,7 @@ interface AccountsWiring {
 export function createAccounts(wiring: AccountsWiring): AccountsService {
   const { config, redis, clock } = wiring;
   return new AccountsService({
+    orm: wiring.orm,
     clock,
     logger: wiring.logger,
     passwords: new Passwords(config.BCRYPT_COST),
@@ -51,7 +54,7 @@ export function createAccounts(wiring: AccountsWiring): AccountsService {
 }
 
 /** The HTTP side: rate limits, the identity provider (when OIDC_ISSUER is set) and the routes. */
-export function registerAccounts(router: ApiRouter, wiring: Omit<AccountsWiring, 'mailer' | 'clock'> & { accounts: AccountsService }): void {
+export function registerAccounts(router: ApiRouter, wiring: Omit<AccountsWiring, 'mailer' | 'clock' | 'orm'> & { accounts: AccountsService }): void {
   const { config } = wiring;
   const oidc =
     config.OIDC_ISSUER && config.OIDC_CLIENT_ID

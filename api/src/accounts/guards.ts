@@ -24,7 +24,7 @@ export async function authenticate(ctx: AppContext, accounts: AccountsService): 
   if (!cookie) return null;
   const session = await accounts.sessions.find(cookie);
   if (!session) return null;
-  const user = await accounts.findUser(ctx.state.em, session.userId);
+  const user = await accounts.sessionUser(session.userId);
   if (!user) {
     // The account was deleted: its sessions go with it.
     await accounts.sessions.end(session);

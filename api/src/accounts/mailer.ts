@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 
 /** One e-mail, already written in its recipient's language. */
@@ -19,14 +19,33 @@ export interface Mailer {
   close(): void;
 }
 
-/** Delivers over SMTP (SMTP_URL), with timeouts so a slow server cannot hold a request. */
+/**
+ * Delivers over SMTP (SMTP_URL), with timeouts so a slow server cannot hold a request.
+ * nodemailer is loaded with the first mail, not at start-up.
+ */
 export class SmtpMailer implements Mailer {
-  readonly #transport: Transporter;
+  readonly #url: URL;
   readonly #from: string;
+  #transport: Promise<Transporter> | undefined;
 
   constructor(smtpUrl: string, from: string) {
-    const url = new URL(smtpUrl);
-    this.#transport = nodemailer.createTransport({
+    this.#url = new URL(smtpUrl);
+    this.#from = from;
+  }
+
+  async send(mail: Mail): Promise<void> {
+    this.#transport ??= this.#connect();
+    await (await this.#transport).sendMail({ from: this.#from, to: mail.to, subject: mail.subject, text: mail.text });
+  }
+
+  close(): void {
+    void this.#transport?.then((transport) => transport.close(), () => {});
+  }
+
+  async #connect(): Promise<Transporter> {
+    const { default: nodemailer } = await import('nodemailer');
+    const url = this.#url;
+    return nodemailer.createTransport({
       host: url.hostname,
       port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)),
       secure: url.protocol === 'smtps:',
@@ -37,15 +56,6 @@ export class SmtpMailer implements Mailer {
       greetingTimeout: 10_000,
       socketTimeout: 20_000,
     });
-    this.#from = from;
-  }
-
-  async send(mail: Mail): Promise<void> {
-    await this.#transport.sendMail({ from: this.#from, to: mail.to, subject: mail.subject, text: mail.text });
-  }
-
-  close(): void {
-    this.#transport.close();
   }
 }
 

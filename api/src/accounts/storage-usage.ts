@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { query, statement } from '../db/statements.ts';
 
 /**
  * A user's storage_used_bytes changes only through these single atomic statements, so
@@ -19,7 +20,9 @@ export async function refundStorage(em: EntityManager, userId: string, bytes: nu
   await em.execute(`update users set storage_used_bytes = greatest(storage_used_bytes - ?, 0) where id = ?`, [bytes, userId]);
 }
 
+const STORAGE_USED = statement<{ storage_used_bytes: string }>('accounts.storage_used', 'select storage_used_bytes from users where id = ?');
+
 export async function storageUsed(em: EntityManager, userId: string): Promise<number> {
-  const [row] = await em.execute<{ storage_used_bytes: string }[]>(`select storage_used_bytes from users where id = ?`, [userId]);
+  const [row] = await query(em, STORAGE_USED, [userId]);
   return Number(row?.storage_used_bytes ?? 0);
 }

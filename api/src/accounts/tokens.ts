@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { SignJWT, jwtVerify } from 'jose';
 import type { Clock } from '../shared/clock.ts';
 
 /** What an e-mailed token lets its holder do, and for how long. */
@@ -69,6 +68,7 @@ export class EmailTokens {
     const tokenId = randomUUID();
     // Issuing a single-use link replaces the user's earlier ones of the same purpose.
     if (SINGLE_USE.includes(purpose)) await this.#redis.set(newestKey(purpose, userId), tokenId, 'EX', TOKEN_LIFETIME_SECONDS[purpose]);
+    const { SignJWT } = await jose();
     return new SignJWT({ email })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer(ISSUER)
@@ -83,6 +83,7 @@ export class EmailTokens {
   /** The token's claims if it is genuine, meant for `purpose` and unexpired by the service clock. */
   async read(token: string, purpose: TokenPurpose): Promise<EmailTokenClaims> {
     try {
+      const { jwtVerify } = await jose();
       const { payload } = await jwtVerify(token, this.#key, {
         issuer: ISSUER,
         audience: purpose,
@@ -114,5 +115,8 @@ export class EmailTokens {
     await this.#redis.del(...SINGLE_USE.map((purpose) => newestKey(purpose, userId)));
   }
 }
+
+/** jose is loaded with the first e-mailed link made or read, not at start-up. */
+const jose = () => import('jose');
 
 const newestKey = (purpose: TokenPurpose, userId: string) => `newest-link:${purpose}:${userId}`;

@@ -1,8 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { Logger } from 'pino';
-import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { DomainError, InvalidInput, NotFound, Unavailable } from '../shared/errors.ts';
 import { errorOfStatus, statusOf } from './errors.ts';
@@ -111,35 +109,46 @@ function toDomainError(error: unknown): DomainError | undefined {
 /** The JSON media types koa-body recognises by default, kept as they were. */
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/vnd.api+json', 'application/csp-report', 'application/reports+json'];
 
+/** Methods whose bodies are read: DELETE too, since deleting the account carries the password in its body. */
+const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /**
  * Reads JSON and form bodies up to `maxBytes`. koa-body reads JSON as text and
  * parseJsonBody parses it, so nesting is bounded before JSON.parse (koa-body has no hook
- * between reading and parsing).
+ * between reading and parsing). koa-body is loaded with the first request that has a
+ * body to read, not at start-up.
  */
 export function bodyParser(maxBytes: number): Middleware<AppState> {
-  const read = koaBody({
-    json: false,
-    text: true,
-    textTypes: JSON_TYPES,
-    textLimit: maxBytes,
-    urlencoded: true,
-    formLimit: maxBytes,
-    multipart: false,
-    includeUnparsed: true,
-    // DELETE too: deleting the account carries the password in its body.
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    onError: (error) => {
-      throw error;
-    },
-  }) as unknown as Middleware<AppState>;
+  let reader: Promise<Middleware<AppState>> | undefined;
+  const load = async (): Promise<Middleware<AppState>> => {
+    const { HttpMethodEnum, koaBody } = await import('koa-body');
+    return koaBody({
+      json: false,
+      text: true,
+      textTypes: JSON_TYPES,
+      textLimit: maxBytes,
+      urlencoded: true,
+      formLimit: maxBytes,
+      multipart: false,
+      includeUnparsed: true,
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+      onError: (error) => {
+        throw error;
+      },
+    }) as unknown as Middleware<AppState>;
+  };
   return async (ctx, next) => {
-    try {
-      await read(ctx, async () => {});
-    } catch (error) {
-      throw unreadableBody(error);
+    if (PARSED_METHODS.has(ctx.method)) {
+      reader ??= load();
+      const read = await reader;
+      try {
+        await read(ctx, async () => {});
+      } catch (error) {
+        throw unreadableBody(error);
+      }
+      const request = ctx.request as { body?: unknown };
+      if (typeof request.body === 'string' && ctx.is(JSON_TYPES)) request.body = parseJsonBody(request.body);
     }
-    const request = ctx.request as { body?: unknown };
-    if (typeof request.body === 'string' && ctx.is(JSON_TYPES)) request.body = parseJsonBody(request.body);
     await next();
   };
 }
@@ -155,11 +164,22 @@ function unreadableBody(error: unknown): unknown {
   return InvalidInput('request.malformed_body', { cause: error });
 }
 
-/** A forked EntityManager per request, so no request sees another's identity map. */
+/**
+ * The request's own EntityManager, forked on first use (one fork, never two): routes
+ * served by prepared statements alone never pay for one. The fork is kept as a plain
+ * property of `ctx.state`, so deleting it there (a long-lived stream does) lets it go.
+ */
 export function entityManagerPerRequest(orm: MikroORM): Middleware<AppState> {
   return async (ctx, next) => {
-    const em = orm.em.fork();
-    ctx.state.em = em;
-    await RequestContext.create(em, next);
+    Object.defineProperty(ctx.state, 'em', {
+      get(this: AppState) {
+        const em = orm.em.fork();
+        Object.defineProperty(this, 'em', { value: em, writable: true, configurable: true, enumerable: true });
+        return em;
+      },
+      configurable: true,
+      enumerable: true,
+    });
+    await next();
   };
 }

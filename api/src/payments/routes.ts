@@ -1,3 +1,4 @@
+import { parseJsonBody } from '../http/json-body.ts';
 import type { Middleware } from 'koa';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
@@ -33,7 +34,10 @@ export function webhookRawBody(maxBytes: number, parser: Middleware<AppState>): 
       if (size > maxBytes) throw new DomainError('too_large', 'http.413');
       chunks.push(chunk);
     }
-    rawBodies.set(ctx, Buffer.concat(chunks));
+    const raw = Buffer.concat(chunks);
+    // the edge's own rules (malformed or too deeply nested JSON → 400) hold here too; the signature is checked on the raw bytes
+    parseJsonBody(raw.toString('utf8'));
+    rawBodies.set(ctx, raw);
     await next();
   };
 }

@@ -1,12 +1,13 @@
 import { z } from 'zod';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter } from '../http/router.ts';
 import { pageOf, pageQuery } from '../http/pagination.ts';
 import { ProjectCreate, ProjectPage, ProjectRead, projectRead, projectSummary, ProjectUuidParams } from './schemas.ts';
 import type { ProjectService } from './service.ts';
 
-/** POST/GET projects and the full read of one. */
-export function registerProjectRoutes(router: ApiRouter, projects: ProjectService): void {
+/** POST/GET projects and the full read of one; the list reads through prepared statements on the ORM's pool, with no request EntityManager. */
+export function registerProjectRoutes(router: ApiRouter, projects: ProjectService, orm: MikroORM): void {
   router.add({
     method: 'post',
     path: '/api/v1/projects/',
@@ -34,7 +35,7 @@ export function registerProjectRoutes(router: ApiRouter, projects: ProjectServic
     query: z.object(pageQuery),
     responses: { 200: { description: 'A page of projects', schema: ProjectPage } },
     handler: async (ctx, { query }) => {
-      const { rows, total } = await projects.list(ctx.state.em, requireAuth(ctx).user.id, query);
+      const { rows, total } = await projects.list(orm, requireAuth(ctx).user.id, query);
       ctx.body = pageOf(rows.map(projectSummary), total, query);
     },
   });

@@ -1,0 +1,273 @@
+/**
+ * The bare baseline of bench/api: Koa, pg and ioredis doing the I/O Cutroom does for the
+ * three benchmarked routes (the same Redis keys, the same SQL, bound parameters) and
+ * answering the same JSON, with nothing else: no ORM, no validation library, no logs.
+ * run.ts checks before measuring that both answer alike.
+ *
+ *   PORT=… DATABASE_URL=… REDIS_URL=… REDIS_KEY_PREFIX=… node bench/api/baseline.ts
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+// The tier table is data with no imports of its own: taking it keeps the limits the same without loading any of Cutroom.
+import { TIERS } from '../../api/src/billing/tiers.ts';
+
+interface StoredSession {
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+  remember_me: boolean;
+}
+
+interface UserRecord {
+  id: string;
+  name: string;
+  username: string;
+  email: string;
+  password_hash: string | null;
+  email_verified: boolean;
+  locale: string;
+  is_superuser: boolean;
+  storage_used_bytes: string;
+  created_at: Date;
+}
+
+const CSRF_SECONDS = Number(process.env.SESSION_TIMEOUT_MINUTES ?? 30) * 60;
+const REMEMBER_ME_SECONDS = Number(process.env.SESSION_REMEMBER_ME_DAYS ?? 30) * 86_400;
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_MAX ?? 10) });
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0', { keyPrefix: process.env.REDIS_KEY_PREFIX ?? 'cutroom:' });
+/** A named (prepared) statement, as Cutroom runs its hot-path statements. */
+const prepared = (name: keyof typeof SQL, values: unknown[]) => ({ name: `baseline.${name}`, text: SQL[name], values });
+const hash = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+// Cutroom's prepared statements (api/src/accounts, api/src/projects) and the ORM's queries, as it sends them.
+const SQL = {
+  user: 'select id, name, username, email, password_hash, email_verified, locale, is_superuser, storage_used_bytes, created_at from users where id = $1',
+  countProjects: 'select count(*) as count from projects where user_id = $1',
+  page: `select id, user_id, name, status, settings, transcript, active_run_id, created_at, updated_at, count(*) over () as total
+     from projects where user_id = $1 order by created_at desc, id desc limit $2 offset $3`,
+  subscription: 'select s0.* from subscriptions as s0 where s0.user_id = $1 limit 1',
+  credits: `select
+         coalesce(sum(case kind when 'grant' then minutes when 'deduct' then -minutes else 0 end), 0) as balance,
+         coalesce(sum(minutes) filter (where kind = 'reserve' and not exists (
+           select 1 from credit_entries s
+           where s.user_id = e.user_id and s.reference = e.reference and s.kind in ('deduct', 'release'))), 0) as reserved
+       from credit_entries e where e.user_id = $1`,
+  tombstone: 'select d0.* from deleted_accounts as d0 where d0.email_hash = $1 limit 1',
+  storageUsed: 'select storage_used_bytes from users where id = $1',
+  lockUser: 'select 1 as locked from users where id = $1 for update',
+  insertWithinLimit: `insert into projects (id, user_id, name, status, settings, created_at, updated_at)
+     select $1, $2, $3, 'created', '{}', $4, $5
+     where $6::int is null or (select count(*) from projects where user_id = $7) < $8::int
+     returning id`,
+};
+
+async function sessionOf(cookieHeader: string | undefined): Promise<{ key: string; stored: StoredSession; user: UserRecord } | null> {
+  const cookie = /(?:^|;\s*)session=([^;]+)/.exec(cookieHeader ?? '')?.[1];
+  if (!cookie) return null;
+  const key = hash(cookie);
+  const raw = await redis.get(`session:${key}`);
+  if (!raw) return null;
+  const stored = JSON.parse(raw) as StoredSession;
+  if (stored.expires_at <= Date.now()) return null;
+  const { rows } = await pool.query<UserRecord>(prepared('user', [stored.user_id]));
+  return rows[0] ? { key, stored, user: rows[0] } : null;
+}
+
+/** Checks a CSRF token against its session and extends its life, as Cutroom's session store does. */
+async function csrfValid(session: { key: string; stored: StoredSession }, token: string | undefined): Promise<boolean> {
+  if (!token) return false;
+  const key = hash(token);
+  const raw = await redis.get(`csrf:${key}`);
+  if (!raw) return false;
+  const stored = JSON.parse(raw) as { session: string; expires_at: number };
+  if (stored.session !== session.key || stored.expires_at <= Date.now()) return false;
+  await storeCsrf(key, session);
+  return true;
+}
+
+async function storeCsrf(key: string, session: { key: string; stored: StoredSession }): Promise<void> {
+  const lifetime = (session.stored.remember_me ? REMEMBER_ME_SECONDS : CSRF_SECONDS) * 1000;
+  const expiresAt = Math.min(Date.now() + lifetime, session.stored.expires_at);
+  await redis.set(`csrf:${key}`, JSON.stringify({ session: session.key, expires_at: expiresAt }), 'PX', Math.max(1, expiresAt - Date.now()));
+}
+
+function userView(user: UserRecord) {
+  return {
+    id: user.id,
+    name: user.name,
+    username: user.username,
+    email: user.email,
+    email_verified: user.email_verified,
+    locale: user.locale,
+    is_superuser: user.is_superuser,
+    storage_used_bytes: Number(user.storage_used_bytes),
+    has_password: user.password_hash !== null,
+    created_at: user.created_at.toISOString(),
+  };
+}
+
+function projectSummary(row: Record<string, unknown>) {
+  return {
+    uuid: row.id,
+    name: row.name,
+    status: row.status,
+    active_run_id: row.active_run_id ?? null,
+    created_at: (row.created_at as Date).toISOString(),
+    updated_at: (row.updated_at as Date).toISOString(),
+  };
+}
+
+function plan(subscription: Record<string, any>) {
+  const now = new Date();
+  const trialing = subscription.status === 'trialing' && !!subscription.trial_ends_at && subscription.trial_ends_at > now;
+  const paid = ['active', 'past_due'].includes(subscription.status) && subscription.tier !== 'Free';
+  const tier = trialing || paid ? subscription.tier : 'Free';
+  const status = subscription.status === 'trialing' && !trialing ? 'none' : subscription.status;
+  return { tier, status, limits: TIERS[tier as keyof typeof TIERS], paid, trialing };
+}
+
+async function billingOf(user: UserRecord) {
+  const subscription = (await pool.query(SQL.subscription, [user.id])).rows[0];
+  const current = plan(subscription);
+  const [credits, count, storage, trialUsed] = await Promise.all([
+    pool.query(SQL.credits, [user.id]).then(({ rows }) => rows[0]),
+    pool.query(prepared('countProjects', [user.id])).then(({ rows }) => Number(rows[0].count)),
+    pool.query(prepared('storageUsed', [user.id])).then(({ rows }) => Number(rows[0]?.storage_used_bytes ?? 0)),
+    subscription.trial_used
+      ? true
+      : pool.query(SQL.tombstone, [createHash('sha256').update(user.email.trim().toLowerCase()).digest('hex')]).then(({ rows }) => rows[0]?.trial_used ?? false),
+  ]);
+  return {
+    tier: current.tier,
+    subscription_status: current.status,
+    trial_ends_at: subscription.trial_ends_at?.toISOString() ?? null,
+    credits: { ai_minutes: { balance: Number(credits.balance), reserved: Number(credits.reserved) } },
+    has_active_plan: current.paid || current.trialing,
+    trial_used: trialUsed,
+    billing_interval: subscription.billing_interval,
+    discount_used: subscription.discount_used,
+    is_beta: subscription.is_beta,
+    beta_credits_used: null,
+    beta_credits_total: subscription.beta_credits_total === null ? null : Number(subscription.beta_credits_total),
+    beta_renewal_date: subscription.beta_renewal_date?.toISOString() ?? null,
+    scheduled_change: null,
+    storage_used_bytes: storage,
+    storage_quota_bytes: current.limits.storageQuotaBytes,
+    project_count: count,
+    max_projects: Number.isFinite(current.limits.maxProjects) ? current.limits.maxProjects : -1,
+    can_use_ai_director: current.limits.canUseAiDirector,
+    can_watermark_free: current.limits.canWatermarkFree,
+    can_access_support: current.paid || subscription.is_beta,
+  };
+}
+
+async function readJson(req: Koa.Request['req']): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+const app = new Koa();
+app.use(async (ctx) => {
+  const path = ctx.path;
+  if (path === '/healthz') {
+    ctx.body = { status: 'ok' };
+    return;
+  }
+  if (path === '/api/v1/auth/check-auth' && ctx.method === 'GET') {
+    ctx.set('Cache-Control', 'no-store');
+    const session = await sessionOf(ctx.get('Cookie'));
+    if (!session) {
+      ctx.body = { authenticated: false, message: 'Not authenticated.', oauth_providers: [] };
+      return;
+    }
+    let csrfToken = /(?:^|;\s*)csrf_token=([^;]+)/.exec(ctx.get('Cookie'))?.[1];
+    if (!csrfToken || !(await csrfValid(session, csrfToken))) {
+      csrfToken = randomBytes(32).toString('base64url');
+      await storeCsrf(hash(csrfToken), session);
+    }
+    ctx.body = {
+      authenticated: true,
+      user: userView(session.user),
+      session: {
+        created_at: new Date(session.stored.created_at).toISOString(),
+        expires_at: new Date(session.stored.expires_at).toISOString(),
+        remember_me: session.stored.remember_me,
+      },
+      oauth_providers: [],
+      csrf_token: csrfToken,
+      billing: await billingOf(session.user),
+    };
+    return;
+  }
+  if (path === '/api/v1/projects/') {
+    const session = await sessionOf(ctx.get('Cookie'));
+    if (!session) {
+      ctx.status = 401;
+      ctx.body = { detail: 'Not authenticated.' };
+      return;
+    }
+    if (ctx.method === 'GET') {
+      const page = Number(ctx.query.page ?? 1);
+      const perPage = Number(ctx.query.items_per_page ?? 20);
+      const { rows } = await pool.query(prepared('page', [session.user.id, perPage, (page - 1) * perPage]));
+      const total = rows[0] ? Number(rows[0].total) : Number((await pool.query(prepared('countProjects', [session.user.id]))).rows[0].count);
+      ctx.body = { data: rows.map(projectSummary), total_count: total, has_more: page * perPage < total, page, items_per_page: perPage };
+      return;
+    }
+    if (ctx.method === 'POST') {
+      if (!(await csrfValid(session, ctx.get('X-CSRF-Token') || undefined))) {
+        ctx.status = 403;
+        ctx.body = { detail: 'CSRF token not found' };
+        return;
+      }
+      const body = (await readJson(ctx.req)) as { name?: unknown };
+      const name = typeof body.name === 'string' ? body.name.trim() : '';
+      if (!name || name.length > 200) {
+        ctx.status = 422;
+        ctx.body = { detail: 'name' };
+        return;
+      }
+      // The tier is read before the transaction, as Cutroom's billing reads it; only the lock and the insert run inside.
+      const limit = plan((await pool.query(SQL.subscription, [session.user.id])).rows[0]).limits.maxProjects;
+      const id = randomUUID();
+      const now = new Date();
+      const client = await pool.connect();
+      let inserted: boolean;
+      try {
+        await client.query('begin');
+        await client.query(prepared('lockUser', [session.user.id]));
+        const bound = Number.isFinite(limit) ? limit : null;
+        inserted = (await client.query(prepared('insertWithinLimit', [id, session.user.id, name, now, now, bound, session.user.id, bound]))).rows.length > 0;
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback');
+        throw error;
+      } finally {
+        client.release();
+      }
+      if (!inserted) {
+        ctx.status = 403;
+        ctx.body = { detail: 'limit', code: 'ProjectLimitReached' };
+        return;
+      }
+      ctx.status = 201;
+      const stamp = now.toISOString();
+      ctx.body = { uuid: id, name, status: 'created', active_run_id: null, created_at: stamp, updated_at: stamp, settings: {}, transcript: null };
+      return;
+    }
+  }
+  ctx.status = 404;
+});
+
+const server = app.listen(Number(process.env.PORT ?? 8000), process.env.HOST ?? '127.0.0.1');
+const stop = () => {
+  server.close();
+  redis.disconnect();
+  void pool.end().then(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,234 @@
+/**
+ * Request efficiency of the api: Cutroom (`node api/src/main.ts`, started as a user
+ * starts it: default log level, local job backend, embedded S3) against the bare
+ * baseline (baseline.ts: Koa + pg + ioredis doing the same Redis and SQL I/O, the same
+ * JSON) on the same database and Redis, measured in alternating runs, for the project
+ * list, check-auth and project creation at concurrency 10 and 50. The medians count.
+ * Targets: throughput ≥ 0.7× the baseline's on each; p99 < 20 ms at concurrency 10 for the reads.
+ *
+ *   node bench/api/run.ts        (BENCH_ROUNDS=3, BENCH_SECONDS=5 by default)
+ *   BENCH_ONLY=list              runs the scenarios whose name contains it
+ *   BENCH_PROFILE_DIR=/tmp/prof  writes a CPU profile of Cutroom there (node --cpu-prof)
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+import bcrypt from 'bcrypt';
+import pg from 'pg';
+import { startEmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
+import { runLoad, type LoadRequest, type LoadResult } from './load.ts';
+import { API_MAIN, benchDatabase, dropRedisKeys, cpuSeconds, median, startServer, type ServerProcess } from './servers.ts';
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const warmupSeconds = 1;
+const THROUGHPUT_TARGET = 0.7;
+const P99_TARGET_MS = 20;
+const READERS = 10;
+const WRITERS = 5;
+const PROJECTS_PER_READER = 20;
+const PASSWORD = 'bench-password-1';
+
+interface Account {
+  id: string;
+  cookie: string;
+  csrfToken: string;
+}
+
+interface Scenario {
+  name: string;
+  concurrency: number;
+  expectStatus: number;
+  next: (worker: number) => LoadRequest;
+  /** Gated on p99 as well as throughput. */
+  latencyTarget: boolean;
+}
+
+const id = randomBytes(4).toString('hex');
+const database = await benchDatabase(`cutroom_bench_${id}`);
+const s3Dir = await mkdtemp(join(tmpdir(), 'cutroom-bench-s3-'));
+const s3 = await startEmbeddedS3({ directory: s3Dir, bucket: 'cutroom-bench' });
+const env = {
+  DATABASE_URL: database.url,
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+  REDIS_KEY_PREFIX: `cutroom-bench:${id}:`,
+  SECRET_KEY: randomBytes(32).toString('base64url'),
+  S3_ENDPOINT: s3.endpoint,
+  S3_BUCKET: s3.bucket,
+  JOB_BACKEND: 'local',
+};
+const servers: ServerProcess[] = [];
+try {
+  process.stdout.write(`${cpus().length} CPUs; starting Cutroom and the baseline…\n`);
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const cutroom = await startServer('cutroom', API_MAIN, env, profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {});
+  servers.push(cutroom);
+  const baseline = await startServer('baseline', fileURLToPath(new URL('./baseline.ts', import.meta.url)), env);
+  servers.push(baseline);
+
+  const readers = await seedAccounts(cutroom.url, database.url, READERS, PROJECTS_PER_READER);
+  const writers = await seedAccounts(cutroom.url, database.url, WRITERS, 0);
+  const cookies = (account: Account) => `session=${account.cookie}; csrf_token=${account.csrfToken}`;
+  const reader = (worker: number) => readers[worker % readers.length]!;
+  const writer = (worker: number) => writers[worker % writers.length]!;
+  let created = 0;
+  const list = (worker: number): LoadRequest => ({ method: 'GET', path: '/api/v1/projects/', headers: { Cookie: cookies(reader(worker)) } });
+  const checkAuth = (worker: number): LoadRequest => ({ method: 'GET', path: '/api/v1/auth/check-auth', headers: { Cookie: cookies(reader(worker)) } });
+  const create = (worker: number): LoadRequest => ({
+    method: 'POST',
+    path: '/api/v1/projects/',
+    headers: { Cookie: cookies(writer(worker)), 'X-CSRF-Token': writer(worker).csrfToken, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: `Bench project ${++created}` }),
+  });
+
+  await expectSameAnswers(cutroom, baseline, [list(0), checkAuth(0), create(0)]);
+
+  const scenarios: Scenario[] = [];
+  for (const concurrency of [10, 50]) {
+    scenarios.push({ name: `projects_list_c${concurrency}`, concurrency, expectStatus: 200, next: list, latencyTarget: concurrency === 10 });
+    scenarios.push({ name: `check_auth_c${concurrency}`, concurrency, expectStatus: 200, next: checkAuth, latencyTarget: concurrency === 10 });
+    scenarios.push({ name: `projects_create_c${concurrency}`, concurrency, expectStatus: 201, next: create, latencyTarget: false });
+  }
+  const only = process.env.BENCH_ONLY;
+  if (only) scenarios.splice(0, scenarios.length, ...scenarios.filter((scenario) => scenario.name.includes(only)));
+  const measured = new Map<string, { cutroom: Measure[]; baseline: Measure[] }>();
+  for (let round = 0; round < rounds; round++) {
+    for (const scenario of scenarios) {
+      // Alternate who goes first, so neither always runs on a machine the other just warmed.
+      const order = round % 2 === 0 ? [cutroom, baseline] : [baseline, cutroom];
+      const entry = measured.get(scenario.name) ?? { cutroom: [], baseline: [] };
+      measured.set(scenario.name, entry);
+      for (const server of order) {
+        const result = await measure(server, scenario);
+        entry[server === cutroom ? 'cutroom' : 'baseline'].push(result);
+        process.stdout.write(
+          `round ${round + 1} ${scenario.name.padEnd(20)} ${server.name.padEnd(8)} ${result.perSecond.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(1).padStart(5)} ms  p99 ${result.p99Ms.toFixed(1).padStart(5)} ms  cpu ${(result.cpuMsPerRequest).toFixed(2)} ms/req${result.errors ? `  ${result.errors} errors (${result.firstError})` : ''}\n`,
+        );
+        if (result.errors > 0) throw new Error(`${server.name} answered ${result.errors} requests wrongly in ${scenario.name}: ${result.firstError}`);
+      }
+    }
+  }
+
+  const results: string[] = [];
+  let missed = false;
+  process.stdout.write(`\nmedians of ${rounds} rounds of ${seconds} s (Cutroom / baseline)\n`);
+  for (const scenario of scenarios) {
+    const entry = measured.get(scenario.name)!;
+    const ours = summary(entry.cutroom);
+    const theirs = summary(entry.baseline);
+    const ratio = ours.perSecond / theirs.perSecond;
+    process.stdout.write(
+      `  ${scenario.name.padEnd(20)} ${ours.perSecond.toFixed(0)} / ${theirs.perSecond.toFixed(0)} req/s = ${ratio.toFixed(2)}×   p50 ${ours.p50Ms.toFixed(1)} / ${theirs.p50Ms.toFixed(1)} ms   p99 ${ours.p99Ms.toFixed(1)} / ${theirs.p99Ms.toFixed(1)} ms   cpu/req ${ours.cpuMsPerRequest.toFixed(2)} / ${theirs.cpuMsPerRequest.toFixed(2)} ms = ${(ours.cpuMsPerRequest / theirs.cpuMsPerRequest).toFixed(2)}×\n`,
+    );
+    const throughputOk = ratio >= THROUGHPUT_TARGET;
+    missed ||= !throughputOk;
+    results.push(`RESULT ${scenario.name}_throughput_ratio ${ratio.toFixed(2)} (target >= ${THROUGHPUT_TARGET}) ${throughputOk ? 'ok' : 'miss'}`);
+    if (scenario.latencyTarget) {
+      const latencyOk = ours.p99Ms < P99_TARGET_MS;
+      missed ||= !latencyOk;
+      results.push(`RESULT ${scenario.name}_p99_ms ${ours.p99Ms.toFixed(1)} (target < ${P99_TARGET_MS}) ${latencyOk ? 'ok' : 'miss'}`);
+    }
+  }
+  // the RESULT lines last, in the DESIGN form
+  for (const line of results) console.log(line);
+  process.exitCode = missed ? 1 : 0;
+} finally {
+  for (const server of servers) await server.stop();
+  await s3.close();
+  await rm(s3Dir, { recursive: true, force: true });
+  await database.drop();
+  await dropRedisKeys(env.REDIS_URL, env.REDIS_KEY_PREFIX);
+}
+
+interface Measure extends LoadResult {
+  cpuMsPerRequest: number;
+}
+
+async function measure(server: ServerProcess, scenario: Scenario): Promise<Measure> {
+  const pid = server.child.pid!;
+  // CPU is counted over the whole run, warm-up included, and divided by every request sent.
+  const cpuBefore = await cpuSeconds(pid);
+  let sent = 0;
+  const result = await runLoad({
+    url: server.url,
+    concurrency: scenario.concurrency,
+    seconds,
+    warmupSeconds,
+    expectStatus: scenario.expectStatus,
+    next: (worker) => {
+      sent++;
+      return scenario.next(worker);
+    },
+  });
+  const cpu = (await cpuSeconds(pid)) - cpuBefore;
+  return { ...result, cpuMsPerRequest: (cpu * 1000) / sent };
+}
+
+function summary(measures: Measure[]): { perSecond: number; p50Ms: number; p99Ms: number; cpuMsPerRequest: number } {
+  return {
+    perSecond: median(measures.map((m) => m.perSecond)),
+    p50Ms: median(measures.map((m) => m.p50Ms)),
+    p99Ms: median(measures.map((m) => m.p99Ms)),
+    cpuMsPerRequest: median(measures.map((m) => m.cpuMsPerRequest)),
+  };
+}
+
+/** Verified users on the Viral plan (no project limit), with projects, logged in through Cutroom. */
+async function seedAccounts(url: string, databaseUrl: string, count: number, projects: number): Promise<Account[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const passwordHash = await bcrypt.hash(PASSWORD, 4);
+  const accounts: Account[] = [];
+  try {
+    for (let index = 0; index < count; index++) {
+      const userId = randomUUID();
+      const username = `bench-${projects ? 'reader' : 'writer'}-${index}`;
+      await client.query(
+        `insert into users (id, name, username, email, password_hash, email_verified, locale, created_at) values ($1, $2, $3, $4, $5, true, 'en', now())`,
+        [userId, `Bench ${index}`, username, `${username}@example.com`, passwordHash],
+      );
+      await client.query(`insert into subscriptions (user_id, tier, status, updated_at) values ($1, 'Viral', 'active', now())`, [userId]);
+      for (let project = 0; project < projects; project++) {
+        await client.query(
+          `insert into projects (id, user_id, name, status, settings, created_at, updated_at) values ($1, $2, $3, 'created', '{}', now() - make_interval(mins => $4), now())`,
+          [randomUUID(), userId, `Project ${project}`, project],
+        );
+      }
+      const login = await fetch(`${url}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ username, password: PASSWORD }),
+      });
+      if (login.status !== 200) throw new Error(`login of ${username} answered ${login.status}: ${await login.text()}`);
+      const cookie = /session=([^;]+)/.exec(login.headers.getSetCookie().join('\n'))?.[1];
+      const { csrf_token: csrfToken } = (await login.json()) as { csrf_token: string };
+      if (!cookie) throw new Error('login set no session cookie');
+      accounts.push({ id: userId, cookie, csrfToken });
+    }
+  } finally {
+    await client.end();
+  }
+  return accounts;
+}
+
+/** Both servers answer each request with the same status and JSON (a created project: the same shape). */
+async function expectSameAnswers(cutroom: ServerProcess, baseline: ServerProcess, requests: LoadRequest[]): Promise<void> {
+  for (const request of requests) {
+    const [ours, theirs] = await Promise.all(
+      [cutroom, baseline].map(async (server) => {
+        const response = await fetch(`${server.url}${request.path}`, { method: request.method, headers: request.headers, ...(request.body ? { body: request.body } : {}) });
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      }),
+    );
+    const comparable = (body: Record<string, unknown>) =>
+      request.method === 'POST' ? { ...body, uuid: typeof body.uuid, name: typeof body.name, created_at: typeof body.created_at, updated_at: typeof body.updated_at } : body;
+    if (ours!.status !== theirs!.status || !isDeepStrictEqual(comparable(ours!.body), comparable(theirs!.body))) {
+      throw new Error(
+        `the baseline no longer answers ${request.method} ${request.path} as Cutroom does:\n  cutroom  ${ours!.status} ${JSON.stringify(ours!.body)}\n  baseline ${theirs!.status} ${JSON.stringify(theirs!.body)}`,
+      );
+    }
+  }
+}
