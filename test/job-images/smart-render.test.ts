@@ -283,7 +283,7 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
 
   describe('eligibility refuses every setting that touches a frame', () => {
     const refusals: [string, Partial<RenderRequestInput>, RegExp][] = [
-      ['captions burned in', { settings: { ...input.settings, captions: { style: 'classic', fontSize: 32 } } }, /captions/],
+      ['captions burned in', { settings: { ...input.settings, captions: { style: 'classic', fontSize: 32 } }, captions: [{ outStartMs: 0, outEndMs: 1000, text: 'hello', words: [] }] }, /captions/],
       ['the watermark', { watermark: true }, /watermark/],
       ['a crop', { settings: { ...input.settings, crop: { zoom: 1.5, panX: 0, panY: 0 } } }, /cropped/],
       ['a horizontal flip', { settings: { ...input.settings, flipH: true } }, /flipped/],
@@ -333,9 +333,10 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
       }
     });
 
-    it('accepts a cut-only export of the source at its own size, censorship set but nothing censored', () => {
+    it('accepts a cut-only export of the source at its own size, also with censorship but nothing censored, or a caption style but no caption', () => {
       expect(smartRenderEligibility(input, probes())).to.deep.equal({ eligible: true });
       expect(smartRenderEligibility(cutOnlyInput(ranges, { settings: { ...input.settings, censorship: 'bleep' } }), probes())).to.deep.equal({ eligible: true });
+      expect(smartRenderEligibility(cutOnlyInput(ranges, { settings: { ...input.settings, captions: { style: 'bold', fontSize: 40 } } }), probes())).to.deep.equal({ eligible: true });
     });
   });
 
@@ -366,10 +367,60 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
     });
 
     it('falls back to the full render when the smart path will not pay, and says why', async () => {
-      const rendered = await renderProgram([[1000, 4500]]);
+      // 2.1–3.9 s lies inside one GOP: nothing could be copied.
+      const rendered = await renderProgram([[2100, 3900]]);
       expect(rendered.path).to.equal('full');
-      expect(rendered.frame_count).to.equal(105);
-      expect(rendered.fallback_reason).to.match(/re-encoding the partial GOPs would be \d+% of a full render's work/);
+      expect(rendered.frame_count).to.equal(54);
+      expect(rendered.fallback_reason).to.equal('no whole GOP lies inside a kept range, so nothing could be copied');
     });
+  });
+});
+
+describe('smart render on other sources: a phone-like one and a silent one (real ffmpeg)', function () {
+  this.timeout(60_000);
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-smart-phone-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("29.97 fps in a 1/600 time base, no B-frames, mono 44.1 kHz: the full render's frames, no decode error, sound and picture end together", async () => {
+    const source = join(dir, 'phone.mp4');
+    await run('ffmpeg', [
+      '-hide_banner', '-loglevel', 'error', '-y',
+      '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30000/1001:duration=6',
+      '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=6',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', '30', '-keyint_min', '30', '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
+      '-video_track_timescale', '600', '-c:a', 'aac', '-ac', '1', '-shortest', source,
+    ]);
+    const probe = await probeSource(tools, source, 'phone', AbortSignal.timeout(10_000));
+    const probes = new Map([['footage', probe]]);
+    const input = cutOnlyInput([[300, 3500], [3900, 6000]]);
+    const output = join(dir, 'smart.mp4');
+    const result = await smartRender({ input, sourcePaths: new Map([['footage', source]]), probes, outputPath: output, workDir: dir, signal: AbortSignal.timeout(45_000), onProgress: () => {}, log: silentLog });
+
+    const full = planRender(input, probes, renderFiles(dir, new Map([['footage', source]]), join(dir, 'full.mp4'), {}));
+    expect(result.frameCount).to.equal(full.frameCount).and.equal(159);
+    const { stderr } = await run('ffmpeg', ['-hide_banner', '-nostats', '-v', 'error', '-i', output, '-f', 'null', '-']);
+    expect(stderr.trim()).to.equal('');
+    const json = await ffprobeJson(['-show_entries', 'stream=codec_type,nb_frames,duration,time_base', output]);
+    const [picture, sound] = json.streams as { nb_frames: string; duration: string; time_base: string }[];
+    expect(picture).to.include({ nb_frames: '159', time_base: '1/600' });
+    expect(Number(sound?.duration)).to.be.closeTo(Number(picture?.duration), 1001 / 30000);
+  });
+
+  it('a source without sound gets a silent track as long as the picture, as in the full render', async () => {
+    const source = join(dir, 'silent.mp4');
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '60', '-pix_fmt', 'yuv420p', source]);
+    const probe = await probeSource(tools, source, 'silent', AbortSignal.timeout(10_000));
+    const output = join(dir, 'silent-smart.mp4');
+    // Both ranges are whole GOPs (the second runs to the end): copied, nothing re-encoded.
+    await smartRender({ input: cutOnlyInput([[0, 2000], [3900, 6000]]), sourcePaths: new Map([['footage', source]]), probes: new Map([['footage', probe]]), outputPath: output, workDir: dir, signal: AbortSignal.timeout(30_000), onProgress: () => {}, log: silentLog });
+    const json = await ffprobeJson(['-show_entries', 'stream=codec_type,nb_frames,duration', output]);
+    const streams = json.streams as { codec_type: string; nb_frames: string; duration: string }[];
+    expect(streams.map((stream) => [stream.codec_type, Number(stream.duration)])).to.deep.equal([['video', 4.1], ['audio', 4.1]]);
   });
 });

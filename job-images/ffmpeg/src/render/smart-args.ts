@@ -1,5 +1,5 @@
 // The smart render's ffprobe and ffmpeg argument lists, as pure data: re-encoded seams,
-// copied GOPs, and the final mux with the audio rendered in one piece.
+// copied GOPs, the sound rendered in one piece, and the mux of both.
 import { audioEncoderArgs, commonArgs, ENCODER_PRESETS, faststartMp4 } from '../ffmpeg-args.ts';
 import type { AudioStreamInfo, VideoStreamInfo } from '../media-probe.ts';
 import { secondsText } from './render-plan.ts';
@@ -7,7 +7,7 @@ import { ticksToMicros, ticksToSeconds, type SmartPart, type SmartPlan, type Sou
 
 /** Seams are re-encoded a little better than the export preset, so they do not show next to copied source GOPs. */
 export const SEAM_CRF = ENCODER_PRESETS.render.video.crf - 3;
-/** Every edge of a kept range fades in or out over this long, so a cut never clicks. */
+/** Each side of a cut fades over this long (as in the full render), so a cut never clicks. */
 export const AUDIO_FADE_SECONDS = 0.01;
 
 /** Every packet's timestamps and key flag, in stream ticks: the plan is built from these, nothing decoded. */
@@ -110,11 +110,13 @@ export function partListText(picture: SourcePicture, parts: readonly SmartPart[]
  * and picture never drift apart), 48 kHz stereo, faded at every cut (not at the
  * output's two ends), joined, and encoded once (one AAC priming, no gap at a join).
  */
-export function smartAudioGraph(picture: SourcePicture, plan: SmartPlan, audio: AudioStreamInfo, inputIndex: number): string {
+export function smartAudioGraph(picture: SourcePicture, plan: SmartPlan, audio: AudioStreamInfo | null, inputIndex: number): string {
   const rate = ENCODER_PRESETS.render.audio.sampleRateHz;
   const sampleAt = (ticks: number): number => Math.round((ticks * picture.timeBase.num * rate) / picture.timeBase.den);
   const count = plan.segments.length;
   const format = `aresample=${rate},aformat=sample_fmts=fltp:sample_rates=${rate}:channel_layouts=stereo`;
+  // A silent source still gets a sound track, as in the full render.
+  if (!audio) return `anullsrc=r=${rate}:cl=stereo,${format},atrim=end_sample=${sampleAt(plan.durationTicks)}[audio]`;
   const chains = [`[${inputIndex}:${audio.index}]asplit=${count}${plan.segments.map((_, index) => `[cut${index}]`).join('')}`];
   let elapsedTicks = 0;
   plan.segments.forEach((segment, index) => {
@@ -131,18 +133,17 @@ export function smartAudioGraph(picture: SourcePicture, plan: SmartPlan, audio: 
 }
 
 /** The sound alone, rendered by smartAudioGraph and encoded as the export's AAC (MP4 keeps its priming as an edit). */
-export function smartSoundArgs(source: string, audioGraph: string, output: string): string[] {
-  return [...commonArgs, '-i', source, '-filter_complex', audioGraph, '-map', '[audio]', ...audioEncoderArgs(ENCODER_PRESETS.render), '-f', 'mp4', output];
+export function smartSoundArgs(source: string | null, audioGraph: string, output: string): string[] {
+  return [...commonArgs, ...(source ? ['-i', source] : []), '-filter_complex', audioGraph, '-map', '[audio]', ...audioEncoderArgs(ENCODER_PRESETS.render), '-f', 'mp4', output];
 }
 
 /** The copied and re-encoded picture from the part list and the rendered sound, both copied: MP4 in the source's time scale, index up front. */
-export function smartMuxArgs(options: { partList: string; sound: string | null; timeScale: number | null; output: string }): string[] {
+export function smartMuxArgs(options: { partList: string; sound: string; timeScale: number | null; output: string }): string[] {
   const { partList, sound, timeScale, output } = options;
   return [
     ...commonArgs,
-    '-f', 'concat', '-safe', '0', '-i', partList,
-    ...(sound ? ['-i', sound] : []),
-    '-map', '0:v', ...(sound ? ['-map', '1:a'] : []), '-c', 'copy',
+    '-f', 'concat', '-safe', '0', '-i', partList, '-i', sound,
+    '-map', '0:v', '-map', '1:a', '-c', 'copy',
     ...(timeScale ? ['-video_track_timescale', String(timeScale)] : []),
     ...faststartMp4(output),
   ];

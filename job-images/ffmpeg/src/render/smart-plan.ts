@@ -88,7 +88,7 @@ interface Frame {
   decodeIndex: number;
 }
 
-/** Microseconds from the container's start, rounded as ffmpeg rescales (nearest): the full render's trim compares these. */
+/** Microseconds from the container's start (the timeline ffmpeg's -ss and the render's ranges use), rounded as ffmpeg rescales. */
 export function ticksToMicros(picture: SourcePicture, pts: number): number {
   return Math.round(((pts - picture.startTicks) * 1e6 * picture.timeBase.num) / picture.timeBase.den);
 }

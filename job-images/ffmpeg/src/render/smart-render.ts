@@ -23,7 +23,7 @@ const COPYABLE_CONTAINERS = ['mov', 'mp4'];
 /** Settings that change a frame or a sample beyond cutting; each refuses the smart path with its reason. */
 function frameTouchingSetting(input: RenderInput): string | null {
   const { settings } = input;
-  if (settings.captions !== null) return 'captions are burned in';
+  if (settings.captions !== null && input.captions.length > 0) return 'captions are burned in';
   if (input.watermark) return 'the watermark is burned in';
   if (settings.crop !== null) return 'the picture is cropped';
   if (settings.flipH || settings.flipV) return 'the picture is flipped';
@@ -166,10 +166,10 @@ export async function smartRender(args: SmartRenderArgs): Promise<{ frameCount: 
   const encoder = seamEncoderArgs(probe.video, plan.reorderDelay, source.seamParameterSetId);
   const videoIndex = probe.video.index;
   const partFiles = plan.parts.map((_, index) => join(workDir, `smart-part-${String(index).padStart(4, '0')}.ts`));
-  const sound = probe.audio ? join(workDir, 'smart-sound.m4a') : null;
+  const sound = join(workDir, 'smart-sound.m4a');
   // The sound first: it is the longest single run, and it overlaps the short seam encodes.
   const tasks: SmartTask[] = [
-    ...(probe.audio && sound ? [{ kind: 'sound' as const, graph: smartAudioGraph(picture, plan, probe.audio, 0), file: sound }] : []),
+    { kind: 'sound', graph: smartAudioGraph(picture, plan, probe.audio, 0), file: sound },
     ...plan.parts.map((part, index) => ({ kind: 'part' as const, part, file: partFiles[index] as string })),
   ];
   const costs = tasks.map((task) => taskCost(task, plan.frameCount));
@@ -185,7 +185,7 @@ export async function smartRender(args: SmartRenderArgs): Promise<{ frameCount: 
     };
     const taskArgs =
       task.kind === 'sound'
-        ? smartSoundArgs(path, task.graph, task.file)
+        ? smartSoundArgs(probe.audio ? path : null, task.graph, task.file)
         : task.part.kind === 'copy'
           ? gopCopyArgs(path, picture, task.part, task.file, videoIndex)
           : seamEncodeArgs(path, picture, task.part, encoder, task.file, videoIndex);

@@ -1,0 +1,300 @@
+/**
+ * Render benchmark, on generated 1080p30 H.264 talking-head-like footage with 2-second
+ * GOPs (hack/fixtures/talking-head.ts, cached under .data/bench-media), in one run:
+ *
+ *  (a) a cut-only export (3 cuts a minute) on the smart path against the full path of the
+ *      same render (CUTROOM_RENDER_PATH=full), same timeline and output settings:
+ *      speed-up ≥ 5×, the same duration, sound and picture within one frame (claps);
+ *  (b) a full export (9:16 letterbox, captions, loudness) against one hand-written ffmpeg
+ *      command line making the same output, both loudness passes on both sides: ≥ 0.9× its speed;
+ *  (c) the render's peak memory, its node process and ffmpeg children together.
+ *
+ *   node bench/render/run.ts                 (a 2-minute source)
+ *   BENCH_QUICK=1 node bench/render/run.ts   (a 30-second source, to iterate)
+ */
+import { execFile, spawn } from 'node:child_process';
+import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { outputFrameSize, type RenderCaption, type RenderRequestInput } from '../../crds/contracts/render.ts';
+import { captionsAss } from '../../job-images/ffmpeg/src/render/captions-ass.ts';
+import { CLAP_SQUARE_FRACTION, CLAP_TONE_HZ, makeTalkingHead } from '../../hack/fixtures/talking-head.ts';
+import type { LocalRenderResult } from '../../job-images/ffmpeg/src/render/render-export.ts';
+import { keptRangesRenderInput } from '../../hack/fixtures/render-input.ts';
+import type { RenderOnceSpec } from './render-once.ts';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const FPS = 30;
+const FOOTAGE = { seconds: QUICK ? 30 : 120, width: 1920, height: 1080, fps: FPS, gopSeconds: 2, clapEverySeconds: 2.5 };
+const TARGET = { smartSpeedup: 5, handwrittenSpeed: 0.9, avOffsetMs: 1000 / FPS, durationDiffFrames: 0, peakRssMb: 1024 };
+const RENDER_ONCE = new URL('./render-once.ts', import.meta.url).pathname;
+const FONTS_DIR = process.env.CUTROOM_FONTS_DIR || '/usr/share/fonts/truetype/dejavu';
+const run = promisify(execFile);
+
+// ------------------------------------------------------------------ the timelines
+
+/** Three cuts a minute, one in every 20 s, at places and of lengths that fall nowhere near a keyframe. */
+function keptRanges(seconds: number): [number, number][] {
+  const offsets = [8.3, 7.93, 6.55, 9.1, 5.41, 8.77];
+  const lengths = [2.6, 3.35, 1.7, 2.2, 3.05, 1.45];
+  const ranges: [number, number][] = [];
+  let from = 0;
+  for (let cut = 0; (cut + 1) * 20 <= seconds; cut += 1) {
+    const start = cut * 20 + (offsets[cut % offsets.length] ?? 8);
+    ranges.push([from, Math.round(start * 1000)]);
+    from = Math.round((start + (lengths[cut % lengths.length] ?? 2)) * 1000);
+  }
+  ranges.push([from, seconds * 1000]);
+  return ranges;
+}
+
+const WORDS = ['today', 'we', 'cut', 'the', 'pauses', 'out', 'of', 'this', 'video', 'and', 'keep', 'every', 'word'];
+
+/** A caption line every 2.5 s of output, four words each, word times spread over the line. */
+function captionsFor(outputMs: number): RenderCaption[] {
+  const captions: RenderCaption[] = [];
+  for (let start = 0, line = 0; start + 2000 <= outputMs; start += 2500, line += 1) {
+    const words = Array.from({ length: 4 }, (_, index) => ({ outStartMs: start + index * 500, outEndMs: start + index * 500 + 450, text: WORDS[(line * 4 + index) % WORDS.length] ?? 'word' }));
+    captions.push({ outStartMs: start, outEndMs: start + 2000, text: words.map((word) => word.text).join(' '), words });
+  }
+  return captions;
+}
+
+function renderInput(ranges: readonly [number, number][], settings: Partial<RenderRequestInput['settings']>, extra: Partial<RenderRequestInput> = {}): RenderRequestInput {
+  return keptRangesRenderInput({ sourceKey: 'bench/footage', sourceDurationMs: FOOTAGE.seconds * 1000, ranges, settings, extra });
+}
+
+// ------------------------------------------------------------------ measuring
+
+/** Resident memory of a process and all its descendants, from /proc (bytes). */
+async function treeRss(root: number): Promise<number> {
+  const parents = new Map<number, number>();
+  const rss = new Map<number, number>();
+  for (const entry of await readdir('/proc')) {
+    // Descendants were started after the root, so (short of pid wrap-around) have larger pids: fewer files to read.
+    if (!/^\d+$/.test(entry) || Number(entry) < root) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces): state, ppid, … rss is field 24.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(entry), Number(fields[1]));
+      rss.set(Number(entry), Number(fields[21]) * 4096);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let at: number | undefined = pid; at !== undefined && at > 1; at = parents.get(at)) if (at === root) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, bytes] of rss) if (inTree(pid)) total += bytes;
+  return total;
+}
+
+interface Timed<T> {
+  seconds: number;
+  peakRssBytes: number;
+  value: T;
+}
+
+/** How often the process tree's memory is read: often enough for ffmpeg's peaks, rarely enough to cost the render nothing measurable. */
+const RSS_SAMPLE_MS = 200;
+
+/** Runs a command to its end, timing it and sampling its process tree's memory. */
+function measure(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Timed<{ stdout: string; stderr: string }>> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    let peak = 0;
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    let sampling = false;
+    const sampler = setInterval(() => {
+      if (!child.pid || sampling) return;
+      sampling = true;
+      void treeRss(child.pid)
+        .then((bytes) => (peak = Math.max(peak, bytes)))
+        .finally(() => (sampling = false));
+    }, RSS_SAMPLE_MS);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearInterval(sampler);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (code !== 0) reject(new Error(`${command} ${args.slice(0, 3).join(' ')}… exited ${code}: ${stderr.slice(-1500)}`));
+      else resolve({ seconds, peakRssBytes: peak, value: { stdout, stderr } });
+    });
+  });
+}
+
+type RenderOutcome = Omit<LocalRenderResult, 'plan'>;
+
+async function renderOnce(dir: string, name: string, input: RenderRequestInput, source: string, env: Record<string, string> = {}): Promise<Timed<RenderOutcome> & { output: string }> {
+  const output = join(dir, `${name}.mp4`);
+  const spec: RenderOnceSpec = { input, sourcePaths: { footage: source }, outputPath: output, workDir: join(dir, `${name}-work`) };
+  const specPath = join(dir, `${name}.json`);
+  await writeFile(specPath, JSON.stringify(spec));
+  const timed = await measure(process.execPath, [RENDER_ONCE, specPath], { ...process.env, CUTROOM_FONTS_DIR: FONTS_DIR, ...env });
+  await rm(spec.workDir, { recursive: true, force: true });
+  return { ...timed, output, value: JSON.parse(timed.value.stdout.trim().split('\n').at(-1) ?? '{}') as RenderOutcome };
+}
+
+async function probe(path: string): Promise<{ width: number; height: number; frames: number; videoSeconds: number; audioSeconds: number; seconds: number }> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,width,height,nb_frames,duration:format=duration', '-print_format', 'json', path]);
+  const json = JSON.parse(stdout) as { streams: { codec_type: string; width?: number; height?: number; nb_frames?: string; duration?: string }[]; format: { duration: string } };
+  const video = json.streams.find((stream) => stream.codec_type === 'video');
+  const audio = json.streams.find((stream) => stream.codec_type === 'audio');
+  return {
+    width: video?.width ?? 0,
+    height: video?.height ?? 0,
+    frames: Number(video?.nb_frames),
+    videoSeconds: Number(video?.duration),
+    audioSeconds: Number(audio?.duration),
+    seconds: Number(json.format.duration),
+  };
+}
+
+/** Each clap's picture (the corner square white) and sound (the tone's onset), in output seconds. */
+async function claps(path: string): Promise<{ flashes: number[]; beeps: number[] }> {
+  const square = Math.floor(FOOTAGE.height * CLAP_SQUARE_FRACTION) - 4;
+  const [pictures, sounds] = await Promise.all([
+    run('ffprobe', ['-v', 'error', '-f', 'lavfi', '-i', `movie=${path},crop=${square}:${square}:0:0,signalstats`, '-show_entries', 'frame=pts_time:frame_tags=lavfi.signalstats.YAVG', '-print_format', 'json'], { maxBuffer: 64 << 20 }),
+    run('ffmpeg', ['-hide_banner', '-nostats', '-i', path, '-map', '0:a', '-af', `highpass=f=${CLAP_TONE_HZ / 2},highpass=f=${CLAP_TONE_HZ / 2},highpass=f=${CLAP_TONE_HZ / 2},silencedetect=n=-30dB:d=0.1`, '-f', 'null', '-']),
+  ]);
+  const frames = (JSON.parse(pictures.stdout) as { frames: { pts_time: string; tags: Record<string, string> }[] }).frames;
+  const flashes = frames.filter((frame) => Number(frame.tags['lavfi.signalstats.YAVG']) > 200).map((frame) => Number(frame.pts_time));
+  const ends = [...sounds.stderr.matchAll(/silence_end: ([\d.]+)/g)].map((match) => Number(match[1]));
+  const starts = [...sounds.stderr.matchAll(/silence_start: ([\d.]+)/g)].map((match) => Number(match[1]));
+  return { flashes, beeps: ends.filter((end) => starts.some((start) => start > end)) };
+}
+
+/** The largest distance from a clap's flash to its sound, in ms (the nearest onset to each flash). */
+function worstOffsetMs({ flashes, beeps }: { flashes: number[]; beeps: number[] }): number {
+  if (flashes.length === 0) return Number.POSITIVE_INFINITY;
+  return Math.max(...flashes.map((flash) => Math.min(...beeps.map((beep) => Math.abs(beep - flash))) * 1000));
+}
+
+function result(metric: string, value: number, op: '>=' | '<=', target: number, digits = 2): string {
+  const ok = op === '>=' ? value >= target : value <= target;
+  return `RESULT ${metric} ${value.toFixed(digits)} (target ${op} ${target}) ${ok ? 'ok' : 'miss'}`;
+}
+
+// ------------------------------------------------------------------ (b) the hand-written command
+
+/** ffmpeg's seconds: six decimals at most. */
+const sec = (seconds: number): string => String(Math.round(seconds * 1e6) / 1e6);
+
+/**
+ * What a person fluent in ffmpeg would type for the full export: each kept range, its
+ * ends snapped to frame starts, read by input seeking, trimmed, fitted into 1080x1920
+ * with bars, joined, captions burned in; the sound joined and normalised. Pass 1
+ * measures the loudness of the joined sound.
+ */
+function handwrittenCommands(source: string, ranges: readonly [number, number][], assPath: string, output: string, loudnorm: string) {
+  const snapped = ranges.map(([from, to]) => [Math.ceil((from / 1000) * FPS - 1e-6) / FPS, Math.ceil((to / 1000) * FPS - 1e-6) / FPS] as const);
+  // Seek half a frame early so the first frame is never lost to rounding; trim from there.
+  const halfFrame = 0.5 / FPS;
+  const inputs = snapped.flatMap(([from, to]) => ['-ss', sec(from - halfFrame), '-t', sec(to - from + 1), '-i', source]);
+  const cutSound = snapped.map(([from, to], index) => `[${index}:a]atrim=${sec(halfFrame)}:${sec(halfFrame + to - from)},asetpts=PTS-STARTPTS[a${index}]`);
+  const joinSound = `${snapped.map((_, index) => `[a${index}]`).join('')}concat=n=${snapped.length}:v=0:a=1`;
+  const measure = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info', ...inputs, '-filter_complex', `${cutSound.join(';')};${joinSound},${loudnorm}:print_format=json`, '-f', 'null', '-'];
+  const render = (measured: Record<string, string>) => {
+    const pictures = snapped.map(
+      ([from, to], index) => `[${index}:v]trim=0:${sec(to - from)},setpts=PTS-STARTPTS,fps=${FPS},scale=1080:608,setsar=1,pad=1080:1920:0:656:color=black[v${index}]`,
+    );
+    const joined = snapped.map((_, index) => `[v${index}][a${index}]`).join('');
+    const graph = [
+      ...pictures,
+      ...cutSound,
+      `${joined}concat=n=${snapped.length}:v=1:a=1[vcat][acat]`,
+      `[vcat]ass=${assPath}:fontsdir=${FONTS_DIR},format=yuv420p[vout]`,
+      `[acat]${loudnorm}:measured_I=${measured.input_i}:measured_TP=${measured.input_tp}:measured_LRA=${measured.input_lra}:measured_thresh=${measured.input_thresh}:offset=${measured.target_offset}:linear=true,aresample=48000[aout]`,
+    ];
+    return [
+      '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'error', '-y', ...inputs,
+      '-filter_complex', graph.join(';'),
+      '-map', '[vout]', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-profile:v', 'high', '-pix_fmt', 'yuv420p', '-r', String(FPS),
+      '-map', '[aout]', '-c:a', 'aac', '-b:a', '192k', '-ar', '48000', '-ac', '2',
+      '-movflags', '+faststart', output,
+    ];
+  };
+  return { measure, render };
+}
+
+// ------------------------------------------------------------------ the run
+
+const dir = await mkdtemp(join(tmpdir(), 'cutroom-bench-render-'));
+try {
+  process.stdout.write(`footage: ${FOOTAGE.seconds} s of ${FOOTAGE.width}x${FOOTAGE.height}p${FPS}, 2 s GOPs (${cpus().length} CPUs)…\n`);
+  const source = await makeTalkingHead(FOOTAGE);
+  const ranges = keptRanges(FOOTAGE.seconds);
+  const keptMs = ranges.reduce((total, [from, to]) => total + to - from, 0);
+  process.stdout.write(`timeline: ${ranges.length - 1} cuts, ${ranges.length} kept ranges, ${(keptMs / 1000).toFixed(2)} s kept\n`);
+  let peakRss = 0;
+
+  // (a) smart against full, the same cut-only export
+  const cutOnly = renderInput(ranges, {});
+  const smart = await renderOnce(dir, 'smart', cutOnly, source);
+  const full = await renderOnce(dir, 'full', cutOnly, source, { CUTROOM_RENDER_PATH: 'full' });
+  peakRss = Math.max(peakRss, smart.peakRssBytes, full.peakRssBytes);
+  if (smart.value.path !== 'smart') throw new Error(`the cut-only export did not take the smart path: ${smart.value.fallbackReason ?? 'not eligible'}`);
+  const [smartProbe, fullProbe, smartClaps, fullClaps] = await Promise.all([probe(smart.output), probe(full.output), claps(smart.output), claps(full.output)]);
+  const speedup = full.seconds / smart.seconds;
+  const durationDiffFrames = Math.abs(smartProbe.seconds - fullProbe.seconds) * FPS;
+  const smartOffset = worstOffsetMs(smartClaps);
+  const fullOffset = worstOffsetMs(fullClaps);
+  const sameClaps = smartClaps.flashes.length === fullClaps.flashes.length && smartClaps.flashes.every((time, index) => Math.abs(time - (fullClaps.flashes[index] ?? Infinity)) < 0.5 / FPS);
+  process.stdout.write(
+    [
+      `\n(a) cut-only export, ${ranges.length} kept ranges`,
+      `  smart path: ${smart.seconds.toFixed(2)} s   ${smartProbe.frames} frames, ${smartProbe.seconds.toFixed(3)} s (picture ${smartProbe.videoSeconds.toFixed(3)}, sound ${smartProbe.audioSeconds.toFixed(3)}), worst clap offset ${smartOffset.toFixed(1)} ms over ${smartClaps.flashes.length} claps`,
+      `  full path:  ${full.seconds.toFixed(2)} s   ${fullProbe.frames} frames, ${fullProbe.seconds.toFixed(3)} s (picture ${fullProbe.videoSeconds.toFixed(3)}, sound ${fullProbe.audioSeconds.toFixed(3)}), worst clap offset ${fullOffset.toFixed(1)} ms over ${fullClaps.flashes.length} claps`,
+      `  speed-up ${speedup.toFixed(2)}×, claps on the same frames in both: ${sameClaps ? 'yes' : 'NO'}\n`,
+    ].join('\n'),
+  );
+
+  // (b) full export against one hand-written command (two loudness passes on both sides)
+  const size = outputFrameSize('1080p', '9:16');
+  const captions = captionsFor(keptMs);
+  const fullExport = renderInput(ranges, { aspectRatio: '9:16', captions: { style: 'classic', fontSize: 56 }, audio: { normalize: true, targetLufs: -14, noiseReduction: false, noiseFloorDb: -50, mainVolumePercent: 100 } }, { captions });
+  const program = await renderOnce(dir, 'export', fullExport, source);
+  peakRss = Math.max(peakRss, program.peakRssBytes);
+  const assPath = join(dir, 'captions.ass');
+  await writeFile(assPath, captionsAss({ ...size, style: 'classic', fontSize: 56 }, captions));
+  const handwrittenOutput = join(dir, 'handwritten.mp4');
+  const commands = handwrittenCommands(source, ranges, assPath, handwrittenOutput, 'loudnorm=I=-14:TP=-1.5:LRA=11');
+  const pass1 = await measure('ffmpeg', commands.measure);
+  const report = pass1.value.stderr.slice(pass1.value.stderr.lastIndexOf('{'), pass1.value.stderr.lastIndexOf('}') + 1);
+  const pass2 = await measure('ffmpeg', commands.render(JSON.parse(report) as Record<string, string>));
+  const handwrittenSeconds = pass1.seconds + pass2.seconds;
+  const [programProbe, handwrittenProbe] = await Promise.all([probe(program.output), probe(handwrittenOutput)]);
+  const handwrittenSpeed = handwrittenSeconds / program.seconds;
+  process.stdout.write(
+    [
+      `(b) full export: 9:16 letterbox, ${captions.length} caption lines, loudness ${fullExport.settings.audio.targetLufs} LUFS`,
+      `  render program:  ${program.seconds.toFixed(2)} s   ${programProbe.width}x${programProbe.height}, ${programProbe.frames} frames, ${programProbe.seconds.toFixed(3)} s (path ${program.value.path})`,
+      `  hand-written:    ${handwrittenSeconds.toFixed(2)} s   ${handwrittenProbe.width}x${handwrittenProbe.height}, ${handwrittenProbe.frames} frames, ${handwrittenProbe.seconds.toFixed(3)} s (measure ${pass1.seconds.toFixed(2)} s + render ${pass2.seconds.toFixed(2)} s)`,
+      `  speed: ${handwrittenSpeed.toFixed(2)}× the hand-written command's`,
+      `  pass 2 as typed: ffmpeg ${commands.render({ input_i: 'I', input_tp: 'TP', input_lra: 'LRA', input_thresh: 'T', target_offset: 'O' }).map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg}'`)).join(' ')}\n`,
+    ].join('\n'),
+  );
+
+  // (c) memory
+  const peakMb = peakRss / 1e6;
+  process.stdout.write(`(c) peak memory of a render (node + ffmpeg children, sampled every ${RSS_SAMPLE_MS} ms): ${peakMb.toFixed(0)} MB\n\n`);
+
+  const results = [
+    result('render_smart_speedup_vs_full', speedup, '>=', TARGET.smartSpeedup),
+    result('render_smart_duration_diff_frames', durationDiffFrames, '<=', TARGET.durationDiffFrames),
+    result('render_smart_av_offset_ms', smartOffset, '<=', Number(TARGET.avOffsetMs.toFixed(1)), 1),
+    result('render_full_speed_vs_handwritten', handwrittenSpeed, '>=', TARGET.handwrittenSpeed),
+    result('render_peak_rss_mb', peakMb, '<=', TARGET.peakRssMb, 0),
+  ];
+  for (const line of results) console.log(line);
+  process.exitCode = results.every((line) => line.endsWith(' ok')) ? 0 : 1;
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
