@@ -12,6 +12,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 // The tier table is data with no imports of its own: taking it keeps the limits the same without loading any of Cutroom.
 import { TIERS } from '../../api/src/billing/tiers.ts';
+import { billingStatements } from '../../api/src/billing/billing-service.ts';
 
 interface StoredSession {
   user_id: string;
@@ -42,21 +43,12 @@ const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0', { k
 const prepared = (name: keyof typeof SQL, values: unknown[]) => ({ name: `baseline.${name}`, text: SQL[name], values });
 const hash = (value: string) => createHash('sha256').update(value).digest('base64url');
 
-// Cutroom's prepared statements (api/src/accounts, api/src/projects) and the ORM's queries, as it sends them.
+// Cutroom's prepared statements (api/src/accounts, api/src/projects; billing's come from billingStatements), as it sends them.
 const SQL = {
   user: 'select id, name, username, email, password_hash, email_verified, locale, is_superuser, storage_used_bytes, created_at from users where id = $1',
   countProjects: 'select count(*) as count from projects where user_id = $1',
   page: `select id, user_id, name, status, settings, transcript, active_run_id, created_at, updated_at, count(*) over () as total
      from projects where user_id = $1 order by created_at desc, id desc limit $2 offset $3`,
-  subscription: 'select s0.* from subscriptions as s0 where s0.user_id = $1 limit 1',
-  credits: `select
-         coalesce(sum(case kind when 'grant' then minutes when 'deduct' then -minutes else 0 end), 0) as balance,
-         coalesce(sum(minutes) filter (where kind = 'reserve' and not exists (
-           select 1 from credit_entries s
-           where s.user_id = e.user_id and s.reference = e.reference and s.kind in ('deduct', 'release'))), 0) as reserved
-       from credit_entries e where e.user_id = $1`,
-  tombstone: 'select d0.* from deleted_accounts as d0 where d0.email_hash = $1 limit 1',
-  storageUsed: 'select storage_used_bytes from users where id = $1',
   lockUser: 'select 1 as locked from users where id = $1 for update',
   insertWithinLimit: `insert into projects (id, user_id, name, status, settings, created_at, updated_at)
      select $1, $2, $3, 'created', '{}', $4, $5
@@ -130,37 +122,34 @@ function plan(subscription: Record<string, any>) {
 }
 
 async function billingOf(user: UserRecord) {
-  const subscription = (await pool.query(SQL.subscription, [user.id])).rows[0];
-  const current = plan(subscription);
-  const [credits, count, storage, trialUsed] = await Promise.all([
-    pool.query(SQL.credits, [user.id]).then(({ rows }) => rows[0]),
+  const email = createHash('sha256').update(user.email.trim().toLowerCase()).digest('hex');
+  const [row, count] = await Promise.all([
+    pool.query({ name: 'baseline.billing.status', text: billingStatements.status.text, values: [email, user.id] }).then(({ rows }) => rows[0]),
     pool.query(prepared('countProjects', [user.id])).then(({ rows }) => Number(rows[0].count)),
-    pool.query(prepared('storageUsed', [user.id])).then(({ rows }) => Number(rows[0]?.storage_used_bytes ?? 0)),
-    subscription.trial_used
-      ? true
-      : pool.query(SQL.tombstone, [createHash('sha256').update(user.email.trim().toLowerCase()).digest('hex')]).then(({ rows }) => rows[0]?.trial_used ?? false),
   ]);
+  const at = (ms: string | null) => (ms === null ? null : new Date(Number(ms)));
+  const current = plan({ tier: row.tier, status: row.status, trial_ends_at: at(row.trial_ends_at_ms) });
   return {
     tier: current.tier,
     subscription_status: current.status,
-    trial_ends_at: subscription.trial_ends_at?.toISOString() ?? null,
-    credits: { ai_minutes: { balance: Number(credits.balance), reserved: Number(credits.reserved) } },
+    trial_ends_at: at(row.trial_ends_at_ms)?.toISOString() ?? null,
+    credits: { ai_minutes: { balance: Number(row.balance), reserved: Number(row.reserved) } },
     has_active_plan: current.paid || current.trialing,
-    trial_used: trialUsed,
-    billing_interval: subscription.billing_interval,
-    discount_used: subscription.discount_used,
-    is_beta: subscription.is_beta,
+    trial_used: row.trial_used || (row.tombstone_trial_used ?? false),
+    billing_interval: row.billing_interval,
+    discount_used: row.discount_used,
+    is_beta: row.is_beta,
     beta_credits_used: null,
-    beta_credits_total: subscription.beta_credits_total === null ? null : Number(subscription.beta_credits_total),
-    beta_renewal_date: subscription.beta_renewal_date?.toISOString() ?? null,
+    beta_credits_total: row.beta_credits_total === null ? null : Number(row.beta_credits_total),
+    beta_renewal_date: at(row.beta_renewal_date_ms)?.toISOString() ?? null,
     scheduled_change: null,
-    storage_used_bytes: storage,
+    storage_used_bytes: Number(row.storage_used_bytes),
     storage_quota_bytes: current.limits.storageQuotaBytes,
     project_count: count,
     max_projects: Number.isFinite(current.limits.maxProjects) ? current.limits.maxProjects : -1,
     can_use_ai_director: current.limits.canUseAiDirector,
     can_watermark_free: current.limits.canWatermarkFree,
-    can_access_support: current.paid || subscription.is_beta,
+    can_access_support: current.paid || row.is_beta,
   };
 }
 
@@ -232,7 +221,8 @@ app.use(async (ctx) => {
         return;
       }
       // The tier is read before the transaction, as Cutroom's billing reads it; only the lock and the insert run inside.
-      const limit = plan((await pool.query(SQL.subscription, [session.user.id])).rows[0]).limits.maxProjects;
+      const record = (await pool.query({ name: 'baseline.billing.plan', text: billingStatements.plan.text, values: [session.user.id] })).rows[0];
+      const limit = plan({ tier: record.tier, status: record.status, trial_ends_at: record.trial_ends_at_ms === null ? null : new Date(Number(record.trial_ends_at_ms)) }).limits.maxProjects;
       const id = randomUUID();
       const now = new Date();
       const client = await pool.connect();

@@ -5,7 +5,7 @@ import { DomainError, Conflict, InsufficientCredits } from '../shared/errors.ts'
 import type { Clock } from '../shared/clock.ts';
 import type { UserRow } from '../accounts/entities.ts';
 import { DeletedAccount } from '../accounts/entities.ts';
-import { storageUsed } from '../accounts/storage-usage.ts';
+import { query, statement } from '../db/statements.ts';
 import { Subscription, type SubscriptionRow, type SubscriptionStatus } from './entities.ts';
 import { TIERS, TRIAL, roundMinutes, type TierLimits, type TierName } from './tiers.ts';
 
@@ -37,6 +37,61 @@ export interface BillingStatus {
   can_watermark_free: boolean;
   can_access_support: boolean;
 }
+
+/** Times come back as epoch milliseconds (text or number alike, in or out of a transaction). */
+const msOf = (value: string | number | null): Date | null => (value === null ? null : new Date(Number(value)));
+const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::bigint`;
+
+interface PlanRecord {
+  tier: TierName;
+  status: SubscriptionStatus;
+  trial_ends_at_ms: string | number | null;
+  grace_ends_at_ms: string | number | null;
+}
+
+/** What the effective plan needs of a subscription, as a plain row (the hot paths: project creation, exports). */
+const PLAN = statement<PlanRecord>('billing.plan', `select tier, status, ${epochMs('trial_ends_at')} as trial_ends_at_ms, ${epochMs('grace_ends_at')} as grace_ends_at_ms from subscriptions where user_id = ?`);
+
+interface StatusRecord extends PlanRecord {
+  billing_interval: string;
+  trial_used: boolean;
+  discount_used: boolean;
+  is_beta: boolean;
+  beta_credits_total: string | number | null;
+  beta_renewal_date_ms: string | number | null;
+  scheduled_tier: TierName | null;
+  scheduled_billing_interval: string | null;
+  scheduled_at_ms: string | number | null;
+  storage_used_bytes: string | number;
+  balance: string | number;
+  reserved: string | number;
+  beta_used: string | number;
+  tombstone_trial_used: boolean | null;
+}
+
+/**
+ * The whole billing status but the project count (the projects feature's) in one round
+ * trip: check-auth and login bundle it, so it runs on most requests of a front end.
+ * Balance and reserved are the ledger's sums as creditsOf reads them; beta use is the minutes
+ * deducted since the beta period started, up to the beta credits (spent before other minutes).
+ */
+const STATUS = statement<StatusRecord>(
+  'billing.status',
+  `select s.tier, s.status, ${epochMs('s.trial_ends_at')} as trial_ends_at_ms, ${epochMs('s.grace_ends_at')} as grace_ends_at_ms,
+     s.billing_interval, s.trial_used, s.discount_used, s.is_beta, s.beta_credits_total, ${epochMs('s.beta_renewal_date')} as beta_renewal_date_ms,
+     s.scheduled_tier, s.scheduled_billing_interval, ${epochMs('s.scheduled_at')} as scheduled_at_ms,
+     u.storage_used_bytes,
+     coalesce((select sum(case e.kind when 'grant' then e.minutes when 'deduct' then -e.minutes else 0 end) from credit_entries e where e.user_id = s.user_id), 0) as balance,
+     coalesce((select sum(e.minutes) from credit_entries e where e.user_id = s.user_id and e.kind = 'reserve' and not exists (
+       select 1 from credit_entries x where x.user_id = e.user_id and x.reference = e.reference and x.kind in ('deduct', 'release'))), 0) as reserved,
+     case when s.is_beta and s.beta_credits_total is not null then coalesce((select sum(e.minutes) from credit_entries e
+       where e.user_id = s.user_id and e.kind = 'deduct' and e.created_at >= coalesce(s.beta_period_start, 'epoch'::timestamptz)), 0) else 0 end as beta_used,
+     (select d.trial_used from deleted_accounts d where d.email_hash = ?) as tombstone_trial_used
+   from subscriptions s join users u on u.id = s.user_id where s.user_id = ?`,
+);
+
+/** The statements of the hot paths, for bench/api's baseline to send exactly the same SQL. */
+export const billingStatements = { plan: PLAN, status: STATUS } as const;
 
 /** What a user's plan amounts to at a given moment. */
 export interface EffectivePlan {
@@ -112,7 +167,9 @@ export class BillingService {
   }
 
   async planOf(em: EntityManager, userId: string): Promise<EffectivePlan> {
-    return effectivePlan(await this.subscriptionOf(em, userId), this.#clock.now());
+    const [row] = await query(em, PLAN, [userId]);
+    if (!row) return effectivePlan(await this.subscriptionOf(em, userId), this.#clock.now());
+    return effectivePlan({ tier: row.tier, status: row.status, trialEndsAt: msOf(row.trial_ends_at_ms), graceEndsAt: msOf(row.grace_ends_at_ms) }, this.#clock.now());
   }
 
   async tierOf(em: EntityManager, userId: string): Promise<TierName> {
@@ -123,44 +180,37 @@ export class BillingService {
     return (await this.planOf(em, userId)).limits;
   }
 
-  async statusFor(em: EntityManager, user: UserRow): Promise<BillingStatus> {
-    const subscription = await this.subscriptionOf(em, user.id);
-    const plan = effectivePlan(subscription, this.#clock.now());
-    const [credits, projectCount, storageUsedBytes, trialUsed, betaUsed] = await Promise.all([
-      this.creditsOf(em, user.id),
-      this.#countProjects(em, user.id),
-      storageUsed(em, user.id),
-      this.trialUsed(em, user, subscription),
-      this.#betaCreditsUsed(em, subscription),
-    ]);
+  async statusFor(em: EntityManager, user: Pick<UserRow, 'id' | 'email'>): Promise<BillingStatus> {
+    const [[row], projectCount] = await Promise.all([query(em, STATUS, [emailHash(user.email), user.id]), this.#countProjects(em, user.id)]);
+    // a user made without a subscription (seeded by SQL) gets one, then is read again
+    if (!row) return this.#openMissingSubscription(em, user.id).then(() => this.statusFor(em, user));
+    const plan = effectivePlan({ tier: row.tier, status: row.status, trialEndsAt: msOf(row.trial_ends_at_ms), graceEndsAt: msOf(row.grace_ends_at_ms) }, this.#clock.now());
+    const betaTotal = row.beta_credits_total === null ? null : Number(row.beta_credits_total);
+    const scheduledAt = msOf(row.scheduled_at_ms);
     return {
       tier: plan.tier,
       subscription_status: plan.status,
-      trial_ends_at: subscription.trialEndsAt?.toISOString() ?? null,
-      credits: { ai_minutes: { balance: credits.balance, reserved: credits.reserved } },
+      trial_ends_at: msOf(row.trial_ends_at_ms)?.toISOString() ?? null,
+      credits: { ai_minutes: { balance: Number(row.balance), reserved: Number(row.reserved) } },
       has_active_plan: plan.paid || plan.trialing,
-      trial_used: trialUsed,
-      billing_interval: subscription.billingInterval,
-      discount_used: subscription.discountUsed,
-      is_beta: subscription.isBeta,
-      beta_credits_used: betaUsed,
-      beta_credits_total: subscription.betaCreditsTotal ?? null,
-      beta_renewal_date: subscription.betaRenewalDate?.toISOString() ?? null,
+      trial_used: row.trial_used || (row.tombstone_trial_used ?? false),
+      billing_interval: row.billing_interval,
+      discount_used: row.discount_used,
+      is_beta: row.is_beta,
+      beta_credits_used: row.is_beta && betaTotal !== null ? Math.min(Number(row.beta_used), betaTotal) : null,
+      beta_credits_total: betaTotal,
+      beta_renewal_date: msOf(row.beta_renewal_date_ms)?.toISOString() ?? null,
       scheduled_change:
-        subscription.scheduledTier && subscription.scheduledAt
-          ? {
-              tier: subscription.scheduledTier,
-              billing_interval: subscription.scheduledBillingInterval ?? subscription.billingInterval,
-              effective_at: subscription.scheduledAt.toISOString(),
-            }
+        row.scheduled_tier && scheduledAt
+          ? { tier: row.scheduled_tier, billing_interval: row.scheduled_billing_interval ?? row.billing_interval, effective_at: scheduledAt.toISOString() }
           : null,
-      storage_used_bytes: storageUsedBytes,
+      storage_used_bytes: Number(row.storage_used_bytes),
       storage_quota_bytes: plan.limits.storageQuotaBytes,
       project_count: projectCount,
       max_projects: Number.isFinite(plan.limits.maxProjects) ? plan.limits.maxProjects : -1,
       can_use_ai_director: plan.limits.canUseAiDirector,
       can_watermark_free: plan.limits.canWatermarkFree,
-      can_access_support: plan.paid || subscription.isBeta,
+      can_access_support: plan.paid || row.is_beta,
     };
   }
 
@@ -295,19 +345,6 @@ export class BillingService {
       if (minutes === undefined) return false;
       return this.#insertEntry(tx, userId, kind, reference, minutes);
     });
-  }
-
-  /**
-   * Minutes deducted since the beta period started, up to the beta credits: spending is
-   * counted against the beta credits first.
-   */
-  async #betaCreditsUsed(em: EntityManager, subscription: SubscriptionRow): Promise<number | null> {
-    if (!subscription.isBeta || subscription.betaCreditsTotal == null) return null;
-    const [row] = await em.execute<{ used: string }[]>(
-      `select coalesce(sum(minutes), 0) as used from credit_entries where user_id = ? and kind = 'deduct' and created_at >= ?`,
-      [subscription.user.id, subscription.betaPeriodStart ?? new Date(0)],
-    );
-    return Math.min(Number(row?.used ?? 0), subscription.betaCreditsTotal);
   }
 
   /**
