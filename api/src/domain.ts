@@ -42,7 +42,7 @@ export function createDomain(inputs: DomainInputs): Domain {
   const billing = new BillingService({ clock });
   const bus = new EventBus(inputs.redis, inputs.redisKeyPrefix);
   const outboxChannel = `${inputs.redisKeyPrefix}jobs`;
-  const media = { orm, logger, bus, storage, billing };
+  const media = { orm, logger, storage, billing };
   const handlers: CompletionHandlers = {
     artifact: artifactCompletion(media),
     'media-edit': producedMediaCompletion(media),

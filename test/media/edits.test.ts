@@ -82,8 +82,8 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
       return { storageQuotaBytes: 0 };
     };
     const billing = { limitsOf } as unknown as BillingService;
-    const { orm, bus, storage } = app.services;
-    const handler = producedMediaCompletion({ orm, bus, storage, billing });
+    const { orm, storage } = app.services;
+    const handler = producedMediaCompletion({ orm, storage, billing });
     const job = { userId: account.user.id, mediaFileId: fileId, input: {} } as unknown as JobRow;
     const artifact: ArtifactResult = {
       sha256: 'a'.repeat(64),

@@ -1,7 +1,7 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { artifactResultSchema, type ArtifactResult } from '../../../crds/contracts/artifact.ts';
-import type { EventBus, OutcomeEvent } from '../events/bus.ts';
+import type { OutcomeEvent } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { AfterCommit, CompletionHandler, JobFailed, Settlement } from '../jobs/completion.ts';
 import { releaseWaitingJobs } from '../jobs/service.ts';
@@ -13,7 +13,6 @@ import { failureColumns, failureTextsForOwners } from './failure-events.ts';
 export type { ArtifactResult };
 
 export interface ArtifactCompletionDeps {
-  bus: EventBus;
   storage: ObjectStorage;
   orm: MikroORM;
 }
@@ -116,7 +115,7 @@ async function readyEvents(em: EntityManager, file: MediaFileRow): Promise<Outco
   }));
 }
 
-async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { bus: EventBus; storage: ObjectStorage }) {
+async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { storage: ObjectStorage }) {
   if (!job.mediaFileId) return;
   const file = await em.findOne(MediaFile, job.mediaFileId);
   if (!file) return;
