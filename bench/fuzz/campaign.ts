@@ -24,6 +24,8 @@ export interface CampaignResult {
   statuses: Map<number, number>;
   findings: Finding[];
   sessionsRenewed: number;
+  /** The operations that answered at least one case. */
+  answered: Set<string>;
 }
 
 export interface CampaignOptions {
@@ -49,7 +51,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   const { document, world, owner, seed } = options;
   const operations = options.operations ?? operationsOf(document);
   const randoms = new Map(operations.map((operation) => [operation.name, operationRandom(seed, operation)]));
-  const result: CampaignResult = { seed, cases: 0, statuses: new Map(), findings: [], sessionsRenewed: 0 };
+  const result: CampaignResult = { seed, cases: 0, statuses: new Map(), findings: [], sessionsRenewed: 0, answered: new Set() };
   for (let round = 0; round < options.rounds; round++) {
     for (const operation of operations) {
       const random = randoms.get(operation.name)!;
@@ -57,6 +59,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       const fuzzCase = maker.make(operation, random);
       const from = { 'X-Forwarded-For': `10.${random.int(0, 255)}.${random.int(0, 255)}.${random.int(1, 254)}` };
       let outcome = await send(owner, fuzzCase.request, from);
+      result.answered.add(operation.name);
       if (outcome.status === 401 && !operation.public) {
         await options.renewSession();
         result.sessionsRenewed++;

@@ -149,7 +149,8 @@ export class JobCompletion {
     });
     if (!settled) return false;
     if (after) await this.#afterCommit(jobId, after, 'after-commit work of a completed job');
-    if (events.length > 0) await this.#afterCommit(jobId, () => this.#publish(jobId, events), 'publishing the events of a completed job');
+    // a publish that fails leaves the events on the row: the outbox's next pass sends them (publishPendingOutcomes)
+    if (events.length > 0) await this.#publish(jobId, events).catch((error: unknown) => this.#d.logger.warn({ err: error, job_id: jobId }, 'publishing the events of a completed job failed; the outbox sends them'));
     return true;
   }
 
@@ -230,7 +231,7 @@ export class JobCompletion {
   }
 
   /**
-   * Runs work that follows a commit (events, object deletion). The commit cannot be undone, so
+   * Runs work that follows a commit (object deletion). The commit cannot be undone, so
    * work that meets an outage (Redis, S3) is not dropped: it is tried again in the background,
    * 0.5 s doubling to 30 s, for as long as this process runs. Other errors are logged once.
    */
