@@ -21,6 +21,31 @@ export function fillS3rverGaps(server: S3rver): void {
   const routerAt = server.middleware.findIndex((middleware) => 'router' in middleware);
   if (routerAt < 0) throw new Error("s3rver's router is not in its middleware stack: the gap fills expect s3rver 3.7");
   server.middleware.splice(routerAt, 0, s3rverGaps(server.store));
+  listConsistently(server.store);
+}
+
+/** How often a listing is walked again when it met an object mid-write or mid-delete. */
+const LISTING_ATTEMPTS = 20;
+
+/**
+ * ListObjects: s3rver walks the bucket's directories (readdir, then stat of each entry)
+ * and reads each object's metadata file, so an object deleted meanwhile (ENOENT) or
+ * whose metadata is being written (empty or partial JSON) fails the whole listing with
+ * 500 InternalError, where S3 lists consistently. Such a listing is walked again.
+ */
+function listConsistently(store: FilesystemStore): void {
+  const listObjects = store.listObjects.bind(store);
+  store.listObjects = async (bucket, options) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await listObjects(bucket, options);
+      } catch (error) {
+        const raced = (error as { code?: unknown }).code === 'ENOENT' || error instanceof SyntaxError;
+        if (!raced || attempt >= LISTING_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, attempt));
+      }
+    }
+  };
 }
 
 const S3_XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';

@@ -17,6 +17,8 @@ declare module 's3rver' {
     getBucket(bucket: string): Promise<object | null>;
     /** Concatenates the listed parts of an upload into its object, then deletes the upload's directory. */
     putObjectMultipart(bucket: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<{ md5: string; size: number }>;
+    /** Walks the bucket's directories; the gap fills wrap it (see listConsistently). */
+    listObjects(bucket: string, options: Record<string, unknown>): Promise<unknown>;
   }
   export default class S3rver {
     constructor(options: S3rverOptions);

@@ -6,14 +6,16 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   ListPartsCommand,
   PutObjectCommand,
+  S3Client,
   UploadPartCommand,
   type CompletedPart,
   type Part,
-  type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { expect } from 'chai';
@@ -335,6 +337,40 @@ describe('embedded S3: s3rver with the S3 behaviour it lacks filled in', () => {
       const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key, Range: 'bytes=-3' }));
       expect(head.$metadata.httpStatusCode).to.equal(206);
       expect(head).to.include({ ContentLength: 3, ContentRange: 'bytes 7-9/10' });
+    });
+  });
+  describe('listing', () => {
+    it('a listing while other objects are written and deleted never fails: S3 lists consistently (s3rver answered 500 when it met an object mid-write or mid-delete)', async () => {
+      const prefix = `churn-${randomBytes(4).toString('hex')}/`;
+      const keys = Array.from({ length: 40 }, (_, n) => `${prefix}${n}/object.bin`);
+      const body = randomBytes(64 * 1024);
+      let churning = true;
+      const churn = (async () => {
+        for (let round = 0; churning; round++) {
+          await Promise.all(keys.map((key, n) => ((n + round) % 2 === 0 ? putObject(key, body) : client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })))));
+        }
+      })();
+      // one attempt per listing: the SDK's retries would hide a failed one
+      const lister = new S3Client({
+        endpoint: s3.endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: EMBEDDED_S3_CREDENTIALS,
+        maxAttempts: 1,
+      });
+      const failures: string[] = [];
+      try {
+        for (let listing = 0; listing < 150; listing++) {
+          await lister
+            .send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }))
+            .catch((error: { name: string }) => void failures.push(error.name));
+        }
+      } finally {
+        churning = false;
+        await churn;
+        lister.destroy();
+      }
+      expect(failures).to.deep.equal([]);
     });
   });
 });
