@@ -8,7 +8,7 @@ import { openOrm } from './db/orm.ts';
 import { createRedis } from './redis.ts';
 import { objectStorageFrom, type ObjectStorage } from './storage/storage.ts';
 import { ApiRouter, type Guards } from './http/router.ts';
-import { bodyParser, entityManagerPerRequest, errorsAndAccessLog, locale, requestId } from './http/middleware.ts';
+import { bodyParser, errorsAndAccessLog, requestState } from './http/middleware.ts';
 import { registerApiDocs } from './http/openapi.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
@@ -87,7 +87,8 @@ export interface ServiceOverrides {
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-api' } }, overrides.logDestination);
+  // Written asynchronously: a line per request costs no blocking write on the event loop; pino flushes what is buffered when the process exits.
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-api' } }, overrides.logDestination ?? pino.destination({ dest: 1, sync: false }));
   const orm = await openOrm(config);
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
@@ -243,12 +244,10 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   options.extend?.(router);
 
   app.use(securityHeaders());
-  app.use(requestId());
-  app.use(locale(config.SUPPORTED_LOCALES));
+  app.use(requestState(services.orm, config.SUPPORTED_LOCALES));
   app.use(errorsAndAccessLog(services.logger, new HttpMetrics(services.metrics)));
   // Stripe's webhook keeps its raw body for the signature; everything else is parsed.
   app.use(webhookRawBody(config.MAX_JSON_BODY_BYTES, bodyParser(config.MAX_JSON_BODY_BYTES)));
-  app.use(entityManagerPerRequest(services.orm));
   app.use(router.koa.routes());
   app.use(router.koa.allowedMethods({ throw: true }));
   return { koa: app, router };

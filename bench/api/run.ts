@@ -8,7 +8,7 @@
  *
  *   node bench/api/run.ts        (BENCH_ROUNDS=3, BENCH_SECONDS=5 by default)
  *   BENCH_ONLY=list              runs the scenarios whose name contains it
- *   BENCH_PROFILE_DIR=/tmp/prof  writes a CPU profile of Cutroom there (node --cpu-prof)
+ *   BENCH_PROFILE_DIR=/tmp/prof  writes CPU profiles of both there (node --cpu-prof; file names begin cutroom- and baseline-)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -64,9 +64,10 @@ const servers: ServerProcess[] = [];
 try {
   process.stdout.write(`${cpus().length} CPUs; starting Cutroom and the baseline…\n`);
   const profileDir = process.env.BENCH_PROFILE_DIR;
-  const cutroom = await startServer('cutroom', API_MAIN, env, profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {});
+  const profiled = (name: string) => (profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-\${pid}.cpuprofile`] } : {});
+  const cutroom = await startServer('cutroom', API_MAIN, env, profiled('cutroom'));
   servers.push(cutroom);
-  const baseline = await startServer('baseline', fileURLToPath(new URL('./baseline.ts', import.meta.url)), env);
+  const baseline = await startServer('baseline', fileURLToPath(new URL('./baseline.ts', import.meta.url)), env, profiled('baseline'));
   servers.push(baseline);
 
   const readers = await seedAccounts(cutroom.url, database.url, READERS, PROJECTS_PER_READER);

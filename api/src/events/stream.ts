@@ -111,7 +111,7 @@ function releaseRequest(ctx: AppContext): StreamCaller {
   const { user, session } = requireAuth(ctx);
   const caller = { userId: user.id, sessionKey: session.key, cookie: ctx.cookies.get(SESSION_COOKIE) ?? '' };
   ctx.state.auth = undefined;
-  Reflect.deleteProperty(ctx.state, 'em');
+  ctx.state.releaseEntityManager();
   return caller;
 }
 

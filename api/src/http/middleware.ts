@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { DomainError, InvalidInput, NotFound, Unavailable } from '../shared/errors.ts';
 import { errorOfStatus, statusOf } from './errors.ts';
 import { negotiateLocale, translate, type Locale } from '../i18n/index.ts';
@@ -12,20 +12,46 @@ import { parseJsonBody } from './json-body.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Every response carries a request id: the caller's X-Request-Id when sane, else a fresh one. */
-export function requestId(): Middleware<AppState> {
-  return async (ctx, next) => {
-    const given = ctx.get('X-Request-Id');
-    ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    await next();
-  };
+/**
+ * What every request carries on `ctx.state`: the request id, the negotiated locale, and
+ * the request's own EntityManager, forked on first use (one fork, never two) by a getter
+ * on the prototype, so routes served by prepared statements alone never pay for one and
+ * every state has the same shape (a property defined per request would not).
+ */
+class RequestState implements AppState {
+  auth: unknown = undefined;
+  routeTemplate: string | undefined = undefined;
+  readonly requestId: string;
+  readonly locale: Locale;
+  readonly #orm: MikroORM;
+  #em: EntityManager | undefined = undefined;
+
+  constructor(orm: MikroORM, requestId: string, locale: Locale) {
+    this.#orm = orm;
+    this.requestId = requestId;
+    this.locale = locale;
+  }
+
+  get em(): EntityManager {
+    return (this.#em ??= this.#orm.em.fork());
+  }
+
+  releaseEntityManager(): void {
+    this.#em = undefined;
+  }
 }
 
-export function locale(supported: readonly Locale[]): Middleware<AppState> {
-  return async (ctx, next) => {
-    ctx.state.locale = negotiateLocale(ctx.get('Accept-Language'), supported);
-    await next();
+/**
+ * Sets up `ctx.state`: the caller's X-Request-Id when sane, else a fresh one, echoed on
+ * every response; the locale from Accept-Language; the lazily forked EntityManager.
+ */
+export function requestState(orm: MikroORM, supported: readonly Locale[]): Middleware<AppState> {
+  return (ctx, next) => {
+    const given = ctx.get('X-Request-Id');
+    const id = REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.set('X-Request-Id', id);
+    ctx.state = new RequestState(orm, id, negotiateLocale(ctx.get('Accept-Language'), supported));
+    return next();
   };
 }
 
@@ -162,24 +188,4 @@ function unreadableBody(error: unknown): unknown {
   const status = (error as { status?: unknown } | undefined)?.status;
   if (error instanceof DomainError || typeof status === 'number') return error;
   return InvalidInput('request.malformed_body', { cause: error });
-}
-
-/**
- * The request's own EntityManager, forked on first use (one fork, never two): routes
- * served by prepared statements alone never pay for one. The fork is kept as a plain
- * property of `ctx.state`, so deleting it there (a long-lived stream does) lets it go.
- */
-export function entityManagerPerRequest(orm: MikroORM): Middleware<AppState> {
-  return async (ctx, next) => {
-    Object.defineProperty(ctx.state, 'em', {
-      get(this: AppState) {
-        const em = orm.em.fork();
-        Object.defineProperty(this, 'em', { value: em, writable: true, configurable: true, enumerable: true });
-        return em;
-      },
-      configurable: true,
-      enumerable: true,
-    });
-    await next();
-  };
 }

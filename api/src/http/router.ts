@@ -68,8 +68,9 @@ export class ApiRouter {
     if (spec.access !== 'public') middleware.push(this.#guards[spec.access]);
     middleware.push(async (ctx) => {
       const locale = ctx.state.locale;
-      const params = parseInput(spec.params ?? empty, ctx.params, 'path', locale);
-      const query = parseInput(spec.query ?? empty, ctx.query, 'query', locale);
+      // a route without path parameters has none to check; a query string is checked even where none is taken
+      const params = spec.params ? parseInput(spec.params, ctx.params, 'path', locale) : {};
+      const query = spec.query || ctx.querystring ? parseInput(spec.query ?? empty, ctx.query, 'query', locale) : {};
       const raw = (ctx.request as { body?: unknown }).body;
       const body = spec.body ? parseInput(spec.body, raw ?? {}, 'body', locale) : undefined;
       await spec.handler(ctx, { params, query, body } as never);

@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
-import helmet from 'koa-helmet';
+import helmet, { type HelmetOptions } from 'helmet';
 import type { AppState } from './state.ts';
 
 /**
@@ -8,14 +9,47 @@ import type { AppState } from './state.ts';
  * sets its own CSP (openapi.ts). Cross-Origin-Resource-Policy is same-site, not helmet's
  * same-origin, so a player on the product's own site may follow playback URLs.
  */
+const OPTIONS: HelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
+  },
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'no-referrer' },
+  crossOriginResourcePolicy: { policy: 'same-site' },
+};
+
+/** One header helmet sets (a value) or removes (none). */
+type HeaderChange = readonly [name: string, value: string | undefined];
+
+/**
+ * What helmet does to a response with these options. Nothing in it depends on the
+ * request, so it is worked out once, by running helmet against a response that records,
+ * and replayed on every response: helmet stays the one source of the headers without
+ * running its dozen middlewares per request.
+ */
+function helmetChanges(options: HelmetOptions): HeaderChange[] {
+  const changes: HeaderChange[] = [];
+  const recorder = {
+    setHeader: (name: string, value: unknown) => void changes.push([name, String(value)]),
+    removeHeader: (name: string) => void changes.push([name, undefined]),
+  };
+  let finished = false;
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => {
+    if (error) throw error;
+    finished = true;
+  });
+  if (!finished) throw new Error('helmet did not answer at once: its headers would depend on the request');
+  return changes;
+}
+
 export function securityHeaders(): Middleware<AppState> {
-  return helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
-    },
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
-    crossOriginResourcePolicy: { policy: 'same-site' },
-  }) as Middleware<AppState>;
+  const changes = helmetChanges(OPTIONS);
+  return (ctx, next) => {
+    for (const [name, value] of changes) {
+      if (value === undefined) ctx.res.removeHeader(name);
+      else ctx.res.setHeader(name, value);
+    }
+    return next();
+  };
 }

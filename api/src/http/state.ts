@@ -4,10 +4,12 @@ import type { Locale } from '../i18n/index.ts';
 
 /** What the middleware chain puts on `ctx.state` for handlers. */
 export interface AppState {
-  requestId: string;
-  locale: Locale;
-  /** The request's own forked EntityManager. */
-  em: EntityManager;
+  readonly requestId: string;
+  readonly locale: Locale;
+  /** The request's own EntityManager, forked on first use. */
+  readonly em: EntityManager;
+  /** Lets the request's EntityManager go (a long-lived stream holds its ctx for hours); a later use forks a fresh one. */
+  releaseEntityManager(): void;
   /** The caller, set by the session guard of the accounts feature; read it with its requireAuth(ctx) (http/ knows no feature). */
   auth?: unknown;
   /** The matched route template, for metrics and logs. */
