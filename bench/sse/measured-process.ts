@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 
 /** What the bench reads of a measured process. */
@@ -20,6 +20,9 @@ export interface ProcessMeasurement {
   cpuMsAnswered: number;
   /** The event loop's delay since the previous measurement: how late the process ran what was due. */
   loopDelayP99Ms: number;
+  /** Garbage collection since the previous measurement (the bench's own forced collections left out): the longest pause and all of them. */
+  gcMaxPauseMs: number;
+  gcTotalPauseMs: number;
 }
 
 export type MeasuredMessage = { ready: true; url: string } | { measurement: ProcessMeasurement };
@@ -45,10 +48,22 @@ export function serveMeasurements({ server, liveWatched = () => 0, close }: Meas
   if (!gc || !send) throw new Error('run me from bench/sse/run.ts: node --expose-gc with an IPC channel');
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
+  let gcMaxPauseMs = 0;
+  let gcTotalPauseMs = 0;
+  let measuring = false;
+  new PerformanceObserver((list) => {
+    if (measuring) return;
+    for (const entry of list.getEntries()) {
+      gcMaxPauseMs = Math.max(gcMaxPauseMs, entry.duration);
+      gcTotalPauseMs += entry.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
 
   async function measure(): Promise<ProcessMeasurement> {
     // Read before the forced collections, and reset after them, so no window counts the bench's own GC.
     const loopDelayP99Ms = loopDelay.percentile(99) / 1e6;
+    const pauses = { gcMaxPauseMs, gcTotalPauseMs };
+    measuring = true;
     const cpuMs = cpuMsNow();
     // WeakRefs made in this turn stay alive until it ends; more rounds let finalizable garbage go too.
     for (let round = 0; round < 3; round++) {
@@ -59,7 +74,12 @@ export function serveMeasurements({ server, liveWatched = () => 0, close }: Meas
     const openConnections = await new Promise<number>((resolve) => server.getConnections((_error, count) => resolve(count)));
     const { rss, heapUsed } = process.memoryUsage();
     loopDelay.reset();
-    return { rssBytes: rss, heapUsedBytes: heapUsed, liveWatched: liveWatched(), openConnections, cpuMs, cpuMsAnswered: cpuMsNow(), loopDelayP99Ms };
+    // gc entries are delivered after the turn that made them: the forced collections' entries come before this one
+    await macrotask();
+    measuring = false;
+    gcMaxPauseMs = 0;
+    gcTotalPauseMs = 0;
+    return { rssBytes: rss, heapUsedBytes: heapUsed, liveWatched: liveWatched(), openConnections, cpuMs, cpuMsAnswered: cpuMsNow(), loopDelayP99Ms, ...pauses };
   }
 
   process.on('message', (message: BenchRequest) => {
