@@ -12,6 +12,8 @@ export interface LogLine {
 
 export interface TestApp {
   url: string;
+  /** The app's HTTP server (Koa's listen). */
+  server: Server;
   services: Services;
   router: BuiltApp['router'];
   /** Every JSON log line the app wrote, parsed. */
@@ -54,6 +56,7 @@ export async function startTestApp(
   services.baseUrl = url;
   return {
     url,
+    server,
     services,
     router,
     logs,

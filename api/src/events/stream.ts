@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
@@ -8,6 +9,7 @@ import { ProjectUuidParams } from '../projects/schemas.ts';
 import { RateLimited, Unavailable } from '../shared/errors.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
+import { openBody, type OpenBody } from '../http/detached-response.ts';
 import type { EventBus } from './bus.ts';
 import type { StreamConnections } from './stream-connections.ts';
 import type { ChannelSubscriber } from './stream-subscriber.ts';
@@ -130,11 +132,10 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
   const lease = await deps.connections.admit(userId, limit, randomUUID());
   if (!lease) throw RateLimited(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
 
-  // Written straight to the response: a piped body (Koa's Stream.pipeline) costs several KB of listeners per open stream.
-  const { res } = ctx;
-  // Frames written before the headers go out (the opening message, held messages) wait here, in order.
-  let unsent: string[] | undefined = [];
-  const write = (chunk: string) => (unsent ? unsent.push(chunk) : res.write(chunk));
+  // Frames due before the body is open (the opening message, held messages, events while the head goes out) wait here, in order.
+  let unsent: string[] = [];
+  let body: OpenBody | undefined;
+  const write = (chunk: string) => (body ? body.write(chunk) : unsent.push(chunk));
   let stopListening: (() => Promise<void>) | undefined;
   let keepalive: NodeJS.Timeout | undefined;
   let closed = false;
@@ -144,9 +145,9 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
     clearInterval(keepalive);
     void stopListening?.();
     lease.release().catch((error: unknown) => deps.logger.warn({ err: error }, 'releasing a stream lease failed'));
-    if (!unsent) res.end();
+    body?.end();
   };
-  res.on('close', close);
+  ctx.res.once('close', close);
 
   const deliver = (message: string) => {
     const frame = frameOf(message);
@@ -210,11 +211,30 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
     Connection: 'keep-alive',
     'X-Accel-Buffering': 'no',
   });
-  res.writeHead(200);
   // Headers and a first comment go out at once, so the client knows the stream is live.
   const first = [...unsent, ': connected\n\n'].join('');
-  unsent = undefined;
-  res.write(first);
+  unsent = [];
+  sendHead(ctx.res, first, (opened) => {
+    if (!opened) return close();
+    body = opened;
+    body.onClose(close);
+    if (closed) return body.end();
+    for (const chunk of unsent) body.write(chunk);
+    unsent = [];
+  });
+}
+
+/**
+ * Writes the head and the first frame, then hands over the open body once they are flushed
+ * (null when the connection went first). Its own scope: the closures of a stream keep
+ * nothing of the request or the response.
+ */
+function sendHead(res: ServerResponse, first: string, opened: (body: OpenBody | null) => void): void {
+  res.writeHead(200);
+  res.write(first, (error) => {
+    if (error || res.destroyed) return opened(null);
+    opened(openBody(res));
+  });
 }
 
 /** The last message and its frame: a message reaches every stream of its channel in one loop, so it is parsed once. */

@@ -1,0 +1,138 @@
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * The body of a response that stays open for hours (an event stream): frames written in
+ * the response's transfer coding, an end, and one notice when the connection is gone.
+ */
+export interface OpenBody {
+  write(chunk: string): void;
+  end(): void;
+  /** Called once, when the connection closes (either side, or `end`). */
+  onClose(listener: () => void): void;
+}
+
+/** What Node's HTTP server keeps on a connection's socket (node:_http_server; checked on Node 24). */
+interface ServerSocket extends Socket {
+  parser?: HttpParser | null;
+  server?: Server;
+}
+interface HttpParser {
+  _consumed?: boolean;
+  unconsume(): void;
+  remove(): void;
+  close(): void;
+}
+
+/** The sockets taken off each HTTP server, so that closing all its connections ends them too. */
+const detachedSockets = new WeakMap<Server, Set<Socket>>();
+
+/** How many sockets are held off this server's HTTP machinery now (open streams). */
+export function detachedCount(server: Server): number {
+  return detachedSockets.get(server)?.size ?? 0;
+}
+
+/**
+ * The body of a response whose head has gone out, taken off Node's HTTP server when it can be.
+ *
+ * An open response on Node's HTTP server keeps its connection's HTTP parser (7 KB of native
+ * memory), the request and response objects, and whatever listens for their end (Koa's
+ * context): 25 KB of RSS per stream in all. A response that will only ever append to its
+ * body needs none of it, so once its head and first bytes are flushed the socket is taken,
+ * as Node itself does for an upgraded connection: the parser is freed, every listener of
+ * the server and the framework leaves the socket, and the body is written to the socket in
+ * the transfer coding the head announced (chunked for HTTP/1.1, close-delimited for 1.0).
+ *
+ * This relies on the server's own fields of the socket. Where they are not as expected (a
+ * Node version that changed them), the response is written as before, through `res`.
+ * Call it from the callback of the write that flushed the head.
+ */
+export function openBody(res: ServerResponse): OpenBody {
+  const socket = res.socket as ServerSocket | null;
+  const parser = socket?.parser;
+  const server = socket?.server;
+  const detachable =
+    socket && parser && server && !res.writableEnded && res.headersSent && res.writableLength === 0 &&
+    typeof parser.unconsume === 'function' && typeof parser.remove === 'function' && typeof parser.close === 'function';
+  if (!detachable) return responseBody(res);
+
+  const chunked = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding === true;
+  res.detachSocket(socket);
+  // Everything still listening on the socket (the server's per-connection state, Koa's
+  // on-finished, net's own half-close handling) holds the request or the response.
+  socket.removeAllListeners();
+  if (parser._consumed) parser.unconsume();
+  parser.remove();
+  parser.close();
+  socket.parser = null;
+  return socketBody(socket, server, chunked);
+}
+
+function socketBody(socket: Socket, server: Server, chunked: boolean): OpenBody {
+  let sockets = detachedSockets.get(server);
+  if (!sockets) {
+    sockets = new Set();
+    detachedSockets.set(server, sockets);
+    const set = sockets;
+    const closeAllConnections = server.closeAllConnections.bind(server);
+    server.closeAllConnections = () => {
+      closeAllConnections();
+      for (const detached of set) detached.destroy();
+    };
+  }
+  const held = sockets;
+  held.add(socket);
+  let ended = false;
+  const listeners: (() => void)[] = [];
+  // A client sends nothing on an event stream: anything it does send is dropped, and its end closes the stream.
+  socket.on('data', () => {});
+  socket.on('end', () => socket.destroy());
+  // The server may have stopped reading (bytes of a pipelined request arrived while the response was open).
+  socket.resume();
+  socket.on('error', () => socket.destroy());
+  socket.once('close', () => {
+    held.delete(socket);
+    for (const listener of listeners) listener();
+  });
+  return {
+    write(chunk) {
+      if (ended || socket.destroyed) return;
+      socket.write(chunked ? asChunk(chunk) : chunk);
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      if (socket.destroyed) return;
+      // The last chunk, then the connection: its request was never complete in the server's eyes, so it cannot carry another.
+      if (chunked) socket.end('0\r\n\r\n');
+      else socket.end();
+    },
+    onClose(listener) {
+      if (socket.closed) queueMicrotask(listener);
+      else listeners.push(listener);
+    },
+  };
+}
+
+/** The last chunk framed: an event reaches every stream of its channel in one loop, so it is framed once. */
+let lastData: string | undefined;
+let lastChunk = '';
+
+function asChunk(data: string): string {
+  if (data !== lastData) {
+    lastChunk = `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
+    lastData = data;
+  }
+  return lastChunk;
+}
+
+function responseBody(res: ServerResponse): OpenBody {
+  return {
+    write: (chunk) => void res.write(chunk),
+    end: () => void res.end(),
+    onClose(listener) {
+      if (res.closed) queueMicrotask(listener);
+      else res.once('close', listener);
+    },
+  };
+}

@@ -1,0 +1,192 @@
+import { connect, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { expect } from 'chai';
+import { detachedCount } from '../../api/src/http/detached-response.ts';
+import type { UserEvent } from '../../api/src/events/bus.ts';
+import { startTestApp, type TestApp } from '../support/harness.ts';
+import { signUpAndLogin, type SignedIn } from '../support/users.ts';
+import { dataOf, isEvent, openSse } from '../support/sse-stream.ts';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const macrotask = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Polls until `check` holds; fails with `what` after timeoutMs. */
+async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const mediaReady = (name: string): UserEvent => ({
+  type: 'media_ready',
+  data: { media_file_uuid: '00000000-0000-4000-8000-000000000001', media_item_uuid: '00000000-0000-4000-8000-000000000002', display_name: name, proxy_status: 'ready' },
+});
+
+/** The user stream over a bare TCP connection, as a client other than a browser speaks it: every byte it receives, unparsed. */
+async function rawStream(app: TestApp, user: SignedIn, httpVersion: '1.0' | '1.1') {
+  const { port } = new URL(app.url);
+  const socket: Socket = connect(Number(port), '127.0.0.1');
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let received = '';
+  let closed = false;
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => (received += chunk));
+  socket.on('error', () => {});
+  socket.on('close', () => (closed = true));
+  const cookie = [...user.client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  socket.write(`GET /api/v1/user-stream HTTP/${httpVersion}\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`);
+  await eventually('the stream opens', () => received.includes(': connected\n\n'));
+  const headEnd = received.indexOf('\r\n\r\n');
+  return {
+    socket,
+    head: received.slice(0, headEnd),
+    /** The bytes after the head. */
+    body: () => received.slice(headEnd + 4),
+    closed: () => closed,
+  };
+}
+
+/** A chunked body decoded: its payload, and whether the last chunk came. */
+function dechunk(body: string): { payload: string; complete: boolean } {
+  let payload = '';
+  let at = 0;
+  for (;;) {
+    const lineEnd = body.indexOf('\r\n', at);
+    if (lineEnd < 0) return { payload, complete: false };
+    const size = Number.parseInt(body.slice(at, lineEnd), 16);
+    if (!Number.isInteger(size) || !/^[0-9a-f]+$/.test(body.slice(at, lineEnd))) throw new Error(`not a chunk size at ${at}: ${JSON.stringify(body.slice(at, at + 20))}`);
+    if (size === 0) return { payload, complete: body.slice(lineEnd + 2, lineEnd + 4) === '\r\n' };
+    const data = body.slice(lineEnd + 2, lineEnd + 2 + size);
+    if (data.length < size) return { payload, complete: false };
+    if (body.slice(lineEnd + 2 + size, lineEnd + 4 + size) !== '\r\n') throw new Error(`a chunk of ${size} bytes is not followed by CRLF`);
+    payload += data;
+    at = lineEnd + 4 + size;
+  }
+}
+
+/**
+ * An open stream lives for hours; on Node's HTTP server it would keep its connection's HTTP
+ * parser, its request and response and Koa's context all that time. Once its head is out it
+ * is taken off the server (api/src/http/detached-response.ts), and must still behave as an
+ * HTTP response to every kind of client.
+ */
+describe('event streams are taken off the HTTP server once open (issue 14)', function () {
+  this.timeout(30_000);
+  let app: TestApp;
+  let user: SignedIn;
+  let subscribers: () => Promise<number>;
+
+  before(async () => {
+    app = await startTestApp({ SSE_KEEPALIVE_SECONDS: '60', SSE_MAX_CONNECTIONS_PER_USER: '5' });
+    user = await signUpAndLogin(app);
+    subscribers = async () => Number(((await app.services.redis.pubsub('NUMSUB', app.services.bus.userChannel(user.user.id))) as [string, number])[1]);
+  });
+  after(() => app.close());
+
+  it('open streams hold neither their request nor their response, and each gets every event in order', async () => {
+    const requests: WeakRef<object>[] = [];
+    const watch = (req: { url?: string }, res: object) => {
+      if (req.url === '/api/v1/user-stream') requests.push(new WeakRef(req), new WeakRef(res));
+    };
+    app.server.prependListener('request', watch);
+    const streams = await Promise.all([1, 2, 3].map(() => openSse(user.client, '/api/v1/user-stream')));
+    app.server.removeListener('request', watch);
+    try {
+      for (const stream of streams) await stream.next((frame) => frame === ': connected');
+      expect(requests).to.have.length(6);
+      await eventually('all three are off the server', () => detachedCount(app.server) === 3);
+      for (let round = 0; round < 3; round++) {
+        await macrotask();
+        gc();
+      }
+      expect(requests.filter((ref) => ref.deref() !== undefined), 'requests and responses still reachable').to.have.length(0);
+
+      for (const name of ['first', 'second', 'third']) await app.services.bus.publishToUser(user.user.id, mediaReady(name));
+      for (const stream of streams) {
+        const names: string[] = [];
+        for (let index = 0; index < 3; index++) names.push(dataOf(await stream.next(isEvent('media_ready'))).display_name);
+        expect(names).to.deep.equal(['first', 'second', 'third']);
+      }
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+    await eventually('the closed streams leave', async () => detachedCount(app.server) === 0 && (await subscribers()) === 0);
+  });
+
+  it('HTTP/1.1: the body after the head is valid chunked coding; bytes the client sends (a pipelined request) are ignored', async () => {
+    const stream = await rawStream(app, user, '1.1');
+    try {
+      expect(stream.head).to.match(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(stream.head.toLowerCase()).to.include('transfer-encoding: chunked');
+      stream.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nnot http at all\r\n\r\n');
+      await app.services.bus.publishToUser(user.user.id, mediaReady('after the pipelined request'));
+      await eventually('the event arrives', () => dechunk(stream.body()).payload.includes('after the pipelined request'));
+      const { payload, complete } = dechunk(stream.body());
+      expect(payload.startsWith(': connected\n\nevent: media_ready\ndata: {')).to.equal(true);
+      expect(complete).to.equal(false);
+      expect(stream.body(), 'no answer to the pipelined request').not.to.include('HTTP/1.1');
+    } finally {
+      stream.socket.destroy();
+    }
+  });
+
+  it('HTTP/1.0: the body is close-delimited, events written as they are', async () => {
+    const stream = await rawStream(app, user, '1.0');
+    try {
+      expect(stream.head).to.match(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(stream.head.toLowerCase()).not.to.include('transfer-encoding');
+      await app.services.bus.publishToUser(user.user.id, mediaReady('plain'));
+      await eventually('the event arrives', () => stream.body().includes('"display_name":"plain"'));
+      expect(stream.body()).to.match(/^: connected\n\nevent: media_ready\ndata: \{[^\n]*\}\n\n$/);
+    } finally {
+      stream.socket.destroy();
+    }
+  });
+
+  it('a client that half-closes its connection ends its stream: the connection, the lease and the channel are let go', async () => {
+    const stream = await rawStream(app, user, '1.1');
+    await eventually('subscribed', async () => (await subscribers()) === 1);
+    stream.socket.end();
+    await eventually('the server closes the connection', () => stream.closed());
+    await eventually('the stream leaves', async () => detachedCount(app.server) === 0 && (await subscribers()) === 0);
+    // Every lease is back: the user can open SSE_MAX_CONNECTIONS_PER_USER streams again.
+    const streams = await Promise.all([1, 2, 3, 4, 5].map(() => openSse(user.client, '/api/v1/user-stream')));
+    try {
+      expect(streams.map((opened) => opened.response.status)).to.deep.equal([200, 200, 200, 200, 200]);
+    } finally {
+      for (const opened of streams) opened.close();
+    }
+  });
+
+  it('a session that ends ends its stream with the last chunk: the body is complete, then the connection closes', async () => {
+    const own = await startTestApp({ SSE_KEEPALIVE_SECONDS: '1' });
+    try {
+      const ownUser = await signUpAndLogin(own);
+      const stream = await rawStream(own, ownUser, '1.1');
+      expect((await ownUser.client.post('/api/v1/auth/logout')).status).to.be.lessThan(300);
+      await eventually('the server closes the connection', () => stream.closed());
+      expect(dechunk(stream.body()).complete, 'the last chunk came before the close').to.equal(true);
+      expect(detachedCount(own.server)).to.equal(0);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("closing all of the server's connections ends the open streams too", async () => {
+    const own = await startTestApp();
+    try {
+      const ownUser = await signUpAndLogin(own);
+      const stream = await rawStream(own, ownUser, '1.1');
+      expect(detachedCount(own.server)).to.equal(1);
+      own.server.closeAllConnections();
+      await eventually('the client sees the connection close', () => stream.closed());
+      expect(detachedCount(own.server)).to.equal(0);
+    } finally {
+      await own.close();
+    }
+  });
+});
