@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
-import { detachedCount } from '../../api/src/http/detached-response.ts';
+import { MAX_UNSENT_BYTES, detachedCount } from '../../api/src/http/detached-response.ts';
 import type { UserEvent } from '../../api/src/events/bus.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
@@ -174,6 +174,25 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     } finally {
       await own.close();
     }
+  });
+
+  it('a client that stops reading is dropped once MAX_UNSENT_BYTES wait unsent: its lease and channel are let go', async () => {
+    const reader = await signUpAndLogin(app);
+    const stream = await rawStream(app, reader, '1.1');
+    const channelSubscribers = async () => Number(((await app.services.redis.pubsub('NUMSUB', app.services.bus.userChannel(reader.user.id))) as [string, number])[1]);
+    await eventually('subscribed', async () => (await channelSubscribers()) === 1);
+    stream.socket.pause();
+    const large = 'x'.repeat(128 * 1024);
+    let published = 0;
+    // The kernel's buffers on both ends take some megabytes first; the bound is counted beyond them.
+    while (detachedCount(app.server) > 0 && published < 400) {
+      await app.services.bus.publishToUser(reader.user.id, mediaReady(`${published} ${large}`));
+      published++;
+      await macrotask();
+    }
+    expect(published * large.length, 'bytes published before the drop').to.be.greaterThan(MAX_UNSENT_BYTES);
+    await eventually('the stream leaves', async () => detachedCount(app.server) === 0 && (await channelSubscribers()) === 0);
+    stream.socket.destroy();
   });
 
   it("closing all of the server's connections ends the open streams too", async () => {

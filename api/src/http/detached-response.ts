@@ -24,6 +24,13 @@ interface HttpParser {
   close(): void;
 }
 
+/**
+ * Bytes a body may hold unsent beyond what the kernel's socket buffers took: a client that
+ * stops reading is dropped at this point (an event stream's client reconnects), instead of
+ * the server buffering its events for as long as the connection stays open.
+ */
+export const MAX_UNSENT_BYTES = 1024 * 1024;
+
 /** The sockets taken off each HTTP server, so that closing all its connections ends them too. */
 const detachedSockets = new WeakMap<Server, Set<Socket>>();
 
@@ -98,6 +105,7 @@ function socketBody(socket: Socket, server: Server, chunked: boolean): OpenBody 
     write(chunk) {
       if (ended || socket.destroyed) return;
       socket.write(chunked ? asChunk(chunk) : chunk);
+      if (socket.writableLength > MAX_UNSENT_BYTES) socket.destroy();
     },
     end() {
       if (ended) return;
@@ -128,7 +136,10 @@ function asChunk(data: string): string {
 
 function responseBody(res: ServerResponse): OpenBody {
   return {
-    write: (chunk) => void res.write(chunk),
+    write(chunk) {
+      res.write(chunk);
+      if (res.writableLength > MAX_UNSENT_BYTES) res.destroy();
+    },
     end: () => void res.end(),
     onClose(listener) {
       if (res.closed) queueMicrotask(listener);
