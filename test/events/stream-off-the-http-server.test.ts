@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -193,6 +195,66 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     expect(published * large.length, 'bytes published before the drop').to.be.greaterThan(MAX_UNSENT_BYTES);
     await eventually('the stream leaves', async () => detachedCount(app.server) === 0 && (await channelSubscribers()) === 0);
     stream.socket.destroy();
+  });
+
+  it('HEAD: the stream\'s head and an empty body, no lease and no channel taken', async () => {
+    const response = await user.client.fetch('/api/v1/user-stream', { method: 'HEAD' });
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('content-type')).to.match(/^text\/event-stream/);
+    expect(await response.text()).to.equal('');
+    expect(await subscribers()).to.equal(0);
+    expect(detachedCount(app.server)).to.equal(0);
+  });
+
+  it('two stream requests pipelined on one connection: the first streams, and closing the connection lets both go', async () => {
+    const piper = await signUpAndLogin(app);
+    const channelSubscribers = async () => Number(((await app.services.redis.pubsub('NUMSUB', app.services.bus.userChannel(piper.user.id))) as [string, number])[1]);
+    const { port } = new URL(app.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('error', () => {});
+    const cookie = [...piper.client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const request = `GET /api/v1/user-stream HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`;
+    socket.write(request + request);
+    await eventually('the first stream opens', () => received.includes(': connected\n\n'));
+    await app.services.bus.publishToUser(piper.user.id, mediaReady('pipelined'));
+    await eventually('the first stream gets the event', () => received.includes('"display_name":"pipelined"'));
+    socket.destroy();
+    await eventually('both let go', async () => (await channelSubscribers()) === 0);
+    const streams = await Promise.all([1, 2, 3, 4, 5].map(() => openSse(piper.client, '/api/v1/user-stream')));
+    try {
+      expect(streams.map((opened) => opened.response.status), 'every lease is back').to.deep.equal([200, 200, 200, 200, 200]);
+    } finally {
+      for (const opened of streams) opened.close();
+    }
+  });
+
+  it('a body taken off the server from inside the parser\'s callbacks (the head flushed while a request body is parsed) does not crash the process', async () => {
+    // In a process of its own: freeing the parser while it runs is a segmentation fault, not an exception.
+    const script = `
+      import http from 'node:http';
+      import net from 'node:net';
+      import { openBody } from ${JSON.stringify(new URL('../../api/src/http/detached-response.ts', import.meta.url).pathname)};
+      const server = http.createServer((req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.write(': connected\\n\\n', () => openBody(res, (body) => body?.write('event: done\\ndata: {}\\n\\n')));
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const socket = net.connect(server.address().port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 5\\r\\n\\r\\nhello'));
+        let got = '';
+        socket.on('data', (chunk) => {
+          got += chunk;
+          if (got.includes('event: done')) process.exit(0);
+        });
+      });
+      setTimeout(() => process.exit(3), 5000);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' });
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    expect({ code, signal }).to.deep.equal({ code: 0, signal: null });
   });
 
   it("closing all of the server's connections ends the open streams too", async () => {

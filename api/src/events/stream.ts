@@ -127,7 +127,21 @@ function openEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource
   return outsideRequests(() => serveEventStream(ctx, deps, source, caller));
 }
 
+/** The spec's response headers of an event stream. */
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
+
 async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource, { userId, sessionKey, cookie }: StreamCaller): Promise<void> {
+  // HEAD (routed to every GET route): the stream's head and nothing more; no lease, no channel.
+  if (ctx.method === 'HEAD') {
+    ctx.status = 200;
+    ctx.set(STREAM_HEADERS);
+    return;
+  }
   const limit = deps.maxConnectionsPerUser;
   const lease = await deps.connections.admit(userId, limit, randomUUID());
   if (!lease) throw RateLimited(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
@@ -205,12 +219,7 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
   // Koa writes nothing more; the status stays on ctx for the access log.
   ctx.respond = false;
   ctx.status = 200;
-  ctx.set({
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
+  ctx.set(STREAM_HEADERS);
   // Headers and a first comment go out at once, so the client knows the stream is live.
   const first = [...unsent, ': connected\n\n'].join('');
   unsent = [];
@@ -231,10 +240,7 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
  */
 function sendHead(res: ServerResponse, first: string, opened: (body: OpenBody | null) => void): void {
   res.writeHead(200);
-  res.write(first, (error) => {
-    if (error || res.destroyed) return opened(null);
-    opened(openBody(res));
-  });
+  res.write(first, (error) => (error ? opened(null) : openBody(res, opened)));
 }
 
 /** The last message and its frame: a message reaches every stream of its channel in one loop, so it is parsed once. */

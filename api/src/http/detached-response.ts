@@ -19,6 +19,8 @@ interface ServerSocket extends Socket {
 }
 interface HttpParser {
   _consumed?: boolean;
+  /** The request it parsed last: another than the response's own when one was pipelined behind it. */
+  incoming?: unknown;
   unconsume(): void;
   remove(): void;
   close(): void;
@@ -50,18 +52,30 @@ export function detachedCount(server: Server): number {
  * the server and the framework leaves the socket, and the body is written to the socket in
  * the transfer coding the head announced (chunked for HTTP/1.1, close-delimited for 1.0).
  *
- * This relies on the server's own fields of the socket. Where they are not as expected (a
- * Node version that changed them), the response is written as before, through `res`.
- * Call it from the callback of the write that flushed the head.
+ * The taking happens in a macrotask of its own (`opened` is called there, with null if the
+ * connection went meanwhile): the parser must not be freed while it runs, and the write
+ * that flushed the head can complete inside one of its callbacks (a request with a body).
+ * The response stays on the server when the connection already carries another request
+ * (pipelined: the server answers it once this response ends, and cleans up after both when
+ * the connection closes), for HEAD, and where the server's own fields of the socket are not
+ * as expected (a Node version that changed them): its body is then written through `res`.
  */
-export function openBody(res: ServerResponse): OpenBody {
+export function openBody(res: ServerResponse, opened: (body: OpenBody | null) => void): void {
+  setImmediate(() => {
+    if (res.destroyed) return opened(null);
+    opened(takeSocket(res) ?? responseBody(res));
+  });
+}
+
+function takeSocket(res: ServerResponse): OpenBody | null {
   const socket = res.socket as ServerSocket | null;
   const parser = socket?.parser;
   const server = socket?.server;
   const detachable =
-    socket && parser && server && !res.writableEnded && res.headersSent && res.writableLength === 0 &&
+    socket && parser && server && parser.incoming === res.req && res.req.method !== 'HEAD' &&
+    !res.writableEnded && res.headersSent && res.writableLength === 0 &&
     typeof parser.unconsume === 'function' && typeof parser.remove === 'function' && typeof parser.close === 'function';
-  if (!detachable) return responseBody(res);
+  if (!detachable) return null;
 
   const chunked = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding === true;
   res.detachSocket(socket);
@@ -103,7 +117,8 @@ function socketBody(socket: Socket, server: Server, chunked: boolean): OpenBody 
   });
   return {
     write(chunk) {
-      if (ended || socket.destroyed) return;
+      // An empty chunk would end a chunked body.
+      if (ended || socket.destroyed || chunk === '') return;
       socket.write(chunked ? asChunk(chunk) : chunk);
       if (socket.writableLength > MAX_UNSENT_BYTES) socket.destroy();
     },
@@ -137,6 +152,7 @@ function asChunk(data: string): string {
 function responseBody(res: ServerResponse): OpenBody {
   return {
     write(chunk) {
+      if (chunk === '') return;
       res.write(chunk);
       if (res.writableLength > MAX_UNSENT_BYTES) res.destroy();
     },
