@@ -28,6 +28,13 @@ const mediaReady = (name: string): UserEvent => ({
   data: { media_file_uuid: '00000000-0000-4000-8000-000000000001', media_item_uuid: '00000000-0000-4000-8000-000000000002', display_name: name, proxy_status: 'ready' },
 });
 
+/** cutroom_event_streams_open from the app's /metrics, for user streams held as `heldBy`. */
+async function openGauge(app: TestApp, heldBy: 'socket' | 'response'): Promise<number> {
+  const text = await (await app.fetch('/metrics')).text();
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`cutroom_event_streams_open{stream="user",held_by="${heldBy}"} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
 /** The user stream over a bare TCP connection, as a client other than a browser speaks it: every byte it receives, unparsed. */
 async function rawStream(app: TestApp, user: SignedIn, httpVersion: '1.0' | '1.1') {
   const { port } = new URL(app.url);
@@ -101,6 +108,8 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
       for (const stream of streams) await stream.next((frame) => frame === ': connected');
       expect(requests).to.have.length(6);
       await eventually('all three are off the server', () => detachedCount(app.server) === 3);
+      expect(await openGauge(app, 'socket'), 'cutroom_event_streams_open, held by their socket').to.equal(3);
+      expect(await openGauge(app, 'response')).to.equal(0);
       for (let round = 0; round < 3; round++) {
         await macrotask();
         gc();
@@ -117,6 +126,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
       for (const stream of streams) stream.close();
     }
     await eventually('the closed streams leave', async () => detachedCount(app.server) === 0 && (await subscribers()) === 0);
+    await eventually('the gauge counts them out', async () => (await openGauge(app, 'socket')) === 0);
   });
 
   it('HTTP/1.1: the body after the head is valid chunked coding; bytes the client sends (a pipelined request) are ignored', async () => {
@@ -222,7 +232,9 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     await eventually('the first stream opens', () => received.includes(': connected\n\n'));
     await app.services.bus.publishToUser(piper.user.id, mediaReady('pipelined'));
     await eventually('the first stream gets the event', () => received.includes('"display_name":"pipelined"'));
+    expect(await openGauge(app, 'response'), 'the first stream stays on the server, written through its response').to.equal(1);
     socket.destroy();
+    await eventually('the gauge counts it out', async () => (await openGauge(app, 'response')) === 0);
     await eventually('both let go', async () => (await channelSubscribers()) === 0);
     const streams = await Promise.all([1, 2, 3, 4, 5].map(() => openSse(piper.client, '/api/v1/user-stream')));
     try {

@@ -11,6 +11,7 @@ import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import { openBody, type OpenBody } from '../http/detached-response.ts';
 import type { EventBus } from './bus.ts';
+import type { StreamMetrics } from '../ops/metrics.ts';
 import type { StreamConnections } from './stream-connections.ts';
 import type { ChannelSubscriber } from './stream-subscriber.ts';
 
@@ -23,6 +24,7 @@ export interface StreamDeps {
   /** Re-checked on every keepalive: a stream ends with its session (logout, logout-all, expiry). */
   sessions: Pick<SessionStore, 'find'>;
   logger: Logger;
+  metrics: StreamMetrics;
   keepaliveSeconds: number;
   maxConnectionsPerUser: number;
 }
@@ -55,7 +57,7 @@ export function registerUserStream(router: ApiRouter, deps: UserStreamDeps): voi
     tags: ['events'],
     access: 'session',
     responses: streamResponses,
-    handler: (ctx) => openEventStream(ctx, deps, { channel: deps.bus.userChannel(requireAuth(ctx).user.id) }),
+    handler: (ctx) => openEventStream(ctx, deps, { kind: 'user', channel: deps.bus.userChannel(requireAuth(ctx).user.id) }),
   });
 }
 
@@ -78,12 +80,13 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
     handler: async (ctx, { params }) => {
       const projectId = params.project_uuid;
       await deps.authorize(ctx.state.em, requireAuth(ctx).user.id, projectId);
-      await openEventStream(ctx, deps, { channel: deps.bus.projectChannel(projectId), opening: () => deps.bus.progressSnapshot(projectId) });
+      await openEventStream(ctx, deps, { kind: 'project', channel: deps.bus.projectChannel(projectId), opening: () => deps.bus.progressSnapshot(projectId) });
     },
   });
 }
 
 interface StreamSource {
+  kind: 'user' | 'project';
   channel: string;
   /** A message to send before any other (the progress snapshot), read once the channel is subscribed. */
   opening?: () => Promise<string | null>;
@@ -149,6 +152,7 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
   // Frames due before the body is open (the opening message, held messages, events while the head goes out) wait here, in order.
   let unsent: string[] = [];
   let body: OpenBody | undefined;
+  let uncount: (() => void) | undefined;
   const write = (chunk: string) => (body ? body.write(chunk) : unsent.push(chunk));
   let stopListening: (() => Promise<void>) | undefined;
   let keepalive: NodeJS.Timeout | undefined;
@@ -160,6 +164,7 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
     void stopListening?.();
     lease.release().catch((error: unknown) => deps.logger.warn({ err: error }, 'releasing a stream lease failed'));
     body?.end();
+    uncount?.();
   };
   ctx.res.once('close', close);
 
@@ -228,6 +233,7 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
     body = opened;
     body.onClose(close);
     if (closed) return body.end();
+    uncount = deps.metrics.opened(source.kind, body.heldBy);
     for (const chunk of unsent) body.write(chunk);
     unsent = [];
   });

@@ -6,6 +6,8 @@ import type { Socket } from 'node:net';
  * the response's transfer coding, an end, and one notice when the connection is gone.
  */
 export interface OpenBody {
+  /** `socket` once taken off the HTTP server, `response` when written through the response. */
+  readonly heldBy: 'socket' | 'response';
   write(chunk: string): void;
   end(): void;
   /** Called once, when the connection closes (either side, or `end`). */
@@ -116,6 +118,7 @@ function socketBody(socket: Socket, server: Server, chunked: boolean): OpenBody 
     for (const listener of listeners) listener();
   });
   return {
+    heldBy: 'socket',
     write(chunk) {
       // An empty chunk would end a chunked body.
       if (ended || socket.destroyed || chunk === '') return;
@@ -151,6 +154,7 @@ function asChunk(data: string): string {
 
 function responseBody(res: ServerResponse): OpenBody {
   return {
+    heldBy: 'response',
     write(chunk) {
       if (chunk === '') return;
       res.write(chunk);

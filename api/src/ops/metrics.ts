@@ -19,6 +19,37 @@ export class HttpMetrics {
   }
 }
 
+/**
+ * Event streams open on this process, by kind and by what holds them: `socket` once taken
+ * off the HTTP server, `response` when written through the response (a pipelined request
+ * behind it, or a Node whose HTTP server fields changed: each such stream holds about
+ * 2.5 times the memory).
+ */
+export class StreamMetrics {
+  readonly #open: Gauge<'stream' | 'held_by'>;
+
+  constructor(registry: Registry) {
+    this.#open = new Gauge({
+      name: 'cutroom_event_streams_open',
+      help: 'Event streams open on this process, by stream kind and by what holds them (socket: taken off the HTTP server; response: written through it).',
+      labelNames: ['stream', 'held_by'],
+      registers: [registry],
+    });
+  }
+
+  /** Counts an open stream; the function returned uncounts it, once. */
+  opened(stream: 'user' | 'project', heldBy: 'socket' | 'response'): () => void {
+    const labels = { stream, held_by: heldBy };
+    this.#open.inc(labels);
+    let counted = true;
+    return () => {
+      if (!counted) return;
+      counted = false;
+      this.#open.dec(labels);
+    };
+  }
+}
+
 /** Job metrics shared by the local runner and the operator. */
 export class JobMetrics {
   readonly created: Counter<'kind'>;
