@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import type { ApiRouter } from '../../api/src/http/router.ts';
+import { helmetChanges } from '../../api/src/http/security-headers.ts';
 
 function explodingRoute(router: ApiRouter): void {
   router.add({
@@ -28,6 +29,32 @@ function explodingRoute(router: ApiRouter): void {
       ctx.body = body;
     },
   });
+  router.add({
+    method: 'get',
+    path: '/api/v1/test/loose-then-fail',
+    summary: 'Chooses a loose CSP and a day of caching for its answer, then fails.',
+    tags: ['test'],
+    access: 'public',
+    responses: { 200: { description: 'Never' } },
+    handler: (ctx) => {
+      ctx.set('Content-Security-Policy', "default-src 'self' 'unsafe-inline'");
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.set('X-Request-Id', 'chosen-by-the-handler');
+      throw new Error('kaboom after choosing headers');
+    },
+  });
+  router.add({
+    method: 'get',
+    path: '/api/v1/test/em-after-release',
+    summary: 'Lets its EntityManager go, then reads it again.',
+    tags: ['test'],
+    access: 'public',
+    responses: { 200: { description: 'Never' } },
+    handler: (ctx) => {
+      ctx.state.releaseEntityManager();
+      ctx.body = { forked: Boolean(ctx.state.em) };
+    },
+  });
 }
 
 /** A CSP header as directive → sources. */
@@ -46,6 +73,26 @@ describe('security headers', () => {
     app = await startTestApp({}, {}, { extend: explodingRoute });
   });
   after(() => app.close());
+
+  it("an error answer carries none of the handler's own CSP, cache lifetime or request id: the security headers as they were, Cache-Control no-store", async () => {
+    const response = await app.fetch('/api/v1/test/loose-then-fail', { headers: { 'X-Request-Id': 'req-0123456789' } });
+    expect(response.status).to.equal(500);
+    expect(directives(response.headers.get('content-security-policy')).get('default-src')).to.deep.equal(["'none'"]);
+    expect(response.headers.get('cache-control')).to.equal('no-store');
+    expect(response.headers.get('x-request-id')).to.equal('req-0123456789');
+  });
+
+  it('a request that released its EntityManager cannot fork another: reading it again fails loudly (500), never holds a new one', async () => {
+    const response = await app.fetch('/api/v1/test/em-after-release');
+    expect(response.status).to.equal(500);
+    const logged = app.logs.find((line) => line.path === '/api/v1/test/em-after-release');
+    expect(String((logged?.err as { message?: unknown } | undefined)?.message)).to.equal('this request released its EntityManager');
+  });
+
+  it('a CSP directive computed per response (a nonce) is refused at start-up: one value replayed to every response would defeat it', () => {
+    expect(() => helmetChanges({ contentSecurityPolicy: { useDefaults: false, directives: { scriptSrc: [() => "'nonce-abc'"] } } })).to.throw(/computed per response/);
+    expect(() => helmetChanges({ contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"] } } })).not.to.throw();
+  });
 
   it('every response (200, 400, 404, 500) carries nosniff, X-Frame-Options DENY, no referrer and a CSP that lets nothing load', async () => {
     const responses = [

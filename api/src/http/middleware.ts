@@ -32,12 +32,17 @@ class RequestState implements AppState {
     this.locale = locale;
   }
 
+  #released = false;
+
   get em(): EntityManager {
+    // A request that let its EntityManager go (an open stream) would otherwise fork a new one and hold it for hours.
+    if (this.#released) throw new Error('this request released its EntityManager');
     return (this.#em ??= this.#orm.em.fork());
   }
 
   releaseEntityManager(): void {
     this.#em = undefined;
+    this.#released = true;
   }
 }
 
@@ -69,6 +74,8 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
     const started = process.hrtime.bigint();
     let supportId: string | undefined;
     let failure: unknown;
+    // The headers of the outer middlewares (security headers, X-Request-Id): an error answer carries them as they were.
+    const outer = ctx.res.getHeaders();
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
@@ -89,6 +96,9 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
         if (mapped.code) body.code = mapped.code;
         Object.assign(body, mapped.extra);
       }
+      // Nothing of what the handler chose for its own answer (a looser CSP, a cache lifetime) applies to the error.
+      for (const [name, value] of Object.entries(outer)) if (value !== undefined) ctx.res.setHeader(name, value);
+      ctx.set('Cache-Control', 'no-store');
       for (const [name, value] of Object.entries(mapped?.headers ?? {})) ctx.set(name, value);
       ctx.status = status;
       ctx.body = body;

@@ -28,7 +28,13 @@ type HeaderChange = readonly [name: string, value: string | undefined];
  * and replayed on every response: helmet stays the one source of the headers without
  * running its dozen middlewares per request.
  */
-function helmetChanges(options: HelmetOptions): HeaderChange[] {
+export function helmetChanges(options: HelmetOptions): HeaderChange[] {
+  const csp = options.contentSecurityPolicy;
+  const directives = typeof csp === 'object' ? Object.values(csp.directives ?? {}) : [];
+  // helmet calls such a directive (a nonce) for every response: one value replayed to all would defeat it.
+  if (directives.some((value) => typeof value === 'function' || (Array.isArray(value) && value.some((item) => typeof item === 'function')))) {
+    throw new Error('a CSP directive computed per response cannot be replayed: run helmet per request for it');
+  }
   const changes: HeaderChange[] = [];
   const recorder = {
     setHeader: (name: string, value: unknown) => void changes.push([name, String(value)]),

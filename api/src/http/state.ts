@@ -8,7 +8,7 @@ export interface AppState {
   readonly locale: Locale;
   /** The request's own EntityManager, forked on first use. */
   readonly em: EntityManager;
-  /** Lets the request's EntityManager go (a long-lived stream holds its ctx for hours); a later use forks a fresh one. */
+  /** Lets the request's EntityManager go for good (a long-lived stream holds its ctx for hours); reading `em` afterwards throws. */
   releaseEntityManager(): void;
   /** The caller, set by the session guard of the accounts feature; read it with its requireAuth(ctx) (http/ knows no feature). */
   auth?: unknown;
