@@ -13,6 +13,7 @@ import { registerApiDocs } from './http/openapi.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import { createMetricsRegistry, HttpMetrics, JobMetrics } from './ops/metrics.ts';
+import { asyncLog, countDroppedLines } from './ops/log-destination.ts';
 import type { AppState } from './http/state.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -87,13 +88,14 @@ export interface ServiceOverrides {
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  // Written asynchronously: a line per request costs no blocking write on the event loop; pino flushes what is buffered when the process exits.
-  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-api' } }, overrides.logDestination ?? pino.destination({ dest: 1, sync: false }));
+  const stdout = overrides.logDestination ? undefined : asyncLog();
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-api' } }, overrides.logDestination ?? stdout);
   const orm = await openOrm(config);
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const storage = objectStorageFrom(config);
   const metrics = createMetricsRegistry();
+  if (stdout) countDroppedLines(stdout, metrics);
   const clock = overrides.clock ?? systemClock;
   const mailer = createMailer(config, logger);
   const jobMetrics = new JobMetrics(metrics);

@@ -6,6 +6,12 @@ import { runInNewContext } from 'node:vm';
 // Loading modules is most of start-up: later starts reuse their compiled code (stripped
 // TypeScript, bytecode) from NODE_COMPILE_CACHE, by default a directory under the OS temp dir.
 enableCompileCache();
+
+// Until the api is up, a stop signal ends start-up at once through process.exit, so the log
+// lines written so far are flushed (Node's default for the signal would kill the process with them).
+const exitDuringStartup = (signal: NodeJS.Signals) => process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+process.once('SIGINT', exitDuringStartup);
+process.once('SIGTERM', exitDuringStartup);
 const { loadConfig, configWarnings, ConfigError } = await import('./config.ts');
 const { buildApp, createServices } = await import('./app.ts');
 const { migrateUp } = await import('./db/orm.ts');
@@ -58,5 +64,7 @@ async function stop(signal: string) {
   await services.close();
   process.exit(0);
 }
+process.off('SIGINT', exitDuringStartup);
+process.off('SIGTERM', exitDuringStartup);
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));

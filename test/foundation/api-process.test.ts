@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { configWarnings, loadConfig } from '../../api/src/config.ts';
 import { freePort } from '../support/local-servers.ts';
@@ -92,6 +93,27 @@ describe('the api process (api/src/main.ts)', () => {
     it('logs a warning that SECRET_KEY is the development default', () => {
       const warnings = api.lines.filter((line) => line.level === 40).map((line) => line.msg);
       expect(warnings.some((message) => message.startsWith('SECRET_KEY is the published development default'))).to.equal(true);
+    });
+
+    it('SIGTERM while start-up waits on PostgreSQL ends the process through exit (143, its log flushed), not by the signal', async function () {
+      this.timeout(20_000);
+      // A database port that accepts connections and never answers: start-up waits there.
+      const silent = createServer((socket) => socket.on('error', () => {}));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const child = spawn(process.execPath, ['api/src/main.ts'], {
+        env: { ...process.env, PORT: '0', DATABASE_URL: `postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/cutroom` },
+        stdio: 'ignore',
+      });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        expect(child.exitCode, 'still starting').to.equal(null);
+        child.kill('SIGTERM');
+        const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+        expect({ code, signal }).to.deep.equal({ code: 143, signal: null });
+      } finally {
+        child.kill('SIGKILL');
+        silent.close();
+      }
     });
 
     it('closes a connection that sends nothing within HTTP_HEADERS_TIMEOUT_MS', async () => {
