@@ -21,7 +21,7 @@ export function asyncLog(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): LogDestinatio
 export function countDroppedLines(destination: LogDestination, registry: Registry): void {
   const dropped = new Counter({
     name: 'cutroom_log_lines_dropped_total',
-    help: 'Log lines dropped because the log output stalled and LOG_BUFFER_MAX_BYTES were waiting.',
+    help: 'Log lines dropped because the log output stalled with LOG_BUFFER_MAX_BYTES (16 MB) of lines waiting.',
     registers: [registry],
   });
   destination.on('drop', () => dropped.inc());
