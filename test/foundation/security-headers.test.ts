@@ -45,6 +45,18 @@ function explodingRoute(router: ApiRouter): void {
   });
   router.add({
     method: 'get',
+    path: '/api/v1/test/head-then-fail',
+    summary: 'Sends its head, then fails.',
+    tags: ['test'],
+    access: 'public',
+    responses: { 200: { description: 'A head, then nothing' } },
+    handler: (ctx) => {
+      ctx.res.flushHeaders();
+      throw new Error('kaboom after the head went out');
+    },
+  });
+  router.add({
+    method: 'get',
     path: '/api/v1/test/em-after-release',
     summary: 'Lets its EntityManager go, then reads it again.',
     tags: ['test'],
@@ -80,6 +92,14 @@ describe('security headers', () => {
     expect(directives(response.headers.get('content-security-policy')).get('default-src')).to.deep.equal(["'none'"]);
     expect(response.headers.get('cache-control')).to.equal('no-store');
     expect(response.headers.get('x-request-id')).to.equal('req-0123456789');
+  });
+
+  it('a handler that fails after its head went out: the response still ends (nothing hangs) and the failure is logged', async () => {
+    const response = await app.fetch('/api/v1/test/head-then-fail', { signal: AbortSignal.timeout(5000) });
+    // The status is whatever the head carried (Koa's default, 404): an error cannot change it any more.
+    expect(response.status).to.equal(404);
+    await response.text();
+    expect(app.logs.some((line) => line.path === '/api/v1/test/head-then-fail' && line.msg === 'request failed')).to.equal(true);
   });
 
   it('a request that released its EntityManager cannot fork another: reading it again fails loudly (500), never holds a new one', async () => {

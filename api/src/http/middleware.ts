@@ -97,7 +97,7 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
         Object.assign(body, mapped.extra);
       }
       // Nothing of what the handler chose for its own answer (a looser CSP, a cache lifetime) applies to the error.
-      for (const [name, value] of Object.entries(outer)) if (value !== undefined) ctx.res.setHeader(name, value);
+      for (const [name, value] of Object.entries(outer)) if (value !== undefined) ctx.set(name, typeof value === 'number' ? String(value) : value);
       ctx.set('Cache-Control', 'no-store');
       for (const [name, value] of Object.entries(mapped?.headers ?? {})) ctx.set(name, value);
       ctx.status = status;
