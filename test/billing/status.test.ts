@@ -135,10 +135,13 @@ describe('rule 6: the billing status object', () => {
     }
   });
 
-  it('a user made without a subscription row (seeded by SQL) reads as Free and can start the trial', async () => {
+  it('a user made without a subscription row (seeded by SQL) reads as Free (billing, check-auth) and can start the trial', async () => {
     const { client, user } = await signUpAndLogin(app);
     await app.services.orm.em.fork().execute('delete from subscriptions where user_id = ?', [user.id]);
     expect((await json(await client.get('/api/v1/users/me/billing'))).tier).to.equal('Free');
+    // check-auth reads its billing status through the ORM's pool, without a request EntityManager
+    await app.services.orm.em.fork().execute('delete from subscriptions where user_id = ?', [user.id]);
+    expect((await json(await client.get('/api/v1/auth/check-auth'))).billing.tier).to.equal('Free');
     await app.services.orm.em.fork().execute('delete from subscriptions where user_id = ?', [user.id]);
     expect((await client.post('/api/v1/users/me/activate-trial')).status).to.equal(200);
   });

@@ -54,7 +54,7 @@ export function createAccounts(wiring: AccountsWiring): AccountsService {
 }
 
 /** The HTTP side: rate limits, the identity provider (when OIDC_ISSUER is set) and the routes. */
-export function registerAccounts(router: ApiRouter, wiring: Omit<AccountsWiring, 'mailer' | 'clock' | 'orm'> & { accounts: AccountsService }): void {
+export function registerAccounts(router: ApiRouter, wiring: Omit<AccountsWiring, 'mailer' | 'clock'> & { accounts: AccountsService }): void {
   const { config } = wiring;
   const oidc =
     config.OIDC_ISSUER && config.OIDC_CLIENT_ID
@@ -72,6 +72,7 @@ export function registerAccounts(router: ApiRouter, wiring: Omit<AccountsWiring,
   registerAccountRoutes(router, {
     accounts: wiring.accounts,
     billing: wiring.billing,
+    orm: wiring.orm,
     limits: new RateLimits(wiring.redis),
     oidc,
     config,

@@ -1,3 +1,4 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { InvalidInput, NotFound, Unavailable } from '../shared/errors.ts';
@@ -16,6 +17,8 @@ import type { Session } from './sessions.ts';
 export interface AccountRouteDeps {
   accounts: AccountsService;
   billing: BillingService;
+  /** For statement-only reads (check-auth's billing status): no EntityManager is forked for them. */
+  orm: MikroORM;
   limits: RateLimits;
   /** Absent when OIDC_ISSUER is unset. */
   oidc: OidcSignIn | undefined;
@@ -31,7 +34,7 @@ const tags = ['auth'];
 
 /** Accounts, sessions and authentication: the spec's "Accounts and sessions" and the /users/me routes. */
 export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps): void {
-  const { accounts, billing, limits, oidc } = deps;
+  const { accounts, billing, orm, limits, oidc } = deps;
   const secure = () => deps.baseUrl().startsWith('https:');
   const detail = (ctx: AppContext, key: MessageKey) => ({ detail: translate(ctx.state.locale, key) });
 
@@ -254,7 +257,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
         },
         oauth_providers: oauthProviders,
         csrf_token: csrfToken,
-        billing: await billing.statusFor(ctx.state.em, auth.user),
+        billing: await billing.statusFor(orm, auth.user),
       };
     },
   });

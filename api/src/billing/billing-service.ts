@@ -5,12 +5,12 @@ import { DomainError, Conflict, InsufficientCredits } from '../shared/errors.ts'
 import type { Clock } from '../shared/clock.ts';
 import type { UserRow } from '../accounts/entities.ts';
 import { DeletedAccount } from '../accounts/entities.ts';
-import { query, statement } from '../db/statements.ts';
+import { query, statement, type Database } from '../db/statements.ts';
 import { Subscription, type SubscriptionRow, type SubscriptionStatus } from './entities.ts';
 import { TIERS, TRIAL, roundMinutes, type TierLimits, type TierName } from './tiers.ts';
 
 /** Counts a user's projects; the projects feature hands one to the composition root. */
-export type ProjectCounter = (em: EntityManager, userId: string) => Promise<number>;
+export type ProjectCounter = (database: Database, userId: string) => Promise<number>;
 
 /** The billing status object of the spec, as sent. */
 export interface BillingStatus {
@@ -180,10 +180,14 @@ export class BillingService {
     return (await this.planOf(em, userId)).limits;
   }
 
-  async statusFor(em: EntityManager, user: Pick<UserRow, 'id' | 'email'>): Promise<BillingStatus> {
-    const [[row], projectCount] = await Promise.all([query(em, STATUS, [emailHash(user.email), user.id]), this.#countProjects(em, user.id)]);
+  /** Statements only: a request that did no ORM work passes the ORM itself, and forks no EntityManager for it. */
+  async statusFor(database: Database, user: Pick<UserRow, 'id' | 'email'>): Promise<BillingStatus> {
+    const [[row], projectCount] = await Promise.all([query(database, STATUS, [emailHash(user.email), user.id]), this.#countProjects(database, user.id)]);
     // a user made without a subscription (seeded by SQL) gets one, then is read again
-    if (!row) return this.#openMissingSubscription(em, user.id).then(() => this.statusFor(em, user));
+    if (!row) {
+      const em = 'getConnection' in database ? database : database.em.fork();
+      return this.#openMissingSubscription(em, user.id).then(() => this.statusFor(database, user));
+    }
     const plan = effectivePlan({ tier: row.tier, status: row.status, trialEndsAt: msOf(row.trial_ends_at_ms), graceEndsAt: msOf(row.grace_ends_at_ms) }, this.#clock.now());
     const betaTotal = row.beta_credits_total === null ? null : Number(row.beta_credits_total);
     const scheduledAt = msOf(row.scheduled_at_ms);
