@@ -35,6 +35,26 @@ export interface MeasuredServer {
   close(): Promise<void>;
 }
 
+/** This process's garbage-collection pauses while `counting`: the longest and their sum, in ms. */
+export interface GcPauses {
+  max: number;
+  total: number;
+  counting: boolean;
+}
+
+/** Starts counting this process's garbage-collection pauses. */
+export function watchGcPauses(): GcPauses {
+  const pauses: GcPauses = { max: 0, total: 0, counting: true };
+  new PerformanceObserver((list) => {
+    if (!pauses.counting) return;
+    for (const entry of list.getEntries()) {
+      pauses.max = Math.max(pauses.max, entry.duration);
+      pauses.total += entry.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
+  return pauses;
+}
+
 const cpuMsNow = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
@@ -48,22 +68,13 @@ export function serveMeasurements({ server, liveWatched = () => 0, close }: Meas
   if (!gc || !send) throw new Error('run me from bench/sse/run.ts: node --expose-gc with an IPC channel');
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
-  let gcMaxPauseMs = 0;
-  let gcTotalPauseMs = 0;
-  let measuring = false;
-  new PerformanceObserver((list) => {
-    if (measuring) return;
-    for (const entry of list.getEntries()) {
-      gcMaxPauseMs = Math.max(gcMaxPauseMs, entry.duration);
-      gcTotalPauseMs += entry.duration;
-    }
-  }).observe({ entryTypes: ['gc'] });
+  const gcPauses = watchGcPauses();
 
   async function measure(): Promise<ProcessMeasurement> {
     // Read before the forced collections, and reset after them, so no window counts the bench's own GC.
     const loopDelayP99Ms = loopDelay.percentile(99) / 1e6;
-    const pauses = { gcMaxPauseMs, gcTotalPauseMs };
-    measuring = true;
+    const pauses = { gcMaxPauseMs: gcPauses.max, gcTotalPauseMs: gcPauses.total };
+    gcPauses.counting = false;
     const cpuMs = cpuMsNow();
     // WeakRefs made in this turn stay alive until it ends; more rounds let finalizable garbage go too.
     for (let round = 0; round < 3; round++) {
@@ -76,9 +87,9 @@ export function serveMeasurements({ server, liveWatched = () => 0, close }: Meas
     loopDelay.reset();
     // gc entries are delivered after the turn that made them: the forced collections' entries come before this one
     await macrotask();
-    measuring = false;
-    gcMaxPauseMs = 0;
-    gcTotalPauseMs = 0;
+    gcPauses.counting = true;
+    gcPauses.max = 0;
+    gcPauses.total = 0;
     return { rssBytes: rss, heapUsedBytes: heapUsed, liveWatched: liveWatched(), openConnections, cpuMs, cpuMsAnswered: cpuMsNow(), loopDelayP99Ms, ...pauses };
   }
 

@@ -23,7 +23,7 @@
 import { execFileSync, fork as spawnNode, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Redis } from 'ioredis';
@@ -34,7 +34,7 @@ import { migrateUp, openOrm } from '../../api/src/db/orm.ts';
 import { createRedis } from '../../api/src/redis.ts';
 import { EventBus } from '../../api/src/events/bus.ts';
 import { createUploads } from '../../api/src/media/uploads/feature.ts';
-import type { BenchRequest, MeasuredMessage, ProcessMeasurement } from './measured-process.ts';
+import { watchGcPauses, type BenchRequest, type MeasuredMessage, type ProcessMeasurement } from './measured-process.ts';
 
 const STREAMS = Number(process.env.SSE_BENCH_STREAMS ?? 10_000);
 const USER_STREAMS_PER_USER = 3;
@@ -200,14 +200,7 @@ setFlagsFromString('--expose-gc');
 const collectHere = runInNewContext('gc') as () => void;
 
 /** This process's own garbage collection pauses since last reset: they delay what it measures. */
-const benchGc = { max: 0, total: 0, counting: true };
-new PerformanceObserver((list) => {
-  if (!benchGc.counting) return;
-  for (const entry of list.getEntries()) {
-    benchGc.max = Math.max(benchGc.max, entry.duration);
-    benchGc.total += entry.duration;
-  }
-}).observe({ entryTypes: ['gc'] });
+const benchGc = watchGcPauses();
 
 /** Publish → client delays of the current measurement, in ms. */
 let latencies: number[] = [];

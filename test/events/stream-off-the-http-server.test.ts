@@ -35,6 +35,14 @@ async function openGauge(app: TestApp, heldBy: 'socket' | 'response'): Promise<n
   return line ? Number(line.split(' ')[1]) : 0;
 }
 
+/** The Cookie header of a logged-in client. */
+const cookieOf = (user: SignedIn) => [...user.client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+
+/** How many Redis subscribers the user's channel has. */
+async function subscribersOf(app: TestApp, user: SignedIn): Promise<number> {
+  return Number(((await app.services.redis.pubsub('NUMSUB', app.services.bus.userChannel(user.user.id))) as [string, number])[1]);
+}
+
 /** The user stream over a bare TCP connection, as a client other than a browser speaks it: every byte it receives, unparsed. */
 async function rawStream(app: TestApp, user: SignedIn, httpVersion: '1.0' | '1.1') {
   const { port } = new URL(app.url);
@@ -46,8 +54,7 @@ async function rawStream(app: TestApp, user: SignedIn, httpVersion: '1.0' | '1.1
   socket.on('data', (chunk: string) => (received += chunk));
   socket.on('error', () => {});
   socket.on('close', () => (closed = true));
-  const cookie = [...user.client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  socket.write(`GET /api/v1/user-stream HTTP/${httpVersion}\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`);
+  socket.write(`GET /api/v1/user-stream HTTP/${httpVersion}\r\nHost: 127.0.0.1\r\nCookie: ${cookieOf(user)}\r\n\r\n`);
   await eventually('the stream opens', () => received.includes(': connected\n\n'));
   const headEnd = received.indexOf('\r\n\r\n');
   return {
@@ -92,7 +99,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
   before(async () => {
     app = await startTestApp({ SSE_KEEPALIVE_SECONDS: '60', SSE_MAX_CONNECTIONS_PER_USER: '5' });
     user = await signUpAndLogin(app);
-    subscribers = async () => Number(((await app.services.redis.pubsub('NUMSUB', app.services.bus.userChannel(user.user.id))) as [string, number])[1]);
+    subscribers = () => subscribersOf(app, user);
   });
   after(() => app.close());
 
@@ -191,7 +198,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
   it('a client that stops reading is dropped once MAX_UNSENT_BYTES wait unsent: its lease and channel are let go', async () => {
     const reader = await signUpAndLogin(app);
     const stream = await rawStream(app, reader, '1.1');
-    const channelSubscribers = async () => Number(((await app.services.redis.pubsub('NUMSUB', app.services.bus.userChannel(reader.user.id))) as [string, number])[1]);
+    const channelSubscribers = () => subscribersOf(app, reader);
     await eventually('subscribed', async () => (await channelSubscribers()) === 1);
     stream.socket.pause();
     const large = 'x'.repeat(128 * 1024);
@@ -218,7 +225,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
 
   it('two stream requests pipelined on one connection: the first streams, and closing the connection lets both go', async () => {
     const piper = await signUpAndLogin(app);
-    const channelSubscribers = async () => Number(((await app.services.redis.pubsub('NUMSUB', app.services.bus.userChannel(piper.user.id))) as [string, number])[1]);
+    const channelSubscribers = () => subscribersOf(app, piper);
     const { port } = new URL(app.url);
     const socket = connect(Number(port), '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
@@ -226,8 +233,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => (received += chunk));
     socket.on('error', () => {});
-    const cookie = [...piper.client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const request = `GET /api/v1/user-stream HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`;
+    const request = `GET /api/v1/user-stream HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookieOf(piper)}\r\n\r\n`;
     socket.write(request + request);
     await eventually('the first stream opens', () => received.includes(': connected\n\n'));
     await app.services.bus.publishToUser(piper.user.id, mediaReady('pipelined'));

@@ -9,6 +9,7 @@ import type { AppState } from './state.ts';
 import type { HttpMetrics } from '../ops/metrics.ts';
 import { isDependencyOutage } from '../ops/dependency-outage.ts';
 import { parseJsonBody } from './json-body.ts';
+import { applySecurityHeaders } from './security-headers.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -74,8 +75,6 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
     const started = process.hrtime.bigint();
     let supportId: string | undefined;
     let failure: unknown;
-    // The headers of the outer middlewares (security headers, X-Request-Id): an error answer carries them as they were.
-    const outer = ctx.res.getHeaders();
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
@@ -96,9 +95,12 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
         if (mapped.code) body.code = mapped.code;
         Object.assign(body, mapped.extra);
       }
-      // Nothing of what the handler chose for its own answer (a looser CSP, a cache lifetime) applies to the error.
-      for (const [name, value] of Object.entries(outer)) if (value !== undefined) ctx.set(name, typeof value === 'number' ? String(value) : value);
-      ctx.set('Cache-Control', 'no-store');
+      // Nothing of what the handler chose for its own answer (a looser CSP, a cache lifetime, another request id) applies to the error.
+      if (!ctx.headerSent) {
+        applySecurityHeaders(ctx.res);
+        ctx.set('X-Request-Id', ctx.state.requestId);
+        ctx.set('Cache-Control', 'no-store');
+      }
       for (const [name, value] of Object.entries(mapped?.headers ?? {})) ctx.set(name, value);
       ctx.status = status;
       ctx.body = body;

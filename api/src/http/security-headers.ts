@@ -49,13 +49,20 @@ export function helmetChanges(options: HelmetOptions): HeaderChange[] {
   return changes;
 }
 
+/** The headers, worked out when the module loads: a wrong option stops start-up. */
+const CHANGES = helmetChanges(OPTIONS);
+
+/** Puts the security headers on a response, over whatever a handler set in their place. */
+export function applySecurityHeaders(res: ServerResponse): void {
+  for (const [name, value] of CHANGES) {
+    if (value === undefined) res.removeHeader(name);
+    else res.setHeader(name, value);
+  }
+}
+
 export function securityHeaders(): Middleware<AppState> {
-  const changes = helmetChanges(OPTIONS);
   return (ctx, next) => {
-    for (const [name, value] of changes) {
-      if (value === undefined) ctx.res.removeHeader(name);
-      else ctx.res.setHeader(name, value);
-    }
+    applySecurityHeaders(ctx.res);
     return next();
   };
 }
