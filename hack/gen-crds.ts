@@ -1,7 +1,7 @@
-// Writes crds/<plural>.cutroom.dev.yaml from crds/schema.ts; `--check` only reports drift (for CI).
+// Writes crds/<plural>.cutroom.dev.yaml from crds/contract/resources.ts; `--check` only reports drift (for CI).
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { crdFiles } from '../crds/definitions.ts';
+import { crdFiles } from '../crds/contract/crd-definitions.ts';
 
 const crdDir = fileURLToPath(new URL('../crds/', import.meta.url));
 const checkOnly = process.argv.includes('--check');

@@ -40,7 +40,7 @@ import { MediaGroups } from './media-groups/groups-service.ts';
 import { registerMediaGroupRoutes } from './media-groups/routes.ts';
 import { deletePresetsOf, registerPresets } from './presets/feature.ts';
 import { ChannelSubscriber } from './events/stream-subscriber.ts';
-import { registerMediaEdits } from './media/edits/feature.ts';
+import { registerMediaEdits } from './media/media-edits/feature.ts';
 import { registerAnalysis } from './analysis/feature.ts';
 import { registerEdits } from './edits/feature.ts';
 import { registerCaptions } from './captions/feature.ts';

@@ -7,7 +7,7 @@ import { ProgressRelay } from './events/progress-relay.ts';
 import { renderCompletion, renderProgress } from './exports/completion.ts';
 import { JobCompletion, type CompletionHandlers } from './jobs/completion.ts';
 import { artifactCompletion } from './media/artifact-completion.ts';
-import { producedMediaCompletion } from './media/edits/produced-media-completion.ts';
+import { producedMediaCompletion } from './media/media-edits/produced-media-completion.ts';
 import { proxyCompletion } from './media/proxy-completion.ts';
 import { analysisCompletion, analysisProgress } from './analysis/completion.ts';
 import type { Clock } from './shared/clock.ts';

@@ -23,8 +23,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { aiEditsSchema, analyzeResultSchema, type AiEdit, type AnalyzeInput } from '../../crds/analyze-contract.ts';
-import { parseJobEvent } from '../../crds/job-events.ts';
+import { aiEditsSchema, analyzeResultSchema, type AiEdit, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
+import { parseJobEvent } from '../../crds/contract/job-events.ts';
 import { startLocalWhisper } from '../../hack/local-whisper/server.ts';
 import type { TimeSpan } from '../../hack/fixtures/speech.ts';
 import { wavEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';

@@ -7,7 +7,7 @@
  *   node bench/render/render-once.ts <spec.json>    → prints the result as JSON on stdout
  */
 import { readFile } from 'node:fs/promises';
-import { renderInputSchema } from '../../crds/contracts/render.ts';
+import { renderInputSchema } from '../../crds/contract/programs/render.ts';
 import { createJobLog } from '../../job-images/lib/job-log.ts';
 import { mediaToolsFromEnv } from '../../job-images/ffmpeg/src/media-tools.ts';
 import { renderLocally } from '../../job-images/ffmpeg/src/render/render-export.ts';

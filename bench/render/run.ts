@@ -17,7 +17,7 @@ import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { outputFrameSize, type RenderCaption, type RenderRequestInput } from '../../crds/contracts/render.ts';
+import { outputFrameSize, type RenderCaption, type RenderRequestInput } from '../../crds/contract/programs/render.ts';
 import { captionsAss } from '../../job-images/ffmpeg/src/render/captions-ass.ts';
 import { CLAP_SQUARE_FRACTION, CLAP_TONE_HZ, makeTalkingHead } from '../../hack/fixtures/talking-head.ts';
 import type { LocalRenderResult } from '../../job-images/ffmpeg/src/render/render-export.ts';

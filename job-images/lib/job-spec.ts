@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { jobSpecSchema } from '../../crds/schema.ts';
+import { jobSpecSchema } from '../../crds/contract/resources.ts';
 import { JobFailure } from './job-failure.ts';
 
-/** The spec of the job's custom resource (crds/schema.ts), with the program's own input type. */
+/** The spec of the job's custom resource (crds/contract/resources.ts), with the program's own input type. */
 export type JobSpec<Input = unknown> = Omit<z.infer<typeof jobSpecSchema>, 'input'> & { input: Input };
 
 export function parseJobSpec(raw: string | undefined): JobSpec {
@@ -25,4 +25,4 @@ export function parseJobInput<Input>(program: string, schema: z.ZodType<Input>, 
   return parsed.data;
 }
 
-export { outputKey } from '../../crds/outcome.ts';
+export { outputKey } from '../../crds/contract/outcome.ts';

@@ -5,7 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { isNotFound } from '../../crds/s3-client.ts';
+import { isNotFound } from '../../crds/contract/s3-client.ts';
 import { JobFailure } from './job-failure.ts';
 
 export interface DownloadedObject {

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { formatJobEvent } from '../../crds/job-events.ts';
+import { formatJobEvent } from '../../crds/contract/job-events.ts';
 import type { JobLog } from './job-log.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { ApiException, BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../crds/schema.ts';
-import type { JobKind, JobResource, JobStatus } from '../../crds/schema.ts';
+import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../crds/contract/resources.ts';
+import type { JobKind, JobResource, JobStatus } from '../../crds/contract/resources.ts';
 
 export function isApiStatus(error: unknown, code: number): boolean {
   return error instanceof ApiException && error.code === code;

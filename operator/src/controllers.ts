@@ -1,21 +1,11 @@
 import type { V1Job } from '@kubernetes/client-node';
-import { cutroomApiVersion, jobKinds } from '../../crds/schema.ts';
-import type { JobKind } from '../../crds/schema.ts';
+import { cutroomApiVersion, jobKinds } from '../../crds/contract/resources.ts';
+import type { JobKind } from '../../crds/contract/resources.ts';
 import { managedBySelector } from './builders/job.ts';
-import type { JobKindProfile } from './builders/job.ts';
 import { WatchedResources } from './informer.ts';
-import { analysisJob } from './reconcilers/analysis-job.ts';
-import { artifactJob } from './reconcilers/artifact-job.ts';
+import { jobKindProfiles } from './job-kinds.ts';
 import { JobReconciler } from './reconcilers/job-reconciler.ts';
 import type { ReconcilerDeps } from './reconcilers/job-reconciler.ts';
-import { renderJob } from './reconcilers/render-job.ts';
-
-/** One reconciler per custom resource kind; the compiler insists every kind has one. */
-const jobKindProfiles = {
-  AnalysisJob: analysisJob,
-  RenderJob: renderJob,
-  ArtifactJob: artifactJob,
-} as const satisfies Record<JobKind, JobKindProfile>;
 
 function isJobKind(kind: string): kind is JobKind {
   return Object.hasOwn(jobKinds, kind);

@@ -6,7 +6,7 @@ import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { CaptionLine } from '../../api/src/captions/entities.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
 import { Project } from '../../api/src/projects/entities.ts';
-import type { TranscriptWord } from '../../crds/analyze-contract.ts';
+import type { TranscriptWord } from '../../crds/contract/programs/analyze.ts';
 import { spoken } from '../analysis/transcripts.ts';
 
 /**

@@ -2,9 +2,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { crdFiles, structuralSchema } from '../../crds/definitions.ts';
-import type { CustomResourceDefinition, StructuralSchema } from '../../crds/definitions.ts';
-import { cutroomGroup, cutroomVersion, jobKindList, jobSpecSchema, jobStatusSchema } from '../../crds/schema.ts';
+import { crdFiles, structuralSchema } from '../../crds/contract/crd-definitions.ts';
+import type { CustomResourceDefinition, StructuralSchema } from '../../crds/contract/crd-definitions.ts';
+import { cutroomGroup, cutroomVersion, jobKindList, jobSpecSchema, jobStatusSchema } from '../../crds/contract/resources.ts';
 import { z } from 'zod';
 import { compileValidator } from '../kube-sim/schema-validation.ts';
 
@@ -66,7 +66,7 @@ const statuses: [string, unknown][] = [
   ['startedAt not a timestamp', { startedAt: 'yesterday' }],
 ];
 
-describe('CRDs (crds/*.yaml generated from crds/schema.ts)', () => {
+describe('CRDs (crds/*.yaml generated from crds/contract/resources.ts)', () => {
   it('the committed YAML is exactly what hack/gen-crds.ts produces now', async () => {
     const files = crdFiles();
     for (const { fileName, text } of files) {

@@ -11,7 +11,7 @@ import { fileWhen } from '../support/wait.ts';
 import { storedUpload } from '../support/stored-upload.ts';
 import { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
 import type { JobCompletion } from '../../api/src/jobs/completion.ts';
-import { jobPrograms } from '../../crds/programs.ts';
+import { jobPrograms } from '../../crds/contract/programs.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { analysisProgress } from '../../api/src/analysis/completion.ts';

@@ -8,7 +8,7 @@ import { newProject, projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { openSse, isEvent, dataOf } from '../support/sse-stream.ts';
 import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
-import { renderInputSchema } from '../../crds/contracts/render.ts';
+import { renderInputSchema } from '../../crds/contract/programs/render.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
 import { Export } from '../../api/src/exports/entities.ts';

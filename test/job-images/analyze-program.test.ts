@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { analyzeResultSchema, aiEditsSchema, transcriptSchema, type AnalyzeInput } from '../../crds/analyze-contract.ts';
+import { analyzeResultSchema, aiEditsSchema, transcriptSchema, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
 import { makeSpokenTrack, type SpokenTrack } from '../support/speech.ts';
 import { runJobProcess, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket, type JobProcessOutcome } from './job-process.ts';
 

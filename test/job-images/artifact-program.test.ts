@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { ArtifactResult } from '../../crds/contracts/artifact.ts';
+import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
 import type { WaveformDocument } from '../../job-images/ffmpeg/src/waveform.ts';
 import {
   makeAudio,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { mediaEditResultSchema, producedMediaResultSchema, type MediaEditResult } from '../../crds/contracts/media-edit.ts';
+import { mediaEditResultSchema, producedMediaResultSchema, type MediaEditResult } from '../../crds/contract/programs/media-edit.ts';
 import { probeFile } from '../support/media.ts';
 import { runJobProcess, startJobBucket, type JobBucket } from './job-process.ts';
 

@@ -5,8 +5,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { mediaImportResultSchema } from '../../crds/contracts/media-import.ts';
-import { producedMediaResultSchema } from '../../crds/contracts/media-edit.ts';
+import { mediaImportResultSchema } from '../../crds/contract/programs/media-import.ts';
+import { producedMediaResultSchema } from '../../crds/contract/programs/media-edit.ts';
 import { makeVideo } from '../support/media.ts';
 import { runJobProcess, startJobBucket, type JobBucket } from './job-process.ts';
 

@@ -2,8 +2,8 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Support for running a job image's real entrypoint (ffmpeg by default, or whisper) as a child process against an embedded S3. */
-import { parseJobEvent } from '../../crds/job-events.ts';
-import type { JobEvent } from '../../crds/job-events.ts';
+import { parseJobEvent } from '../../crds/contract/job-events.ts';
+import type { JobEvent } from '../../crds/contract/job-events.ts';
 import { FFMPEG_IMAGE_MAIN, runProgram, startJobBucket as startFixtureBucket } from '../../hack/fixtures/job-program.ts';
 
 export type { JobBucket } from '../../hack/fixtures/job-program.ts';

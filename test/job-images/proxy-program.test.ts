@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import type { ProxyResult } from '../../crds/contracts/proxy.ts';
+import type { ProxyResult } from '../../crds/contract/programs/proxy.ts';
 import { makeAudio, makeVideo, probeFile, topLevelBoxes } from '../support/media.ts';
 import { recordingFfmpeg, runJobProcess, startJobBucket } from './job-process.ts';
 import type { JobBucket, JobProcessOutcome } from './job-process.ts';

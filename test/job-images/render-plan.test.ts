@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { renderInputSchema, type RenderRequestInput } from '../../crds/contracts/render.ts';
+import { renderInputSchema, type RenderRequestInput } from '../../crds/contract/programs/render.ts';
 import { assText, assTime, captionsAss } from '../../job-images/ffmpeg/src/render/captions-ass.ts';
 import {
   commandLine,

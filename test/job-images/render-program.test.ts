@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { parseRenderStep, renderInputSchema, type RenderRequestInput, type RenderResult } from '../../crds/contracts/render.ts';
+import { parseRenderStep, renderInputSchema, type RenderRequestInput, type RenderResult } from '../../crds/contract/programs/render.ts';
 import { runFfmpeg } from '../../hack/fixtures/media.ts';
 import { topLevelBoxes } from '../support/media.ts';
 import { runJobProcess, startJobBucket } from './job-process.ts';

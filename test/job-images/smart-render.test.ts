@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { renderInputSchema, renderResultSchema, type RenderInput, type RenderRequestInput } from '../../crds/contracts/render.ts';
+import { renderInputSchema, renderResultSchema, type RenderInput, type RenderRequestInput } from '../../crds/contract/programs/render.ts';
 import { createJobLog } from '../../job-images/lib/job-log.ts';
 import { probeSource, type MediaProbe } from '../../job-images/ffmpeg/src/media-probe.ts';
 import { planRender } from '../../job-images/ffmpeg/src/render/render-plan.ts';

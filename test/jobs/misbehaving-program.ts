@@ -2,7 +2,7 @@
 // behaviours run through job-images/lib like a real program, others deliberately do not
 // (a crash, a silent exit, a hang) so that only the backend can say what happened.
 import { z } from 'zod';
-import { formatJobEvent } from '../../crds/job-events.ts';
+import { formatJobEvent } from '../../crds/contract/job-events.ts';
 import { JobFailure } from '../../job-images/lib/job-failure.ts';
 import type { AnyJobProgram } from '../../job-images/lib/job-program.ts';
 import { runJob } from '../../job-images/lib/run-job.ts';

@@ -10,7 +10,7 @@ import { storedUpload } from '../support/stored-upload.ts';
 import { makeVideo } from '../support/media.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
 import { jobCreditReference } from '../../api/src/jobs/service.ts';
-import { INPUT_FILE_NAME, outputKey } from '../../crds/outcome.ts';
+import { INPUT_FILE_NAME, outputKey } from '../../crds/contract/outcome.ts';
 
 /** The job's row once it is settled. */
 function settled(app: TestApp, jobId: string, timeoutMs = 60_000): Promise<JobRow> {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { cutroomGroup, cutroomVersion } from '../../crds/schema.ts';
+import { cutroomGroup, cutroomVersion } from '../../crds/contract/resources.ts';
 import { startKubeSim } from './index.ts';
 import type { KubeObject, KubeSim } from './index.ts';
 import { apiStatus, jobResourceBody, sampleSpec } from './samples.ts';

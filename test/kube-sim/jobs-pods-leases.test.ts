@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { V1Job, V1Lease } from '@kubernetes/client-node';
-import { cutroomGroup, cutroomVersion } from '../../crds/schema.ts';
+import { cutroomGroup, cutroomVersion } from '../../crds/contract/resources.ts';
 import { startKubeSim } from './index.ts';
 import type { KubeObject, KubeSim } from './index.ts';
 import { apiStatus, jobResourceBody } from './samples.ts';

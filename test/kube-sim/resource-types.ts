@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { PrinterColumn } from '../../crds/schema.ts';
+import type { PrinterColumn } from '../../crds/contract/resources.ts';
 import { compileValidator, pruneUnknownFields } from './schema-validation.ts';
 import type { OpenApiSchema } from './schema-validation.ts';
 import type { StatusCause } from './status-error.ts';

@@ -1,8 +1,8 @@
 // Valid custom resource bodies and a reader for API errors, shared by the simulator's tests.
 import { randomUUID } from 'node:crypto';
 import { ApiException } from '@kubernetes/client-node';
-import { cutroomApiVersion } from '../../crds/schema.ts';
-import type { JobKind, JobSpec } from '../../crds/schema.ts';
+import { cutroomApiVersion } from '../../crds/contract/resources.ts';
+import type { JobKind, JobSpec } from '../../crds/contract/resources.ts';
 import type { KubeStatus } from './status-error.ts';
 
 export function sampleSpec(overrides: Partial<JobSpec> = {}): JobSpec {

@@ -1,6 +1,6 @@
 // Server-side printing: the meta.k8s.io/v1 Table that `kubectl get` asks for, built
 // from a kind's printer columns the way the API server's CRD table convertor does.
-import type { PrinterColumn } from '../../crds/schema.ts';
+import type { PrinterColumn } from '../../crds/contract/resources.ts';
 import type { KubeObject, ResourceType } from './resource-types.ts';
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';

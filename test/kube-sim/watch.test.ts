@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { CustomObjectsApi, makeInformer, Watch } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { cutroomGroup, cutroomVersion } from '../../crds/schema.ts';
+import { cutroomGroup, cutroomVersion } from '../../crds/contract/resources.ts';
 import { startKubeSim } from './index.ts';
 import type { KubeObject, KubeSim } from './index.ts';
 import { jobResourceBody, sampleSpec } from './samples.ts';

@@ -13,11 +13,11 @@ import { MediaFile, MediaItem, type MediaItemRow } from '../../api/src/media/ent
 import { storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
 import type { BillingService } from '../../api/src/billing/billing-service.ts';
-import { producedMediaCompletion } from '../../api/src/media/edits/produced-media-completion.ts';
+import { producedMediaCompletion } from '../../api/src/media/media-edits/produced-media-completion.ts';
 import { eventually } from '../support/wait.ts';
 import { runArtifactJob, storeItem } from './library-fixtures.ts';
-import type { ArtifactResult } from '../../crds/contracts/artifact.ts';
-import type { ProducedMediaResult } from '../../crds/contracts/media-edit.ts';
+import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
+import type { ProducedMediaResult } from '../../crds/contract/programs/media-edit.ts';
 
 describe('media edits: POST /media/{media_item_id}/edit', function () {
   this.timeout(60_000);

@@ -1,12 +1,10 @@
+import { analysisJob, artifactJob, renderJob } from '../../operator/src/job-kinds.ts';
 import { expect } from 'chai';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { JobResource, JobSpec } from '../../crds/schema.ts';
+import type { JobResource, JobSpec } from '../../crds/contract/resources.ts';
 import { buildJob, InvalidJobResource, jobNameFor } from '../../operator/src/builders/job.ts';
 import { failureMessage, mirroredStatus, observeJob, setCondition, statusPatch } from '../../operator/src/builders/status.ts';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
-import { analysisJob } from '../../operator/src/reconcilers/analysis-job.ts';
-import { artifactJob } from '../../operator/src/reconcilers/artifact-job.ts';
-import { renderJob } from '../../operator/src/reconcilers/render-job.ts';
 
 const uid = '0f6c1d2e-3a4b-4c5d-8e9f-a0b1c2d3e4f5';
 const spec: JobSpec = {

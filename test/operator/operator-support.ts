@@ -19,10 +19,10 @@ import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatche
 import { JobService } from '../../api/src/jobs/service.ts';
 import { JobOutbox } from '../../api/src/jobs/outbox.ts';
 import type { Services } from '../../api/src/app.ts';
-import type { ArtifactResult } from '../../crds/contracts/artifact.ts';
-import { jobKinds } from '../../crds/schema.ts';
-import type { JobKind, JobResource } from '../../crds/schema.ts';
-import { parseJobEvent } from '../../crds/job-events.ts';
+import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
+import { jobKinds } from '../../crds/contract/resources.ts';
+import type { JobKind, JobResource } from '../../crds/contract/resources.ts';
+import { parseJobEvent } from '../../crds/contract/job-events.ts';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
 import type { OperatorConfig } from '../../operator/src/config.ts';
 import { startOperator } from '../../operator/src/operator.ts';

@@ -1,3 +1,4 @@
+import { artifactJob } from '../../operator/src/job-kinds.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,9 +12,8 @@ import { makeCorruptFile, makeVideo, sha256OfFile } from '../support/media.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
 import { jobResourceLabels } from '../../api/src/jobs/kubernetes-dispatcher.ts';
-import type { JobResource } from '../../crds/schema.ts';
+import type { JobResource } from '../../crds/contract/resources.ts';
 import { buildJob } from '../../operator/src/builders/job.ts';
-import { artifactJob } from '../../operator/src/reconcilers/artifact-job.ts';
 import { completionFinalizer } from '../../operator/src/reconcilers/job-reconciler.ts';
 import { startKubeSim } from '../kube-sim/index.ts';
 import type { KubeSim } from '../kube-sim/index.ts';

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../support/harness.ts';
 import { makeVideo } from '../support/media.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 import type { V1Lease } from '@kubernetes/client-node';
-import type { JobResource } from '../../crds/schema.ts';
+import type { JobResource } from '../../crds/contract/resources.ts';
 import { startKubeSim } from '../kube-sim/index.ts';
 import type { KubeSim } from '../kube-sim/index.ts';
 import { channelFlushed } from '../support/wait.ts';

@@ -1,12 +1,10 @@
+import { analysisJob, artifactJob, renderJob } from '../../operator/src/job-kinds.ts';
 import { expect } from 'chai';
 import type { V1Container, V1Job, V1PodSpec } from '@kubernetes/client-node';
-import type { JobResource, JobSpec } from '../../crds/schema.ts';
+import type { JobResource, JobSpec } from '../../crds/contract/resources.ts';
 import { ConfigError } from '../../api/src/config.ts';
 import { buildJob } from '../../operator/src/builders/job.ts';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
-import { analysisJob } from '../../operator/src/reconcilers/analysis-job.ts';
-import { artifactJob } from '../../operator/src/reconcilers/artifact-job.ts';
-import { renderJob } from '../../operator/src/reconcilers/render-job.ts';
 
 const uid = '7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 const spec: JobSpec = {

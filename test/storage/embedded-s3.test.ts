@@ -20,7 +20,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { expect } from 'chai';
 import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
-import { createS3Client } from '../../crds/s3-client.ts';
+import { createS3Client } from '../../crds/contract/s3-client.ts';
 
 const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('hex');
 

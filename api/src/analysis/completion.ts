@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { aiEditsSchema, analyzeInputSchema, analyzeResultSchema, transcriptSchema, type AiEdit, type AnalyzeResult, type Transcript } from '../../../crds/analyze-contract.ts';
+import { aiEditsSchema, analyzeInputSchema, analyzeResultSchema, transcriptSchema, type AiEdit, type AnalyzeResult, type Transcript } from '../../../crds/contract/programs/analyze.ts';
 import { Edit } from '../edits/entities.ts';
 import { failureText } from '../i18n/failure-text.ts';
 import { negotiateLocale } from '../i18n/index.ts';

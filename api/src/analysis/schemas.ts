@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { analysisModes } from '../../../crds/analyze-contract.ts';
+import { analysisModes } from '../../../crds/contract/programs/analyze.ts';
 import { analysisRunStatuses, type AnalysisRunRow } from './entities.ts';
 
 /** ISO 639-1: two lowercase letters (the recognizer decides which it supports). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
-import type { AnalyzeSettings, AnalyzeSource } from '../../../crds/analyze-contract.ts';
+import type { AnalyzeSettings, AnalyzeSource } from '../../../crds/contract/programs/analyze.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import { roundMinutes } from '../billing/tiers.ts';
 import { spineOf } from '../canvases/spine.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { ownedBy } from '../accounts/ownership.ts';
-import { transcriptSchema, aiEditTypes } from '../../../crds/analyze-contract.ts';
+import { transcriptSchema, aiEditTypes } from '../../../crds/contract/programs/analyze.ts';
 import { AnalysisRun } from '../analysis/entities.ts';
 import { Edit } from '../edits/entities.ts';
 import { Project } from '../projects/entities.ts';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { JobProgram } from '../../../crds/programs.ts';
+import type { JobProgram } from '../../../crds/contract/programs.ts';
 import { exec, type EventBus, type ProjectEvent } from './bus.ts';
 
 /** A job's progress as the backends report it (JobCompletion.markProgress, after the row is written). */

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { parseRenderStep, renderInputSchema, renderResultSchema } from '../../../crds/contracts/render.ts';
+import { parseRenderStep, renderInputSchema, renderResultSchema } from '../../../crds/contract/programs/render.ts';
 import { exportProgress, type ExportProgressMark, type ProgressPolicy } from '../events/progress-relay.ts';
 import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
 import type { CompletionHandler, JobFailed } from '../jobs/completion.ts';

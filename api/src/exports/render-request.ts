@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { transcriptSchema, type TranscriptWord } from '../../../crds/analyze-contract.ts';
-import type { CaptionStyle, RenderAsset, RenderCaption, RenderRequestInput, RenderSource } from '../../../crds/contracts/render.ts';
+import { transcriptSchema, type TranscriptWord } from '../../../crds/contract/programs/analyze.ts';
+import type { CaptionStyle, RenderAsset, RenderCaption, RenderRequestInput, RenderSource } from '../../../crds/contract/programs/render.ts';
 import { AnalysisRun } from '../analysis/entities.ts';
 import { DEFAULT_MAX_WORDS, planCaptionLines } from '../captions/lines.ts';
 import { CaptionLine } from '../captions/entities.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { captionStyles } from '../../../crds/contracts/render.ts';
+import { captionStyles } from '../../../crds/contract/programs/render.ts';
 import { pageQuery, pageSchema } from '../http/pagination.ts';
 import { aspectRatios, EditOverridesSchema, resolutions } from '../drafts/schemas.ts';
 import { exportStatuses, type ExportRow, type StoredExportSettings } from './entities.ts';

@@ -4,7 +4,7 @@ import { billingMessages } from '../billing/messages.ts';
 import { projectMessages } from '../projects/messages.ts';
 import { uploadMessages } from '../media/uploads/messages.ts';
 import { mediaLibraryMessages } from '../media/library/messages.ts';
-import { mediaEditMessages } from '../media/edits/messages.ts';
+import { mediaEditMessages } from '../media/media-edits/messages.ts';
 import { failureMessages } from '../media/failure-messages.ts';
 import { jobFailureMessages } from '../jobs/messages.ts';
 import { analysisMessages } from '../analysis/messages.ts';

@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { RequestableProgram } from '../../../crds/programs.ts';
+import type { RequestableProgram } from '../../../crds/contract/programs.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { ProgressRelay } from '../events/progress-relay.ts';
 import type { OutcomeEvent } from '../events/bus.ts';

@@ -1,4 +1,4 @@
-import type { JobKind, JobSpec } from '../../../crds/schema.ts';
+import type { JobKind, JobSpec } from '../../../crds/contract/resources.ts';
 
 /** What a dispatcher receives: the CR spec plus the kind that carries it. */
 export interface DispatchedJob {

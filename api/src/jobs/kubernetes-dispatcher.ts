@@ -1,8 +1,8 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
+import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/contract/resources.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
 import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
-import type { JobKind } from '../../../crds/schema.ts';
+import type { JobKind } from '../../../crds/contract/resources.ts';
 
 const allKinds = Object.keys(jobKinds) as JobKind[];
 

@@ -1,7 +1,7 @@
 import { defineMessages } from '../i18n/define.ts';
 
 /**
- * Failures of the job system itself (crds/outcome.ts `jobSystemFailures`), the same on
+ * Failures of the job system itself (crds/contract/outcome.ts `jobSystemFailures`), the same on
  * both backends; programs' own codes live with their features.
  */
 export const jobFailureMessages = defineMessages({

@@ -1,15 +1,15 @@
 import pg from 'pg';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { INPUT_FILE_NAME, JOB_INPUT_INLINE_MAX_BYTES, jobSystemFailures, outputKey } from '../../../crds/outcome.ts';
-import { jobPrograms, type JobProgram } from '../../../crds/programs.ts';
-import type { JobSpec } from '../../../crds/schema.ts';
+import { INPUT_FILE_NAME, JOB_INPUT_INLINE_MAX_BYTES, jobSystemFailures, outputKey } from '../../../crds/contract/outcome.ts';
+import { jobPrograms, type JobProgram } from '../../../crds/contract/programs.ts';
+import type { JobSpec } from '../../../crds/contract/resources.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { JobCompletion } from './completion.ts';
 import type { DispatchedJob, JobDispatcher } from './dispatcher.ts';
 import type { JobRow } from './entities.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
-import { jobKinds } from '../../../crds/schema.ts';
+import { jobKinds } from '../../../crds/contract/resources.ts';
 
 export interface JobOutboxOptions {
   orm: MikroORM;

@@ -1,5 +1,5 @@
-import { errorFileSchema, ERROR_FILE_NAME, jobSystemFailures, outputKey, RESULT_FILE_NAME } from '../../../crds/outcome.ts';
-import { isNotFound } from '../../../crds/s3-client.ts';
+import { errorFileSchema, ERROR_FILE_NAME, jobSystemFailures, outputKey, RESULT_FILE_NAME } from '../../../crds/contract/outcome.ts';
+import { isNotFound } from '../../../crds/contract/s3-client.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { JobFailed, JobOutcome } from './completion.ts';
 

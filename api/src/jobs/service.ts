@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
-import type { analyzeInputSchema } from '../../../crds/analyze-contract.ts';
-import type { artifactInputSchema } from '../../../crds/contracts/artifact.ts';
-import type { mediaEditInputSchema } from '../../../crds/contracts/media-edit.ts';
-import type { mediaImportInputSchema } from '../../../crds/contracts/media-import.ts';
-import type { proxyInputSchema } from '../../../crds/contracts/proxy.ts';
-import type { renderInputSchema } from '../../../crds/contracts/render.ts';
-import { jobPrograms, type RequestableProgram } from '../../../crds/programs.ts';
+import type { analyzeInputSchema } from '../../../crds/contract/programs/analyze.ts';
+import type { artifactInputSchema } from '../../../crds/contract/programs/artifact.ts';
+import type { mediaEditInputSchema } from '../../../crds/contract/programs/media-edit.ts';
+import type { mediaImportInputSchema } from '../../../crds/contract/programs/media-import.ts';
+import type { proxyInputSchema } from '../../../crds/contract/programs/proxy.ts';
+import type { renderInputSchema } from '../../../crds/contract/programs/render.ts';
+import { jobPrograms, type RequestableProgram } from '../../../crds/contract/programs.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { JobCompletion } from './completion.ts';
 import type { JobDispatcher } from './dispatcher.ts';
 import { Job, type JobRow } from './entities.ts';
 import type { JobOutbox } from './outbox.ts';
-import type { JobKind } from '../../../crds/schema.ts';
-import { jobSystemFailures } from '../../../crds/outcome.ts';
+import type { JobKind } from '../../../crds/contract/resources.ts';
+import { jobSystemFailures } from '../../../crds/contract/outcome.ts';
 
 /**
  * What the api writes as each requestable program's input: the program parses it with

@@ -1,6 +1,6 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { artifactResultSchema, type ArtifactResult } from '../../../crds/contracts/artifact.ts';
+import { artifactResultSchema, type ArtifactResult } from '../../../crds/contract/programs/artifact.ts';
 import type { OutcomeEvent } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { AfterCommit, CompletionHandler, JobFailed, Settlement } from '../jobs/completion.ts';

@@ -1,7 +1,7 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { proxyResultSchema } from '../../../crds/contracts/proxy.ts';
+import { proxyResultSchema } from '../../../crds/contract/programs/proxy.ts';
 import type { CompletionHandler } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import type { ObjectStorage } from '../storage/storage.ts';

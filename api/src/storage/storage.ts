@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { createS3Client, isNotFound, type S3Settings } from '../../../crds/s3-client.ts';
+import { createS3Client, isNotFound, type S3Settings } from '../../../crds/contract/s3-client.ts';
 import type { DomainConfig } from '../config.ts';
 
 /**

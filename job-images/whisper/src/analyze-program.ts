@@ -9,7 +9,7 @@ import {
   type AnalyzeSource,
   type Transcript,
   type TranscriptWord,
-} from '../../../crds/analyze-contract.ts';
+} from '../../../crds/contract/programs/analyze.ts';
 import type { JobContext, JobProgram } from '../../lib/job-program.ts';
 import type { JobSpec } from '../../lib/job-spec.ts';
 import { progressSlice } from '../../lib/progress.ts';

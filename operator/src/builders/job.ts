@@ -1,8 +1,8 @@
 import type { V1EnvFromSource, V1EnvVar, V1Job, V1OwnerReference, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
-import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
-import type { JobKind, JobResource } from '../../../crds/schema.ts';
+import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/contract/resources.ts';
+import type { JobKind, JobResource } from '../../../crds/contract/resources.ts';
 import { jobResourceLabels } from '../../../api/src/jobs/kubernetes-dispatcher.ts';
-import { isJobProgram, jobPrograms } from '../../../crds/programs.ts';
+import { isJobProgram, jobPrograms } from '../../../crds/contract/programs.ts';
 import type { OperatorConfig } from '../config.ts';
 import { whisperSidecar } from './whisper-sidecar.ts';
 import type { WhisperSidecar, WhisperSidecarConfig } from './whisper-sidecar.ts';

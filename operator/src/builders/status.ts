@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { JobCondition, JobPhase, JobStatus } from '../../../crds/schema.ts';
+import type { JobCondition, JobPhase, JobStatus } from '../../../crds/contract/resources.ts';
 
 /** Kubernetes timestamps: RFC 3339 in UTC to the second. Informer caches hold Dates or strings. */
 export function kubeTime(value: Date | string | undefined | null): string | undefined {

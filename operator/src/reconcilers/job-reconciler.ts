@@ -1,11 +1,11 @@
 import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/schema.ts';
-import type { JobKind, JobResource } from '../../../crds/schema.ts';
+import { cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/contract/resources.ts';
+import type { JobKind, JobResource } from '../../../crds/contract/resources.ts';
 import type { JobCompletion, JobFailed, JobOutcome } from '../../../api/src/jobs/completion.ts';
 import { imposedFailures, readJobOutcome } from '../../../api/src/jobs/outcome.ts';
 import type { ObjectStorage } from '../../../api/src/storage/storage.ts';
-import { jobSystemFailures } from '../../../crds/outcome.ts';
+import { jobSystemFailures } from '../../../crds/contract/outcome.ts';
 import { buildJob, InvalidJobResource } from '../builders/job.ts';
 import type { JobKindProfile } from '../builders/job.ts';
 import { failureMessage, isTerminal, outOfMemory, kubeTime, mirroredStatus, observeJob, statusPatch } from '../builders/status.ts';

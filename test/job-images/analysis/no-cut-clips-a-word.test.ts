@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { aiEditSchema } from '../../../crds/analyze-contract.ts';
+import { aiEditSchema } from '../../../crds/contract/programs/analyze.ts';
 import { findFalseStartCuts } from '../../../job-images/whisper/src/analysis/false-starts.ts';
 import { findFillerCuts } from '../../../job-images/whisper/src/analysis/fillers.ts';
 import { minimumPauseMs } from '../../../job-images/whisper/src/analysis/pacing.ts';

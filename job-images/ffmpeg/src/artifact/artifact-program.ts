@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ARTIFACT_FILES, artifactInputSchema, type ArtifactInput, type ArtifactResult } from '../../../../crds/contracts/artifact.ts';
+import { ARTIFACT_FILES, artifactInputSchema, type ArtifactInput, type ArtifactResult } from '../../../../crds/contract/programs/artifact.ts';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';

@@ -4,7 +4,7 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import { mediaEditInputSchema, type MediaEditInput, type MediaEditResult } from '../../../../crds/contracts/media-edit.ts';
+import { mediaEditInputSchema, type MediaEditInput, type MediaEditResult } from '../../../../crds/contract/programs/media-edit.ts';
 import { probeKeyframes, probeSource, withDuration, type MediaDescription } from '../media-probe.ts';
 import { MediaToolError, mediaToolsFromEnv, runFfmpeg, type MediaTools } from '../media-tools.ts';
 import {

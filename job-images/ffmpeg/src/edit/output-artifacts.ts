@@ -4,7 +4,7 @@ import type { JobContext } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import type { ProgressReporter } from '../../../lib/progress.ts';
 import { artifactProgram } from '../artifact/artifact-program.ts';
-import type { ArtifactResult } from '../../../../crds/contracts/artifact.ts';
+import type { ArtifactResult } from '../../../../crds/contract/programs/artifact.ts';
 
 /**
  * Runs the artifact program on an object this job just stored (an edit's output, an

@@ -6,7 +6,7 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import { IMPORTED_FILE, mediaImportInputSchema, type MediaImportInput, type MediaImportResult } from '../../../../crds/contracts/media-import.ts';
+import { IMPORTED_FILE, mediaImportInputSchema, type MediaImportInput, type MediaImportResult } from '../../../../crds/contract/programs/media-import.ts';
 import { artifactsOfStoredOutput } from '../edit/output-artifacts.ts';
 
 const PROGRESS = { download: [0, 50], upload: [50, 60], artifacts: 60 } as const;

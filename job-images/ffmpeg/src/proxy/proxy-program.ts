@@ -4,7 +4,7 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import { PROXY_FILES, proxyInputSchema, type ProxyInput, type ProxyResult } from '../../../../crds/contracts/proxy.ts';
+import { PROXY_FILES, proxyInputSchema, type ProxyInput, type ProxyResult } from '../../../../crds/contract/programs/proxy.ts';
 import { planProxy, proxyPassArgs } from '../ffmpeg-args.ts';
 import type { ProxyFiles } from '../ffmpeg-args.ts';
 import { probeSource, withDuration } from '../media-probe.ts';

@@ -1,7 +1,7 @@
 // The captions burned into an export, as an ASS script libass renders: one style per
 // caption style, one event per line (or, for the word-highlight styles, per word).
 // Pure: given the lines and the frame, this exact document.
-import type { CaptionStyle, RenderCaption } from '../../../../crds/contracts/render.ts';
+import type { CaptionStyle, RenderCaption } from '../../../../crds/contract/programs/render.ts';
 
 /** The shipped font (fonts-dejavu-core); libass finds it through the filter's fontsdir. */
 export const CAPTION_FONT = 'DejaVu Sans';

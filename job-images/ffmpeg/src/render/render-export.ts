@@ -4,7 +4,7 @@
 // call it directly.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { outputFrameSize, type RenderInput } from '../../../../crds/contracts/render.ts';
+import { outputFrameSize, type RenderInput } from '../../../../crds/contract/programs/render.ts';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobLog } from '../../../lib/job-log.ts';
 import { ffprobeArgs } from '../ffmpeg-args.ts';

@@ -2,8 +2,8 @@
 // frame grid, every segment's exact frames and samples, the ffmpeg inputs, the one
 // -filter_complex graph and the encoder and loudness arguments. Nothing here runs
 // anything; the render program executes what this says.
-import { outputFrameSize } from '../../../../crds/contracts/render.ts';
-import type { RenderAsset, RenderInput, RenderSettings } from '../../../../crds/contracts/render.ts';
+import { outputFrameSize } from '../../../../crds/contract/programs/render.ts';
+import type { RenderAsset, RenderInput, RenderSettings } from '../../../../crds/contract/programs/render.ts';
 import { audioEncoderArgs, commonArgs, commonArgsAt, ENCODER_PRESETS, faststartMp4, videoEncoderArgs } from '../ffmpeg-args.ts';
 import type { MediaProbe, Rational } from '../media-probe.ts';
 import { captionsAss } from './captions-ass.ts';

@@ -1,6 +1,6 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RENDER_FILES, renderInputSchema, renderStep, type RenderInput, type RenderResult } from '../../../../crds/contracts/render.ts';
+import { RENDER_FILES, renderInputSchema, renderStep, type RenderInput, type RenderResult } from '../../../../crds/contract/programs/render.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { mediaToolsFromEnv } from '../media-tools.ts';

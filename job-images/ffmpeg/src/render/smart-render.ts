@@ -4,7 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { outputFrameSize, type RenderInput } from '../../../../crds/contracts/render.ts';
+import { outputFrameSize, type RenderInput } from '../../../../crds/contract/programs/render.ts';
 import type { JobLog } from '../../../lib/job-log.ts';
 import type { MediaProbe } from '../media-probe.ts';
 import { mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media-tools.ts';

@@ -1,4 +1,4 @@
-import type { AiEditType } from '../../../../crds/analyze-contract.ts';
+import type { AiEditType } from '../../../../crds/contract/programs/analyze.ts';
 
 /** The AI edit kinds the analysis produces (the spec's "AI-detected kind"): the contract's. */
 export type CutType = AiEditType;

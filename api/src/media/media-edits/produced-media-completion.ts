@@ -1,6 +1,6 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { mediaEditInputSchema, producedMediaResultSchema, type ProducedMediaResult } from '../../../../crds/contracts/media-edit.ts';
+import { mediaEditInputSchema, producedMediaResultSchema, type ProducedMediaResult } from '../../../../crds/contract/programs/media-edit.ts';
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';

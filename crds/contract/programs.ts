@@ -1,6 +1,6 @@
 // The job programs: which custom resource kind carries each and which image runs it.
 // The api requests them, the operator builds their Jobs, the images host them.
-import type { JobKind } from './schema.ts';
+import type { JobKind } from './resources.ts';
 
 export const jobPrograms = {
   artifact: { kind: 'ArtifactJob', image: 'ffmpeg' },
