@@ -1,15 +1,23 @@
 // Prints every import that crosses a boundary the architecture forbids, one per line, and
 // exits 1 when there is any:
-//   - job-images/ imports nothing from api/ (the job contract lives in crds/, below both);
-//   - the operator's import graph reaches no HTTP layer of the api (api/src/http/, routes, app.ts);
+//   - job-images/ imports nothing from api/ (the job contract lives in crds/contract/, below both);
+//   - the operator imports from api/ only OPERATOR_API_ENTRIES, and its import graph reaches
+//     no HTTP layer of the api (api/src/http/, routes, app.ts);
 //   - api services (everything but routes, feature registration, http/ and the composition root) import nothing from api/src/http/;
-//   - api/src/http/ imports nothing from api/src/accounts/.
+//   - api/src/http/ imports nothing from api/src/accounts/;
+//   - the product code (api/src, operator/src, job-images, crds) has no import circle.
 // Usage: node hack/import-directions.ts
+//        node hack/import-directions.ts --closure operator/src/main.ts   (the files an entry reaches, one per line)
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
+
+/** What the operator may import from the api: the job host, the domain's config and the shared job metrics. */
+export const OPERATOR_API_ENTRIES = ['api/src/job-host.ts', 'api/src/config.ts', 'api/src/ops/metrics.ts'] as const;
+
+const PRODUCT_DIRS = ['api/src', 'operator/src', 'job-images', 'crds'];
 
 /** Repository files a module imports (static, including `import type`, and dynamic). */
 async function importsOf(file: string): Promise<string[]> {
@@ -31,6 +39,71 @@ const isHttpLayer = (file: string) =>
   file.startsWith('api/src/http/') || /\/(routes|feature|schemas|guards|cookies|stream)\.ts$/.test(file) || file === 'api/src/app.ts';
 const isService = (file: string) => file.startsWith('api/src/') && !isHttpLayer(file) && file !== 'api/src/main.ts';
 
+/** Every repository file `entries` reach through relative imports, the entries included, sorted. */
+export async function closureOf(entries: readonly string[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const pending = [...entries];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    pending.push(...(await importsOf(file)));
+  }
+  return [...seen].sort();
+}
+
+/** The import circles among `files` (strongly connected components of more than one module, or a module importing itself). */
+export async function importCircles(files: readonly string[]): Promise<string[][]> {
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) graph.set(file, (await importsOf(file)).filter((target) => known.has(target)));
+  // Tarjan's algorithm, iterative so deep graphs cannot overflow the stack.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  let counter = 0;
+  for (const start of files) {
+    if (index.has(start)) continue;
+    const work: { file: string; next: number }[] = [{ file: start, next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const frame = work.at(-1)!;
+      const targets = graph.get(frame.file)!;
+      if (frame.next < targets.length) {
+        const target = targets[frame.next++]!;
+        if (!index.has(target)) {
+          index.set(target, counter);
+          low.set(target, counter++);
+          stack.push(target);
+          onStack.add(target);
+          work.push({ file: target, next: 0 });
+        } else if (onStack.has(target)) {
+          low.set(frame.file, Math.min(low.get(frame.file)!, index.get(target)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work.at(-1);
+      if (parent) low.set(parent.file, Math.min(low.get(parent.file)!, low.get(frame.file)!));
+      if (low.get(frame.file) !== index.get(frame.file)) continue;
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== frame.file);
+      if (component.length > 1 || targets.includes(frame.file)) circles.push(component.sort());
+    }
+  }
+  return circles;
+}
+
 export async function importViolations(): Promise<string[]> {
   const violations: string[] = [];
   for (const file of await tsFiles('job-images')) {
@@ -42,23 +115,29 @@ export async function importViolations(): Promise<string[]> {
       if (file.startsWith('api/src/http/') && target.startsWith('api/src/accounts/')) violations.push(`${file} → ${target} (http/ knows no feature)`);
     }
   }
-  const seen = new Set<string>();
-  const pending = await tsFiles('operator/src');
-  while (pending.length > 0) {
-    const file = pending.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
+  const allowed = new Set<string>(OPERATOR_API_ENTRIES);
+  for (const file of await tsFiles('operator/src')) {
     for (const target of await importsOf(file)) {
-      if (isHttpLayer(target)) violations.push(`${file} → ${target} (the operator reaches the api's HTTP layer)`);
-      else pending.push(target);
+      if (target.startsWith('api/') && !allowed.has(target)) violations.push(`${file} → ${target} (the operator imports from the api only ${OPERATOR_API_ENTRIES.join(', ')})`);
     }
   }
+  const operatorFiles = await closureOf(await tsFiles('operator/src'));
+  for (const file of operatorFiles) {
+    for (const target of await importsOf(file)) if (isHttpLayer(target)) violations.push(`${file} → ${target} (the operator reaches the api's HTTP layer)`);
+  }
+  const product = (await Promise.all(PRODUCT_DIRS.map(tsFiles))).flat();
+  for (const circle of await importCircles(product)) violations.push(`${circle.join(' → ')} (an import circle)`);
   return violations;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const violations = await importViolations();
-  for (const line of violations) console.log(line);
-  console.log(`${violations.length} import(s) against the architecture`);
-  process.exitCode = violations.length > 0 ? 1 : 0;
+  const closureAt = process.argv.indexOf('--closure');
+  if (closureAt >= 0) {
+    for (const file of await closureOf(process.argv.slice(closureAt + 1))) console.log(file);
+  } else {
+    const violations = await importViolations();
+    for (const line of violations) console.log(line);
+    console.log(`${violations.length} import(s) against the architecture`);
+    process.exitCode = violations.length > 0 ? 1 : 0;
+  }
 }

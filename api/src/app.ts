@@ -1,12 +1,6 @@
 import Koa from 'koa';
-import { pino, type DestinationStream, type Logger } from 'pino';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Redis } from 'ioredis';
-import type { Registry } from 'prom-client';
+import { pino, type DestinationStream } from 'pino';
 import { publicBaseUrl, type Config } from './config.ts';
-import { openOrm } from './db/orm.ts';
-import { createRedis } from './redis.ts';
-import { objectStorageFrom, type ObjectStorage } from './storage/storage.ts';
 import { ApiRouter, type Guards } from './http/router.ts';
 import { bodyParser, errorsAndAccessLog, requestState } from './http/middleware.ts';
 import { registerApiDocs } from './http/openapi.ts';
@@ -17,30 +11,28 @@ import { asyncLog, countDroppedLines } from './ops/log-destination.ts';
 import type { AppState } from './http/state.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { EventBus } from './events/bus.ts';
-import type { JobCompletion } from './jobs/completion.ts';
+import { createJobHost, type DispatcherDeps } from './job-host.ts';
 import { LocalJobRunner } from './jobs/local-runner.ts';
 import type { JobDispatcher } from './jobs/dispatcher.ts';
-import { JobOutbox } from './jobs/outbox.ts';
-import { JobService } from './jobs/service.ts';
-import { createDomain } from './domain.ts';
-import type { AccountsService } from './accounts/accounts-service.ts';
+import type { Services, SharedFeatures } from './services.ts';
 import { createAccounts, registerAccounts } from './accounts/feature.ts';
 import { accountGuards } from './accounts/guards.ts';
-import { createMailer, type Mailer } from './accounts/mailer.ts';
-import type { BillingService } from './billing/billing-service.ts';
+import { createMailer } from './accounts/mailer.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
-import { registerPayments, schedulePaymentsSweep } from './payments/feature.ts';
+import { createPayments, registerPayments, schedulePaymentsSweep } from './payments/feature.ts';
 import { webhookRawBody } from './payments/routes.ts';
+import { ProjectService } from './projects/service.ts';
 import { createUploads, scheduleUploadSweep } from './media/uploads/feature.ts';
 import { registerUploadRoutes } from './media/uploads/routes.ts';
 import { registerMediaLibrary } from './media/library/feature.ts';
 import { MediaLibrary } from './media/library/library-service.ts';
+import { registerPlayback } from './media/playback/feature.ts';
 import { MediaGroups } from './media-groups/groups-service.ts';
 import { registerMediaGroupRoutes } from './media-groups/routes.ts';
 import { deletePresetsOf, registerPresets } from './presets/feature.ts';
 import { ChannelSubscriber } from './events/stream-subscriber.ts';
 import { registerMediaEdits } from './media/media-edits/feature.ts';
+import { registerMediaImport } from './media/import/feature.ts';
 import { registerAnalysis } from './analysis/feature.ts';
 import { registerEdits } from './edits/feature.ts';
 import { registerCaptions } from './captions/feature.ts';
@@ -50,33 +42,9 @@ import { registerEventStreams } from './events/feature.ts';
 import { registerProjectRoutes } from './projects/routes.ts';
 import { registerCanvasRoutes } from './canvases/routes.ts';
 
-export const API_VERSION = '0.1.0';
+export type { Services } from './services.ts';
 
-/** Everything the features depend on, built once from config and handed down explicitly. */
-export interface Services {
-  config: Config;
-  logger: Logger;
-  clock: Clock;
-  orm: MikroORM;
-  redis: Redis;
-  storage: ObjectStorage;
-  metrics: Registry;
-  jobMetrics: JobMetrics;
-  bus: EventBus;
-  /** One Redis subscriber connection per process, shared by every event stream. */
-  subscriber: ChannelSubscriber;
-  completion: JobCompletion;
-  dispatcher: JobDispatcher;
-  jobs: JobService;
-  /** SMTP (SMTP_URL) or, without it, the log. */
-  mailer: Mailer;
-  /** Users, sessions, authentication; buildApp hands it each feature's account-deletion step. */
-  accounts: AccountsService;
-  /** Plans, the trial and the AI-minute ledger (reserveCredits, deductCredits, releaseCredits, statusFor…). */
-  billing: BillingService;
-  baseUrl: string;
-  close(): Promise<void>;
-}
+export const API_VERSION = '0.1.0';
 
 export interface ServiceOverrides {
   logDestination?: DestinationStream;
@@ -87,34 +55,30 @@ export interface ServiceOverrides {
   recoverJobs?: boolean;
 }
 
+/**
+ * The services, each built once: the job host (connections and the job domain), accounts,
+ * the feature services shared across features, every cross-feature hook, and the sweeps.
+ */
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const stdout = overrides.logDestination ? undefined : asyncLog();
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-api' } }, overrides.logDestination ?? stdout);
-  const orm = await openOrm(config);
-  const redis = createRedis(config);
-  redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const storage = objectStorageFrom(config);
   const metrics = createMetricsRegistry();
   if (stdout) countDroppedLines(stdout, metrics);
   const clock = overrides.clock ?? systemClock;
-  const mailer = createMailer(config, logger);
   const jobMetrics = new JobMetrics(metrics);
-  const subscriber = new ChannelSubscriber(redis, logger);
-  const { billing, bus, completion, outboxChannel } = createDomain({
-    orm, redis, storage, logger, clock,
-    redisKeyPrefix: config.REDIS_KEY_PREFIX,
-    defaultJobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
-  });
-  const dispatcher = await createDispatcher(config, overrides, { storage, completion, logger, jobMetrics, onSlotFree: () => outbox.kick() });
-  const outbox = new JobOutbox({
-    orm, dispatcher, completion, storage, logger,
-    databaseUrl: config.DATABASE_URL,
-    channel: outboxChannel,
-    pollMs: config.JOB_DISPATCH_POLL_MS,
+  const host = await createJobHost(config, {
+    logger,
+    clock,
+    jobMetrics,
     recoverOnStart: overrides.recoverJobs ?? false,
-    metrics: jobMetrics,
+    dispatcher: (deps) => createDispatcher(config, overrides, { ...deps, jobMetrics }),
   });
-  const services: Services = {
+  const { orm, redis, storage, billing } = host;
+  const mailer = createMailer(config, logger);
+  const subscriber = new ChannelSubscriber(redis, logger);
+  const accounts = createAccounts({ config, orm, redis, clock, logger, mailer, billing, baseUrl: () => services.baseUrl });
+  // One object throughout: the features built from it read `baseUrl` as the harness or main.ts sets it later.
+  const base: Omit<Services, 'features'> = {
     config,
     logger,
     clock,
@@ -123,42 +87,63 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     storage,
     metrics,
     jobMetrics,
-    bus,
+    bus: host.bus,
     subscriber,
-    completion,
-    dispatcher,
-    jobs: new JobService({ dispatcher, completion, outbox, billing, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS }),
+    completion: host.completion,
+    dispatcher: host.dispatcher,
+    jobs: host.jobs,
     mailer,
-    accounts: createAccounts({ config, orm, redis, clock, logger, mailer, billing, baseUrl: () => services.baseUrl }),
+    accounts,
     billing,
     baseUrl: publicBaseUrl(config),
     close: async () => {
       stopUploadSweep();
       await stopPaymentsSweep();
       stopExportSweep();
-      await outbox.close();
-      await dispatcher.close();
-      await services.accounts.idle();
+      await accounts.idle();
       subscriber.close();
       mailer.close();
-      storage.close();
-      redis.disconnect();
-      await orm.close();
+      await host.close();
     },
   };
-  const stopUploadSweep = scheduleUploadSweep(services);
-  const stopPaymentsSweep = schedulePaymentsSweep(services);
+  const services: Services = Object.assign(base, { features: createSharedFeatures(base) });
+  const { features } = services;
+
+  // Every cross-feature hook, here and nowhere else: billing counts the user's projects;
+  // deleting an account takes the exports (before the media step, which deletes the projects
+  // and with them the export rows), the projects and media, the media groups and the
+  // presets, then cancels a live subscription at Stripe.
+  billing.useProjectCounter((em, userId) => features.projects.count(em, userId));
+  accounts.onAccountDeletion((em, user) => features.exports.deleteAccountExports(em, user.id));
+  accounts.onAccountDeletion((em, user) => features.uploads.deleteAccountMedia(em, user.id));
+  accounts.onAccountDeletion((em, user) => features.groups.deleteAllOf(em, user.id));
+  accounts.onAccountDeletion((em, user) => deletePresetsOf(em, user.id));
+  accounts.onAccountDeletion((em, user) => features.payments.plans.closeAccount(em, user.id));
+
+  const stopUploadSweep = scheduleUploadSweep(services, features.uploads);
+  const stopPaymentsSweep = schedulePaymentsSweep(services, features.payments);
   const stopExportSweep = scheduleExportSweep(services);
-  await outbox.start();
+  await host.start();
   return services;
 }
 
+/** The feature services that more than one feature, a hook or a sweep uses. */
+function createSharedFeatures(core: Omit<Services, 'features'>): SharedFeatures {
+  const projects = new ProjectService({ billing: core.billing });
+  const { uploads } = createUploads(core, projects);
+  const library = new MediaLibrary();
+  return {
+    projects,
+    uploads,
+    library,
+    groups: new MediaGroups(library),
+    exports: createExports(core, projects),
+    payments: createPayments(core),
+  };
+}
+
 /** The configured backend; the Kubernetes client is loaded only when it is the one. */
-async function createDispatcher(
-  config: Config,
-  overrides: ServiceOverrides,
-  deps: { storage: ObjectStorage; completion: JobCompletion; logger: Logger; jobMetrics: JobMetrics; onSlotFree: () => void },
-): Promise<JobDispatcher> {
+async function createDispatcher(config: Config, overrides: ServiceOverrides, deps: DispatcherDeps & { jobMetrics: JobMetrics }): Promise<JobDispatcher> {
   if (config.JOB_BACKEND === 'kubernetes') {
     const { KubeConfig } = await import('@kubernetes/client-node');
     const { KubernetesJobDispatcher } = await import('./jobs/kubernetes-dispatcher.ts');
@@ -192,7 +177,7 @@ export interface BuiltApp {
   router: ApiRouter;
 }
 
-/** Every feature registered once, flat, with its explicit dependencies; the cross-feature hooks are wired here too. */
+/** Every feature registers its own routes, once, flat, with its explicit dependencies (the hooks are createServices'). */
 export function buildApp(services: Services, options: AppOptions = {}): BuiltApp {
   const { config } = services;
   // Only the hops we trust may name the client: a client's own X-Forwarded-For entries are ignored.
@@ -201,21 +186,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
 
   const guards: Guards = accountGuards(services.accounts);
   const router = new ApiRouter(guards);
-
-  // The feature services more than one feature uses, built once.
-  const { projects, uploads } = createUploads(services);
-  const library = new MediaLibrary();
-  const groups = new MediaGroups(library);
-
-  // Every cross-feature hook, here and nowhere else: billing counts the user's projects;
-  // deleting an account takes the user's projects and media, then their media groups.
-  services.billing.useProjectCounter((em, userId) => projects.count(em, userId));
-  const exports = createExports(services, projects);
-  // before the media step, which deletes the projects (and with them the export rows)
-  services.accounts.onAccountDeletion((em, user) => exports.deleteAccountExports(em, user.id));
-  services.accounts.onAccountDeletion((em, user) => uploads.deleteAccountMedia(em, user.id));
-  services.accounts.onAccountDeletion((em, user) => groups.deleteAllOf(em, user.id));
-  services.accounts.onAccountDeletion((em, user) => deletePresetsOf(em, user.id));
+  const { projects, uploads, library, groups, exports, payments } = services.features;
 
   registerOpsRoutes(router, {
     metrics: services.metrics,
@@ -228,14 +199,16 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   });
   registerAccounts(router, { ...services, baseUrl: () => services.baseUrl });
   registerBillingRoutes(router, services.billing);
-  registerPayments(router, services);
+  registerPayments(router, payments);
   registerProjectRoutes(router, projects, services.orm);
   registerCanvasRoutes(router, projects);
   registerUploadRoutes(router, uploads, projects);
-  registerMediaLibrary(router, services, library);
+  registerMediaLibrary(router, library);
+  registerPlayback(router, services, library);
   registerMediaGroupRoutes(router, groups);
   registerPresets(router);
-  registerMediaEdits(router, services, projects);
+  registerMediaEdits(router, services);
+  registerMediaImport(router, services, projects);
   registerAnalysis(router, services, projects);
   registerEdits(router, services, projects);
   registerCaptions(router, projects);

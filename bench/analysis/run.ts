@@ -24,7 +24,6 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aiEditsSchema, analyzeResultSchema, type AiEdit, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
-import { parseJobEvent } from '../../crds/contract/job-events.ts';
 import { startLocalWhisper } from '../../hack/local-whisper/server.ts';
 import type { TimeSpan } from '../../hack/fixtures/speech.ts';
 import { wavEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';
@@ -32,7 +31,7 @@ import { minimumPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts'
 import { MIN_SILENCE_MS, silencesFromEnvelope } from '../../job-images/whisper/src/analysis/silences.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
-import { runProgram, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket } from '../../hack/fixtures/job-program.ts';
+import { readProgramOutcome, runProgram, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket } from '../../hack/fixtures/job-program.ts';
 import { loadCorpus, type CorpusTrack } from './corpus.ts';
 import { cuttablePauses, distanceToPhraseEdge, gapsBetween, iouOf, median, overlapMs, overlapOf, quantile, scoreDetector, spanMs, type DetectorScore } from './scores.ts';
 import { loadSilero } from './silero.ts';
@@ -120,15 +119,14 @@ async function detections(tracks: readonly CorpusTrack[]): Promise<{ energy: Det
 async function analyze(bucket: JobBucket, whisperUrl: string, track: CorpusTrack, key: string): Promise<{ seconds: number; edits: AiEdit[] }> {
   const jobId = randomUUID();
   const input: AnalyzeInput = {
-    run_id: randomUUID(),
     settings,
     sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: key, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0, source_start_ms: 0 }],
   };
   const spec = { jobId, program: 'analyze', userId: randomUUID(), projectId: randomUUID(), input, outputPrefix: `bench/analysis/${jobId}`, timeoutSeconds: 900 };
   const outcome = await runProgram(WHISPER_IMAGE_MAIN, spec, { ...bucket.env, WHISPER_BASE_URL: whisperUrl });
-  const last = outcome.lastLine === undefined ? null : parseJobEvent(outcome.lastLine);
-  if (outcome.exitCode !== 0 || last?.event !== 'result') throw new Error(`analyze program failed on ${track.path}: ${outcome.lastLine}\n${outcome.stderr}`);
-  const { edits_key: editsKey } = analyzeResultSchema.parse(last.result);
+  const { result, error } = await readProgramOutcome(bucket.env, spec.outputPrefix);
+  if (outcome.exitCode !== 0 || !result) throw new Error(`analyze program failed on ${track.path}: ${error?.message ?? 'no result.json'}\n${outcome.stderr}`);
+  const { edits_key: editsKey } = analyzeResultSchema.parse(result);
   return { seconds: outcome.wallSeconds, edits: aiEditsSchema.parse(await bucket.getJson(editsKey)) };
 }
 

@@ -76,7 +76,7 @@ try {
         },
         bucket.env,
       );
-      if (outcome.exitCode !== 0) throw new Error(`artifact program failed on ${input.name}: ${outcome.lastLine}\n${outcome.stderr}`);
+      if (outcome.exitCode !== 0) throw new Error(`artifact program failed on ${input.name}: exit code ${outcome.exitCode}\n${outcome.stderr}`);
       programTimes.push(outcome.wallSeconds);
     }
     const base = median(baselineTimes);

@@ -33,7 +33,6 @@ import { createServices } from '../../api/src/app.ts';
 import { migrateUp, openOrm } from '../../api/src/db/orm.ts';
 import { createRedis } from '../../api/src/redis.ts';
 import { EventBus } from '../../api/src/events/bus.ts';
-import { createUploads } from '../../api/src/media/uploads/feature.ts';
 import { watchGcPauses, type BenchRequest, type MeasuredMessage, type ProcessMeasurement } from './measured-process.ts';
 
 const STREAMS = Number(process.env.SSE_BENCH_STREAMS ?? 10_000);
@@ -129,7 +128,7 @@ interface BenchUser {
 async function makeUsers(count: number): Promise<BenchUser[]> {
   const services = await createServices(loadConfig({ ...env, BCRYPT_COST: '4' }));
   try {
-    const { projects } = createUploads(services);
+    const { projects } = services.features;
     return await inBatches(Array.from({ length: count }, (_, n) => n), 16, async (n) => {
       const username = `sse_bench_${n}_${randomBytes(3).toString('hex')}`;
       const em = services.orm.em.fork();

@@ -74,6 +74,7 @@ export const jobStatusSchema = z
     phase: jobPhaseSchema.optional(),
     progress: z.number().min(0).max(100).optional().describe('Percent done, 0 to 100.'),
     step: z.string().max(256).optional().describe('What the program is doing now, e.g. transcribing.'),
+    etaSeconds: z.int().min(0).optional().describe("The program's own estimate of the seconds left, when it has one."),
     conditions: z
       .array(jobConditionSchema)
       .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
@@ -177,4 +178,21 @@ export function printerColumns(names: JobKindNames): PrinterColumn[] {
       priority: 1,
     },
   ];
+}
+
+/** The custom resource's name of a job: deterministic, so a repeated dispatch finds the first one. */
+export function jobResourceName(job: { program: string; jobId: string }): string {
+  return `${job.program}-${job.jobId}`;
+}
+
+/** The labels of a job's custom resource (and, through the operator, of its batch Job). */
+export function jobResourceLabels(spec: JobSpec): Record<string, string> {
+  return {
+    'app.kubernetes.io/part-of': 'cutroom',
+    'cutroom.dev/job-id': spec.jobId,
+    'cutroom.dev/program': spec.program,
+    'cutroom.dev/user': spec.userId,
+    ...(spec.projectId ? { 'cutroom.dev/project': spec.projectId } : {}),
+    ...(spec.mediaFileId ? { 'cutroom.dev/media': spec.mediaFileId } : {}),
+  };
 }

@@ -1,41 +1,66 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { formatJobEvent } from '../../crds/contract/job-events.ts';
+import { formatProgressLine } from '../../crds/contract/progress-lines.ts';
+import { percentOf, type ProgramName, type StepOf } from '../../crds/contract/programs.ts';
 import type { JobLog } from './job-log.ts';
 
 /**
- * The one way a job program tells the world how far it got. `progress` is the whole
- * job's percentage (integer 0..100, never decreasing), `step` names what it is doing.
- * Reporting never throws and never fails the job.
+ * How a program tells the world how far it got, in its own terms: the fraction of one of
+ * its steps (crds/contract/programs.ts) and, when it knows, the seconds left. Reporting
+ * never throws and never fails the job.
  */
-export interface ProgressReporter {
-  report(step: string, progress: number): void;
+export interface ProgressReporter<Step extends string = string> {
+  report(step: Step, fraction: number, etaSeconds?: number | null): void;
   /** Sends whatever is still pending; call before the final result or error. */
   flush(): Promise<void>;
 }
 
-/** Maps a step's own 0..1 fraction onto its slice [from, to] of the job's percentage. */
-export function progressSlice(reporter: ProgressReporter, step: string, from: number, to: number): (fraction: number) => void {
-  return (fraction) => reporter.report(step, from + (to - from) * Math.min(1, Math.max(0, fraction)));
+/** One report as it leaves the program: the job's percentage, its step, the time left. */
+export interface ProgressReport {
+  step: string;
+  progress: number;
+  etaSeconds?: number;
+}
+
+/** Where reports go: stdout lines for the local runner, the resource's status under Kubernetes. */
+export interface ProgressSink {
+  send(report: ProgressReport): void;
+  flush(): Promise<void>;
+}
+
+/** The reporter of `program`: a step's fraction becomes the job's percentage by the registry's slices. */
+export function programProgress<P extends ProgramName>(program: P, sink: ProgressSink): ProgressReporter<StepOf<P>> {
+  return {
+    report(step, fraction, etaSeconds) {
+      const eta = etaSeconds === undefined || etaSeconds === null || !Number.isFinite(etaSeconds) ? {} : { etaSeconds: Math.max(0, Math.round(etaSeconds)) };
+      sink.send({ step, progress: percentOf(program, step, fraction), ...eta });
+    },
+    flush: () => sink.flush(),
+  };
+}
+
+/** A step's own progress callback (downloads, encodes report a fraction of their work). */
+export function stepFraction<Step extends string>(reporter: ProgressReporter<Step>, step: Step): (fraction: number) => void {
+  return (fraction) => reporter.report(step, fraction);
 }
 
 /** Rounds, clamps and drops repeats and regressions, so every backend sees the same sequence. */
-function progressFilter(): (step: string, progress: number) => { step: string; progress: number } | null {
-  let last: { step: string; progress: number } | null = null;
-  return (step, progress) => {
-    const percent = Math.max(last?.progress ?? 0, Math.min(100, Math.max(0, Math.round(progress))));
-    if (last && last.step === step && last.progress === percent) return null;
-    last = { step, progress: percent };
+function progressFilter(): (report: ProgressReport) => ProgressReport | null {
+  let last: ProgressReport | null = null;
+  return (report) => {
+    const percent = Math.max(last?.progress ?? 0, Math.min(100, Math.max(0, Math.round(report.progress))));
+    if (last && last.step === report.step && last.progress === percent) return null;
+    last = { ...report, progress: percent };
     return last;
   };
 }
 
-/** `CUTROOM_PROGRESS=stdout`: `{"event":"progress","step":"…","progress":N}` lines for the local runner. */
-export function stdoutProgressReporter(write: (line: string) => void = (line) => process.stdout.write(line)): ProgressReporter {
+/** `CUTROOM_PROGRESS=stdout`: `{"event":"progress","step":"…","progress":N,"eta_seconds":N}` lines for the local runner. */
+export function stdoutProgressSink(write: (line: string) => void = (line) => process.stdout.write(line)): ProgressSink {
   const accept = progressFilter();
   return {
-    report(step, progress) {
-      const next = accept(step, progress);
-      if (next) write(formatJobEvent({ event: 'progress', ...next }));
+    send(report) {
+      const next = accept(report);
+      if (next) write(formatProgressLine({ event: 'progress', step: next.step, progress: next.progress, ...(next.etaSeconds !== undefined ? { eta_seconds: next.etaSeconds } : {}) }));
     },
     flush: async () => {},
   };
@@ -50,16 +75,16 @@ export interface CustomResourceRef {
 }
 
 /** Sends one merge patch of the custom resource's status subresource. */
-export type StatusPatcher = (patch: { status: { step: string; progress: number } }) => Promise<void>;
+export type StatusPatcher = (patch: { status: { step: string; progress: number; etaSeconds: number | null } }) => Promise<void>;
 
 /**
- * `CUTROOM_PROGRESS=kubernetes`: merge-patches `status.progress`/`status.step` of the
+ * `CUTROOM_PROGRESS=kubernetes`: merge-patches `status.progress`/`step`/`etaSeconds` of the
  * job's custom resource, at most once per `intervalMs` (latest value wins), because
  * every patch is a write to etcd and a watch event for the operator.
  */
-export function kubernetesProgressReporter(patchStatus: StatusPatcher, log: JobLog, intervalMs = 1000): ProgressReporter {
+export function kubernetesProgressSink(patchStatus: StatusPatcher, log: JobLog, intervalMs = 1000): ProgressSink {
   const accept = progressFilter();
-  let pending: { step: string; progress: number } | null = null;
+  let pending: ProgressReport | null = null;
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> | null = null;
   let lastSentAt = Number.NEGATIVE_INFINITY;
@@ -70,7 +95,8 @@ export function kubernetesProgressReporter(patchStatus: StatusPatcher, log: JobL
     pending = null;
     if (!next) return Promise.resolve();
     lastSentAt = Date.now();
-    inFlight = patchStatus({ status: next })
+    // null removes an estimate an earlier patch left
+    inFlight = patchStatus({ status: { step: next.step, progress: next.progress, etaSeconds: next.etaSeconds ?? null } })
       .catch((error: unknown) => {
         log.warn('progress patch failed', { error: error instanceof Error ? error.message : String(error), ...next });
       })
@@ -89,8 +115,8 @@ export function kubernetesProgressReporter(patchStatus: StatusPatcher, log: JobL
   };
 
   return {
-    report(step, progress) {
-      const next = accept(step, progress);
+    send(report) {
+      const next = accept(report);
       if (!next) return;
       pending = next;
       schedule();
@@ -129,19 +155,19 @@ export async function customResourceStatusPatcher(kubeConfig: KubeConfig, resour
 }
 
 /**
- * Picks the reporter named by `CUTROOM_PROGRESS`. A Kubernetes reporter that cannot
+ * Picks the sink named by `CUTROOM_PROGRESS`. A Kubernetes sink that cannot
  * be set up falls back to stdout with a warning: progress is never worth a failed job.
  */
-export async function progressReporterFromEnv(
+export async function progressSinkFromEnv(
   env: NodeJS.ProcessEnv,
   log: JobLog,
   writeLine: (line: string) => void = (line) => process.stdout.write(line),
-): Promise<ProgressReporter> {
+): Promise<ProgressSink> {
   const mode = env.CUTROOM_PROGRESS || 'stdout';
-  if (mode === 'stdout') return stdoutProgressReporter(writeLine);
+  if (mode === 'stdout') return stdoutProgressSink(writeLine);
   if (mode !== 'kubernetes') {
     log.warn('unknown CUTROOM_PROGRESS, reporting on stdout', { CUTROOM_PROGRESS: mode });
-    return stdoutProgressReporter(writeLine);
+    return stdoutProgressSink(writeLine);
   }
   const resource = {
     group: env.CUTROOM_CR_GROUP || 'cutroom.dev',
@@ -153,17 +179,17 @@ export async function progressReporterFromEnv(
   const missing = (['plural', 'name', 'namespace'] as const).filter((field) => !resource[field]);
   if (missing.length > 0) {
     log.warn('custom resource not named, reporting progress on stdout', { missing });
-    return stdoutProgressReporter(writeLine);
+    return stdoutProgressSink(writeLine);
   }
   try {
     const { KubeConfig } = await import('@kubernetes/client-node');
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromCluster();
-    return kubernetesProgressReporter(await customResourceStatusPatcher(kubeConfig, resource), log);
+    return kubernetesProgressSink(await customResourceStatusPatcher(kubeConfig, resource), log);
   } catch (error) {
     log.warn('no in-cluster Kubernetes config, reporting progress on stdout', {
       error: error instanceof Error ? error.message : String(error),
     });
-    return stdoutProgressReporter(writeLine);
+    return stdoutProgressSink(writeLine);
   }
 }

@@ -1,19 +1,19 @@
+import type { z } from 'zod';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createS3Client, s3SettingsFromEnv } from '../../crds/contract/s3-client.ts';
-import { formatJobEvent } from '../../crds/contract/job-events.ts';
-import type { JobEvent } from '../../crds/contract/job-events.ts';
+import { jobPrograms } from '../../crds/contract/programs.ts';
 import { failureCode, failureMessage, JobFailure } from './job-failure.ts';
 import { createJobLog } from './job-log.ts';
 import type { JobLog } from './job-log.ts';
-import type { AnyJobProgram, JobContext } from './job-program.ts';
+import type { AnyJobProgram, JobContext, JobProgram } from './job-program.ts';
 import { outputKey, parseJobInput, parseJobSpec } from './job-spec.ts';
 import { ERROR_FILE_NAME, INPUT_FILE_NAME, RESULT_FILE_NAME, type ErrorFile } from '../../crds/contract/outcome.ts';
 import type { JobSpec } from './job-spec.ts';
 import { JobStorage } from './job-storage.ts';
-import { progressReporterFromEnv } from './progress.ts';
-import type { ProgressReporter } from './progress.ts';
+import { programProgress, progressSinkFromEnv } from './progress.ts';
+import type { ProgressSink } from './progress.ts';
 import { DEFAULT_TERMINATION_LOG_PATH, writeTerminationMessage } from './termination-log.ts';
 
 export { ERROR_FILE_NAME, RESULT_FILE_NAME };
@@ -22,20 +22,19 @@ export interface RunJobOptions {
   /** The programs this image hosts; the spec's `program` picks one by name. */
   programs: readonly AnyJobProgram[];
   env?: NodeJS.ProcessEnv;
-  /** Where job events go (stdout in a real run). */
-  writeEvent?: (line: string) => void;
+  /** Where progress lines go (stdout in a real run). */
+  writeLine?: (line: string) => void;
   log?: JobLog;
 }
 
 /**
- * The whole life of a job program: spec → program → result.json and a `result`
- * event (exit code 0), or an `error` event plus termination message (exit code 1).
+ * The whole life of a job program: spec → program → result.json (exit code 0), or
+ * error.json plus the termination message (exit code 1); stdout carries progress only.
  * Temp files, timers, signal handlers and the S3 client are released either way.
  */
 export async function runJob(options: RunJobOptions): Promise<number> {
   const env = options.env ?? process.env;
-  const writeEvent = options.writeEvent ?? ((line: string) => process.stdout.write(line));
-  const emit = (event: JobEvent): void => writeEvent(formatJobEvent(event));
+  const writeLine = options.writeLine ?? ((line: string) => process.stdout.write(line));
   let log = options.log ?? createJobLog({});
 
   const controller = new AbortController();
@@ -44,18 +43,13 @@ export async function runJob(options: RunJobOptions): Promise<number> {
   let deadline: NodeJS.Timeout | undefined;
   let workDir: string | undefined;
   let storage: JobStorage | undefined;
-  let progress: ProgressReporter | undefined;
+  let progress: ProgressSink | undefined;
   let outputPrefix: string | undefined;
 
   try {
     const spec = parseJobSpec(env.CUTROOM_JOB_SPEC);
     log = options.log ?? createJobLog({ jobId: spec.jobId, program: spec.program });
     outputPrefix = spec.outputPrefix;
-    const program = options.programs.find((candidate) => candidate.name === spec.program);
-    if (!program) {
-      const hosted = options.programs.map((candidate) => candidate.name).join(', ');
-      throw new JobFailure(`Unknown program "${spec.program}": this image runs ${hosted}`);
-    }
     if (spec.timeoutSeconds) {
       const seconds = spec.timeoutSeconds;
       deadline = setTimeout(
@@ -72,28 +66,32 @@ export async function runJob(options: RunJobOptions): Promise<number> {
       throw new JobFailure(`Job configuration: ${error instanceof Error ? error.message : String(error)}`);
     }
     storage = new JobStorage(createS3Client(settings), settings.bucket);
+    // Known once the outcome can be written: an unknown program fails with error.json like any other failure.
+    const program = options.programs.find((candidate) => candidate.name === spec.program);
+    if (!program) {
+      const hosted = options.programs.map((candidate) => candidate.name).join(', ');
+      throw new JobFailure(`Unknown program "${spec.program}": this image runs ${hosted}`);
+    }
     // A large input travels as an object next to the outputs (the spec names it, not holds it).
     const rawInput = spec.inputRef ? await storage.readJson(outputKey(spec.outputPrefix, INPUT_FILE_NAME), controller.signal) : spec.input;
-    const input = parseJobInput(program.name, program.inputSchema, rawInput);
-    progress = await progressReporterFromEnv(env, log, writeEvent);
+    const input = parseJobInput<object>(program.name, jobPrograms[program.name].input as z.ZodType<object>, rawInput);
+    progress = await progressSinkFromEnv(env, log, writeLine);
     workDir = await mkdtemp(join(tmpdir(), `cutroom-${spec.program}-`));
 
     const ctx: JobContext = {
       workDir,
       storage,
-      progress,
+      progress: programProgress(program.name, progress),
       signal: controller.signal,
       log,
       env,
       outputKey: (fileName) => outputKey(spec.outputPrefix, fileName),
     };
-    const typedSpec: JobSpec = { ...spec, input };
     log.info('job started');
-    const result = await program.run(typedSpec, ctx);
+    const result = await runProgram(program, { ...spec, input }, ctx);
     controller.signal.throwIfAborted();
-    await storage.putJson(ctx.outputKey(RESULT_FILE_NAME), result, controller.signal);
     await progress.flush();
-    emit({ event: 'result', result: { ...result } });
+    await storage.putJson(ctx.outputKey(RESULT_FILE_NAME), result, controller.signal);
     log.info('job succeeded');
     return 0;
   } catch (error) {
@@ -103,7 +101,6 @@ export async function runJob(options: RunJobOptions): Promise<number> {
     log.error('job failed', { error: message, ...(cause instanceof JobFailure ? {} : { stack: (cause as Error)?.stack }) });
     const coded = failureCode(cause);
     await progress?.flush();
-    emit({ event: 'error', message, ...coded });
     if (storage && outputPrefix !== undefined) {
       try {
         const written: ErrorFile = { code: coded.code ?? null, params: coded.params ?? null, message };
@@ -120,4 +117,9 @@ export async function runJob(options: RunJobOptions): Promise<number> {
     storage?.client.destroy();
     if (workDir) await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** One program of the union, run with the input its own schema parsed (the pairing is the registry's). */
+function runProgram(program: AnyJobProgram, spec: JobSpec, ctx: JobContext): Promise<object> {
+  return (program as JobProgram).run(spec as JobSpec<never>, ctx);
 }

@@ -3,14 +3,8 @@ import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { DomainConfig } from '../../api/src/config.ts';
-import { openOrm } from '../../api/src/db/orm.ts';
-import { createDomain } from '../../api/src/domain.ts';
-import { systemClock } from '../../api/src/shared/clock.ts';
-import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
-import { JobOutbox } from '../../api/src/jobs/outbox.ts';
+import { createJobHost, KubernetesJobDispatcher } from '../../api/src/job-host.ts';
 import { createMetricsRegistry } from '../../api/src/ops/metrics.ts';
-import { createRedis } from '../../api/src/redis.ts';
-import { objectStorageFrom } from '../../api/src/storage/storage.ts';
 import { Cluster } from './cluster.ts';
 import type { OperatorConfig } from './config.ts';
 import { JobControllers } from './controllers.ts';
@@ -54,31 +48,19 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const { config, operatorConfig } = options;
   const identity = operatorConfig.POD_NAME;
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'cutroom-operator', pod: identity } }, options.logDestination);
-  const orm = await openOrm(config);
-  const redis = createRedis(config);
-  redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const storage = objectStorageFrom(config);
-  // The same domain the api builds: completions settle jobs exactly as under the local backend.
-  const { completion, outboxChannel } = createDomain({
-    orm, redis, storage, logger, clock: systemClock,
-    redisKeyPrefix: config.REDIS_KEY_PREFIX,
-    defaultJobTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
-  });
   const registry = createMetricsRegistry();
   const metrics = new OperatorMetrics(registry);
   const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
+  // The same job host the api builds: completions settle jobs exactly as under the local backend.
   // Kubernetes jobs not yet turned into resources (follow-ups a completion asked for, rows an api
   // replica could not hand over) are dispatched by the operator too: creation is idempotent by name.
   // uncounted here: cutroom_jobs_created_total of the operator counts the batch Jobs its reconcilers make
-  const dispatcher = new KubernetesJobDispatcher(kubeConfig, operatorConfig.KUBE_NAMESPACE);
-  const outbox = new JobOutbox({
-    orm, dispatcher, completion, storage, logger,
-    databaseUrl: config.DATABASE_URL,
-    channel: outboxChannel,
-    pollMs: config.JOB_DISPATCH_POLL_MS,
-    recoverOnStart: false,
+  const host = await createJobHost(config, {
+    logger,
+    dispatcher: () => new KubernetesJobDispatcher(kubeConfig, operatorConfig.KUBE_NAMESPACE),
   });
-  await outbox.start();
+  const { completion, storage } = host;
+  await host.start();
   const cluster = new Cluster(kubeConfig, operatorConfig.KUBE_NAMESPACE, identity, logger);
 
   let controllers: JobControllers | undefined;
@@ -136,10 +118,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     async stop(stopOptions = {}) {
       await elector.stop(stopOptions);
       await server.close();
-      await outbox.close();
-      storage.close();
-      redis.disconnect();
-      await orm.close();
+      await host.close();
       logger.info('operator stopped');
     },
   };

@@ -44,7 +44,8 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
   }
 
   /** A running job of the project that no backend runs: the test reports its progress itself. */
-  async function jobOf(user: SignedIn, projectId: string, program: 'analyze' | 'render' | 'artifact', input: Record<string, unknown> = {}, mediaFileId?: string): Promise<string> {
+  async function jobOf(user: SignedIn, projectId: string, program: 'analyze' | 'render' | 'artifact', fields: { input?: Record<string, unknown>; mediaFileId?: string; subjectId?: string } = {}): Promise<string> {
+    const { input = {}, mediaFileId, subjectId } = fields;
     const em = app.services.orm.em.fork();
     const id = randomUUID();
     em.create(Job, {
@@ -54,6 +55,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       userId: user.user.id,
       projectId,
       mediaFileId: mediaFileId ?? null,
+      subjectId: subjectId ?? null,
       input,
       outputPrefix: `jobs/${program}/${id}`,
       backend: 'local',
@@ -207,7 +209,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
         creditsReserved: 0,
       });
       await em.flush();
-      const jobId = await jobOf(user, projectId, 'analyze', { run_id: run.id });
+      const jobId = await jobOf(user, projectId, 'analyze', { subjectId: run.id });
       await progress(jobId, 30, 'transcribe');
       const early = await openSse(user.client, eventsOf(projectId));
       try {
@@ -253,7 +255,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       const analyzeJob = await jobOf(user, projectId, 'analyze');
       const upload = await storedUpload(app.services, await makeVideo(dir, `real-${randomUUID()}.mp4`, { seconds: 2 }), 'video/mp4', user.user.id);
       const input = { sourceKey: upload.key, contentType: 'video/mp4' };
-      const artifactJob = await jobOf(user, projectId, 'artifact', input, upload.file.id);
+      const artifactJob = await jobOf(user, projectId, 'artifact', { input, mediaFileId: upload.file.id });
       const { completion, storage, logger, jobMetrics } = app.services;
       const runner = new LocalJobRunner({
         concurrency: 1,
@@ -310,7 +312,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
         ];
         for (const [at, step, value] of reports) {
           now = at;
-          await relay.relay(job, { step, progress: value });
+          await relay.relay(job, { step, progress: value, etaSeconds: null });
         }
         // Ordering barrier: the channel delivers in publish order.
         await app.services.bus.publishToProject(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: 0 } });
@@ -329,15 +331,16 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
     it('a render job → export_progress at exactly 5, 30 and 85 %, each once and in order, whatever progress values arrive', async () => {
       const user = await signUpAndLogin(app);
       const projectId = await projectOf(user);
-      const stepAt = (value: number) => (value < 30 ? 'prepare' : value < 85 ? 'encode' : 'upload');
+      // the render program's own steps: the sources until 7 %, the encode until 87 %, then the finish
+      const stepAt = (value: number) => (value < 7 ? 'probe' : value < 87 ? 'encode' : 'upload');
       const stream = await openSse(user.client, eventsOf(projectId));
       try {
         await stream.next(connected);
         // The export feature words each mark; the relay only decides which marks go out.
-        const wandering = await jobOf(user, projectId, 'render', { export_id: randomUUID() });
+        const wandering = await jobOf(user, projectId, 'render', { subjectId: randomUUID() });
         for (const value of [0, 3, 5, 5, 12, 4, 29, 31, 30, 60, 86, 20, 90, 100, 100]) await progress(wandering, value, stepAt(value));
         // A job whose first report is past every mark still gets each, in order.
-        const leaping = await jobOf(user, projectId, 'render', { export_id: randomUUID() });
+        const leaping = await jobOf(user, projectId, 'render', { subjectId: randomUUID() });
         for (const value of [90, 95, 100]) await progress(leaping, value, 'upload');
         await app.services.bus.publishToProject(projectId, { type: 'export_complete', data: { export_uuid: 'barrier', storage_key: 'x' } });
         const { before } = await stream.until(isEvent('export_complete'));

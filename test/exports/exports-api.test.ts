@@ -195,8 +195,8 @@ describe('exports: create, list, download and expire', function () {
     try {
       const body = await created(projectId, { name: 'PT' }, pt);
       const job = await jobOf(body.uuid);
-      for (const [progress, step] of [[2, 'probe'], [7, 'encode;eta=95'], [12, 'encode;eta=80'], [31, 'encode;eta=42'], [60, 'encode'], [90, 'mux'], [95, 'upload']] as const) {
-        await app.services.completion.markProgress(job.id, { progress, step });
+      for (const [progress, step, etaSeconds] of [[2, 'probe', null], [7, 'encode', 95], [12, 'encode', 80], [31, 'encode', 42], [60, 'encode', null], [90, 'mux', null], [95, 'upload', null]] as const) {
+        await app.services.completion.markProgress(job.id, { progress, step, etaSeconds });
       }
       await completeExport(body.uuid);
       const { before } = await stream.until(isEvent('export_complete'));

@@ -1,8 +1,53 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { importViolations } from '../../hack/import-directions.ts';
+import { closureOf, importCircles, importViolations, OPERATOR_API_ENTRIES } from '../../hack/import-directions.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('architecture: import directions (hack/import-directions.ts)', () => {
-  it('job images import nothing from the api, services nothing from http/, http/ no feature, and the operator reaches no HTTP layer', async () => {
+  it('job images import nothing from the api, services nothing from http/, http/ no feature, the operator only the job host, config and metrics, and no import circle', async () => {
     expect(await importViolations()).to.deep.equal([]);
+  });
+
+  it('the operator reaches the api only through its allowed entries, and none of the api processes its graph has no reason to load', async () => {
+    const reached = await closureOf(['operator/src/main.ts']);
+    expect(reached).to.include.members([...OPERATOR_API_ENTRIES]);
+    for (const absent of ['api/src/app.ts', 'api/src/main.ts', 'api/src/jobs/local-runner.ts', 'api/src/http/router.ts']) expect(reached, absent).not.to.include(absent);
+  });
+
+  it('a circle is found, whatever its length (the check can fail)', async () => {
+    // the check itself, on files that import each other in a ring: a module graph the product must never have
+    const ring = await mkdtemp(join(root, 'test/.ring-'));
+    try {
+      await writeFile(join(ring, 'a.ts'), "import { b } from './b.ts';\nexport const a = b;\n");
+      await writeFile(join(ring, 'b.ts'), "import { c } from './c.ts';\nexport const b = c;\n");
+      await writeFile(join(ring, 'c.ts'), "import type { a } from './a.ts';\nexport const c = 1 as unknown as typeof a;\n");
+      await writeFile(join(ring, 'd.ts'), "import { a } from './a.ts';\nexport const d = a;\n");
+      const rel = (name: string) => join(ring.slice(root.length), name);
+      expect(await importCircles(['a.ts', 'b.ts', 'c.ts', 'd.ts'].map(rel))).to.deep.equal([['a.ts', 'b.ts', 'c.ts'].map(rel)]);
+    } finally {
+      await rm(ring, { recursive: true, force: true });
+    }
+  });
+
+  it("the operator image's sources (the closure the Dockerfile copies) load on their own", async function () {
+    this.timeout(60_000);
+    const image = await mkdtemp(join(tmpdir(), 'cutroom-operator-image-'));
+    try {
+      for (const file of await closureOf(['operator/src/main.ts'])) {
+        await cp(join(root, file), join(image, file), { recursive: true });
+      }
+      await cp(join(root, 'package.json'), join(image, 'package.json'));
+      await symlink(join(root, 'node_modules'), join(image, 'node_modules'));
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', "await import('./operator/src/operator.ts'); console.log('loaded')"], { cwd: image });
+      expect(stdout.trim()).to.equal('loaded');
+    } finally {
+      await rm(image, { recursive: true, force: true });
+    }
   });
 });

@@ -48,7 +48,6 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     await bucket.putFile(audioKey, audio, 'audio/wav');
     const prefix = `jobs/analyze/${jobId}`;
     const input: AnalyzeInput = {
-      run_id: randomUUID(),
       settings: { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'ai_edit', ...settings },
       sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0, source_start_ms: 0 }],
     };
@@ -62,22 +61,21 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
 
   function failureOf(outcome: JobProcessOutcome): { code?: string; message: string } {
     expect(outcome.exitCode, outcome.stderr).to.equal(1);
-    const last = outcome.events.at(-1);
-    expect(last?.event).to.equal('error');
-    return last?.event === 'error' ? { message: last.message, ...(last.code ? { code: last.code } : {}) } : { message: '' };
+    const error = outcome.error;
+    expect(error, 'error.json').to.not.equal(null);
+    return error ? { message: error.message, ...(error.code ? { code: error.code } : {}) } : { message: '' };
   }
 
   it('exits 0 with a small result naming transcript.json and edits.json, which parse with the contract the api reads; progress at every step', async () => {
     const run = await analyze(process.env.WHISPER_BASE_URL!);
     expect(run.exitCode, run.stderr).to.equal(0);
-    const last = run.events.at(-1);
-    const result = analyzeResultSchema.parse(last?.event === 'result' ? last.result : null);
+    const result = analyzeResultSchema.parse(run.result);
     expect(result).to.include({ transcript_key: `${run.prefix}/transcript.json`, edits_key: `${run.prefix}/edits.json`, language: 'en' });
     const transcript = transcriptSchema.parse(await bucket.getJson(result.transcript_key));
     const edits = aiEditsSchema.parse(await bucket.getJson(result.edits_key));
     expect(transcript.words.length).to.equal(result.word_count).and.to.be.greaterThan(4);
     expect(edits.filter((edit) => edit.type === 'silence')).to.have.length.at.least(1);
-    const steps = run.events.flatMap((event) => (event.event === 'progress' ? [event.step] : []));
+    const steps = run.progress.map((event) => event.step);
     expect([...new Set(steps)]).to.include.members(['preparing', 'detecting_speech', 'transcribing', 'finding_cuts', 'saving']);
   });
 
@@ -89,7 +87,6 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     const total = Math.round(track.durationMs);
     const clip = { media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey };
     const input: AnalyzeInput = {
-      run_id: randomUUID(),
       settings: { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'ai_edit' },
       sources: [
         { ...clip, duration_ms: mid, timeline_offset_ms: 0, source_start_ms: 0 },
@@ -110,8 +107,7 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
   it('captions_only: the transcript, and no cut', async () => {
     const run = await analyze(process.env.WHISPER_BASE_URL!, { analysis_mode: 'captions_only' });
     expect(run.exitCode, run.stderr).to.equal(0);
-    const last = run.events.at(-1);
-    const result = analyzeResultSchema.parse(last?.event === 'result' ? last.result : null);
+    const result = analyzeResultSchema.parse(run.result);
     expect(await bucket.getJson(result.edits_key)).to.deep.equal([]);
     expect(result.word_count).to.be.greaterThan(4);
   });

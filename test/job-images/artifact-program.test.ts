@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
+import { artifactResultSchema, type ArtifactResult } from '../../crds/contract/programs/artifact.ts';
 import type { WaveformDocument } from '../../job-images/ffmpeg/src/waveform.ts';
 import {
   makeAudio,
@@ -68,10 +68,9 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
         CUTROOM_TERMINATION_LOG: terminationLog,
       },
     );
-    const last = outcome.events.at(-1);
     return {
       ...outcome,
-      result: (last?.event === 'result' ? last.result : {}) as unknown as ArtifactResult,
+      result: (outcome.result ?? {}) as unknown as ArtifactResult,
       prefix,
       ffmpegRuns: (await readFile(ffmpegLog, 'utf8')).split('\n').filter(Boolean),
       terminationMessage: await readFile(terminationLog, 'utf8'),
@@ -107,14 +106,14 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
   }
 
   async function expectStoredResult(run: ArtifactRun): Promise<void> {
-    expect(await bucket.getJson(`${run.prefix}/result.json`)).to.deep.equal(run.result);
+    // the program's outcome is result.json alone: it must be what the api's contract reads
+    expect(artifactResultSchema.parse(await bucket.getJson(`${run.prefix}/result.json`))).to.deep.equal(run.result);
   }
 
   function expectFailure(run: ArtifactRun, message: string | RegExp): void {
     expect(run.exitCode, run.stderr).to.equal(1);
-    const last = run.events.at(-1);
-    expect(last?.event).to.equal('error');
-    const reported = last?.event === 'error' ? last.message : '';
+    expect(run.error, 'error.json').to.not.equal(null);
+    const reported = run.error?.message ?? '';
     if (typeof message === 'string') expect(reported).to.equal(message);
     else expect(reported).to.match(message);
     expect(run.terminationMessage).to.equal(reported);
@@ -179,19 +178,17 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
       expect(Math.min(...peaks)).to.be.below(0.01);
     });
 
-    it('result.json in S3 is the result event', async () => {
+    it('result.json in S3 is the result, as the contract reads it', async () => {
       await expectStoredResult(run);
     });
 
-    it('stdout: progress lines through download, probe, process and upload up to 100, then one final result line', () => {
-      expect(run.events, 'every stdout line is a job event').to.have.length(run.lines.length);
-      const progress = run.events.slice(0, -1);
-      expect(run.events.at(-1)?.event).to.equal('result');
-      expect(progress.every((event) => event.event === 'progress')).to.equal(true);
-      const percents = progress.map((event) => (event.event === 'progress' ? event.progress : -1));
+    it('stdout: progress lines through download, probe, process and upload up to 100, and nothing else (the result is result.json)', () => {
+      expect(run.progress, 'every stdout line is a progress line').to.have.length(run.lines.length);
+      const progress = run.progress;
+      const percents = progress.map((event) => event.progress);
       expect(percents).to.deep.equal([...percents].sort((a, b) => a - b));
       expect(percents.at(-1)).to.equal(100);
-      const steps = [...new Set(progress.map((event) => (event.event === 'progress' ? event.step : '')))];
+      const steps = [...new Set(progress.map((event) => event.step))];
       expect(steps).to.deep.equal(['download', 'probe', 'process', 'upload']);
       expect(run.lines[0]).to.equal('{"event":"progress","step":"download","progress":0}');
     });
@@ -322,7 +319,7 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
     });
   });
 
-  describe('failures: exit code 1, a final error line, the same message in the termination log, no result.json', () => {
+  describe('failures: exit code 1, error.json, the same message in the termination log, no result.json', () => {
     it('zero-length object', async () => {
       const run = await runArtifact('empty', await makeEmptyFile(dir, 'empty.mp4'), 'video/mp4');
       expectFailure(run, 'The uploaded object "uploads/empty" is empty (0 bytes)');
@@ -370,8 +367,7 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
       const storeKey = `media/changed/source`;
       const run = await runArtifact('changed', image, 'image/png', { storeKey, expectedSizeBytes: (await stat(image)).size + 1 });
       expectFailure(run, /changed after it was confirmed/);
-      const last = run.events.at(-1);
-      expect(last?.event === 'error' ? last.code : undefined).to.equal('upload.changed');
+      expect(run.error?.code).to.equal('upload.changed');
       expect(await bucket.exists(storeKey), 'the served key is never written').to.equal(false);
     });
 

@@ -46,9 +46,8 @@ describe('media-edit program (real ffmpeg)', function () {
       { jobId: randomUUID(), program: 'media-edit', userId: randomUUID(), input: { sourceKey, contentType: 'video/mp4', durationMs: null, extractAudio: false, fastMode: false, cuts: [], ...input }, outputPrefix },
       bucket.env,
     );
-    const last = outcome.events.at(-1);
-    if (outcome.exitCode !== 0 || last?.event !== 'result') throw new Error(`media-edit failed: ${JSON.stringify(last)} ${outcome.stderr.slice(-500)}`);
-    const result = last.result as unknown as MediaEditResult;
+    if (outcome.exitCode !== 0 || !outcome.result) throw new Error(`media-edit failed: ${JSON.stringify(outcome.error)} ${outcome.stderr.slice(-500)}`);
+    const result = outcome.result as unknown as MediaEditResult;
     const local = join(dir, `${randomUUID()}-${result.output_key.split('/').at(-1)}`);
     await bucket.getFile(result.output_key, local);
     const probed = await probeFile(local);
@@ -102,6 +101,6 @@ describe('media-edit program (real ffmpeg)', function () {
       bucket.env,
     );
     expect(outcome.exitCode).to.equal(1);
-    expect(outcome.events.at(-1)).to.deep.include({ event: 'error', message: 'Nothing of the source is left once the range is applied and the cuts are removed' });
+    expect(outcome.error).to.deep.include({ message: 'Nothing of the source is left once the range is applied and the cuts are removed' });
   });
 });

@@ -54,9 +54,8 @@ describe('media-import program, end to end (node job-images/ffmpeg/src/main.ts)'
     const host = await startHost({ '/Playback1/highest.mp4': '/renditions/Playback1.mp4', '/renditions/Playback1.mp4': mp4 });
     try {
       const outcome = await importJob(`${host.origin}/Playback1/highest.mp4`);
-      const last = outcome.events.at(-1);
-      expect(last?.event, outcome.stderr.slice(-500)).to.equal('result');
-      const result = mediaImportResultSchema.parse(last?.event === 'result' ? last.result : null);
+      expect(outcome.result, `${JSON.stringify(outcome.error)} ${outcome.stderr.slice(-500)}`).to.not.equal(null);
+      const result = mediaImportResultSchema.parse(outcome.result);
       expect(producedMediaResultSchema.safeParse(result).success).to.equal(true);
       expect(result.size_bytes).to.equal(mp4.length);
       expect(await bucket.exists(result.output_key)).to.equal(true);
@@ -72,8 +71,7 @@ describe('media-import program, end to end (node job-images/ffmpeg/src/main.ts)'
     try {
       const outcome = await importJob(`${host.origin}/Playback2/highest.mp4`);
       expect(outcome.exitCode).to.equal(1);
-      const last = outcome.events.at(-1);
-      expect(last).to.deep.include({ event: 'error', code: 'import.redirect_refused', params: { host: new URL(elsewhere.origin).host } });
+      expect(outcome.error).to.deep.include({ code: 'import.redirect_refused', params: { host: new URL(elsewhere.origin).host } });
       expect(elsewhere.hits).to.deep.equal([]);
     } finally {
       await Promise.all([host.close(), elsewhere.close()]);
@@ -83,8 +81,7 @@ describe('media-import program, end to end (node job-images/ffmpeg/src/main.ts)'
   it('a download URL that is not http(s) is refused by the input contract', async () => {
     const outcome = await importJob('file:///etc/passwd');
     expect(outcome.exitCode).to.equal(1);
-    const last = outcome.events.at(-1);
-    expect(last?.event).to.equal('error');
-    expect(last?.event === 'error' ? last.message : '').to.match(/Invalid input for program "media-import"/);
+    expect(outcome.error, 'error.json').to.not.equal(null);
+    expect(outcome.error?.message ?? '').to.match(/Invalid input for program "media-import"/);
   });
 });

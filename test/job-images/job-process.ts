@@ -2,9 +2,9 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Support for running a job image's real entrypoint (ffmpeg by default, or whisper) as a child process against an embedded S3. */
-import { parseJobEvent } from '../../crds/contract/job-events.ts';
-import type { JobEvent } from '../../crds/contract/job-events.ts';
-import { FFMPEG_IMAGE_MAIN, runProgram, startJobBucket as startFixtureBucket } from '../../hack/fixtures/job-program.ts';
+import { parseProgressLine, type ProgressLine } from '../../crds/contract/progress-lines.ts';
+import type { ErrorFile } from '../../crds/contract/outcome.ts';
+import { FFMPEG_IMAGE_MAIN, readProgramOutcome, runProgram, startJobBucket as startFixtureBucket } from '../../hack/fixtures/job-program.ts';
 
 export type { JobBucket } from '../../hack/fixtures/job-program.ts';
 /** The bucket the job-image tests run against (its name appears in the programs' messages). */
@@ -16,15 +16,24 @@ export interface JobProcessOutcome {
   exitCode: number | null;
   /** Every stdout line, in order. */
   lines: string[];
-  events: JobEvent[];
+  /** The progress reports among them. */
+  progress: ProgressLine[];
+  /** result.json of the run, null when it wrote none. */
+  result: Record<string, unknown> | null;
+  /** error.json of the run, null when it wrote none. */
+  error: ErrorFile | null;
   stderr: string;
   wallSeconds: number;
 }
 
-/** Runs an image's entrypoint (ffmpeg by default) with a spec and a clean environment (no inherited S3_*), its stdout parsed as job events. */
-export async function runJobProcess(spec: object, env: Record<string, string>, main = FFMPEG_IMAGE_MAIN): Promise<JobProcessOutcome> {
+/**
+ * Runs an image's entrypoint (ffmpeg by default) with a spec and a clean environment (no
+ * inherited S3_*); its stdout parsed as progress, its outcome files read from the bucket.
+ */
+export async function runJobProcess(spec: { outputPrefix: string; [field: string]: unknown }, env: Record<string, string>, main = FFMPEG_IMAGE_MAIN): Promise<JobProcessOutcome> {
   const { exitCode, lines, stderr, wallSeconds } = await runProgram(main, spec, env);
-  return { exitCode, lines, events: lines.map(parseJobEvent).filter((event): event is JobEvent => event !== null), stderr, wallSeconds };
+  const { result, error } = await readProgramOutcome(env, spec.outputPrefix);
+  return { exitCode, lines, progress: lines.map(parseProgressLine).filter((line): line is ProgressLine => line !== null), result, error, stderr, wallSeconds };
 }
 
 /**

@@ -3,24 +3,28 @@ import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { z } from 'zod';
-import { parseJobEvent } from '../../crds/contract/job-events.ts';
-import type { JobEvent } from '../../crds/contract/job-events.ts';
+import { parseProgressLine } from '../../crds/contract/progress-lines.ts';
+import type { ResultOf, StepOf } from '../../crds/contract/programs.ts';
 import { JobFailure } from '../../job-images/lib/job-failure.ts';
 import type { AnyJobProgram, JobContext, JobProgram } from '../../job-images/lib/job-program.ts';
 import { runJob } from '../../job-images/lib/run-job.ts';
 import { startJobBucket } from './job-process.ts';
 import type { JobBucket } from './job-process.ts';
 
-const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
-
-/** A program whose behaviour each test chooses, to pin what the runtime does around it. */
-function echoProgram(behaviour: (ctx: JobContext) => Promise<object>): JobProgram<{ word: string }, object> {
+/**
+ * A stand-in for the `proxy` program (its registry entry gives the input schema and the
+ * steps) whose behaviour each test chooses, to pin what the runtime does around it.
+ */
+function echoProgram(behaviour: (ctx: JobContext<StepOf<'proxy'>>) => Promise<object>): JobProgram<'proxy'> {
   return {
-    name: 'echo',
-    inputSchema: z.object({ word: z.string() }),
-    run: async (spec, ctx) => ({ word: spec.input.word, ...(await behaviour(ctx)) }),
+    name: 'proxy',
+    run: async (spec, ctx) => ({ word: spec.input.sourceKey, ...(await behaviour(ctx)) }) as unknown as ResultOf<'proxy'>,
   };
+}
+
+/** What a failed run reports, as error.json holds it (code and params only when it has them). */
+function failureOf(file: { code: string | null; params: Record<string, string | number> | null; message: string }) {
+  return { message: file.message, ...(file.code ? { code: file.code } : {}), ...(file.params ? { params: file.params } : {}) };
 }
 
 describe('job runtime (job-images/lib/run-job.ts)', () => {
@@ -39,38 +43,43 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
     await rm(scratch, { recursive: true, force: true });
   });
 
-  async function runWith(program: AnyJobProgram, spec: object | undefined, extraEnv: Record<string, string> = {}) {
+  /** Runs the runtime in process: its stdout lines (each a progress report), and what it wrote and logged when it failed. */
+  async function runWith(program: AnyJobProgram, spec: { outputPrefix?: string | undefined } | undefined, extraEnv: Record<string, string> = {}) {
     const lines: string[] = [];
+    const logged: string[] = [];
     const exitCode = await runJob({
       programs: [program],
       env: { ...bucket.env, ...(spec ? { CUTROOM_JOB_SPEC: JSON.stringify(spec) } : {}), ...extraEnv },
-      writeEvent: (line) => lines.push(line),
-      log: silentLog,
+      writeLine: (line) => lines.push(line),
+      log: { info: () => {}, warn: () => {}, error: (_message, fields) => logged.push(String(fields?.['error'])) },
     });
-    const events = lines.map((line) => parseJobEvent(line.trimEnd())).filter((event): event is JobEvent => event !== null);
-    expect(events, 'every stdout line is a job event').to.have.length(lines.length);
-    return { exitCode, events, last: events.at(-1) };
+    const progress = lines.map((line) => parseProgressLine(line.trimEnd()));
+    expect(progress.every((line) => line !== null), 'every stdout line is a progress report').to.equal(true);
+    const prefix = spec?.outputPrefix?.replace(/\/+$/, '');
+    const errorFile = prefix && (await bucket.exists(`${prefix}/error.json`)) ? ((await bucket.getJson(`${prefix}/error.json`)) as Parameters<typeof failureOf>[0]) : undefined;
+    return { exitCode, progress, failure: errorFile ? failureOf(errorFile) : undefined, logged: logged.at(-1) };
   }
 
   const jobId = randomUUID();
   const spec = (overrides: object = {}) => ({
     jobId,
-    program: 'echo',
+    program: 'proxy',
     userId: randomUUID(),
-    input: { word: 'hello' },
-    outputPrefix: 'jobs/job-1/',
+    input: { sourceKey: 'hello', contentType: 'video/mp4' },
+    // a prefix of its own: error.json of an earlier run never answers for a later one
+    outputPrefix: `jobs/${randomUUID()}/`,
     ...overrides,
   });
 
-  it('success: result.json under the output prefix, a final result event, exit code 0', async () => {
+  it('success: result.json under the output prefix (the one outcome; stdout carries progress only), exit code 0', async () => {
     const program = echoProgram(async (ctx) => {
-      ctx.progress.report('work', 50);
+      ctx.progress.report('process', 0.5, 12.4);
       return { key: ctx.outputKey('thing.txt') };
     });
-    const { exitCode, events, last } = await runWith(program, spec());
+    const { exitCode, progress } = await runWith(program, spec({ outputPrefix: 'jobs/job-1/' }));
     expect(exitCode).to.equal(0);
-    expect(events[0]).to.deep.equal({ event: 'progress', step: 'work', progress: 50 });
-    expect(last).to.deep.equal({ event: 'result', result: { word: 'hello', key: 'jobs/job-1/thing.txt' } });
+    // half of `process`, whose slice of the job is [20, 95] in the registry; the time left as a whole number
+    expect(progress).to.deep.equal([{ event: 'progress', step: 'process', progress: 58, eta_seconds: 12 }]);
     expect(await bucket.getJson('jobs/job-1/result.json')).to.deep.equal({ word: 'hello', key: 'jobs/job-1/thing.txt' });
   });
 
@@ -92,13 +101,14 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
     }
   });
 
-  it('failure: a final error event with the human message, exit code 1, no result.json', async () => {
+  it('failure: error.json with the human message, exit code 1, no result.json', async () => {
     const program = echoProgram(async () => {
       throw new JobFailure('The source is not a video');
     });
-    const { exitCode, last } = await runWith(program, spec({ outputPrefix: 'jobs/failing' }));
+    const { exitCode, failure, progress } = await runWith(program, spec({ outputPrefix: 'jobs/failing' }));
     expect(exitCode).to.equal(1);
-    expect(last).to.deep.equal({ event: 'error', message: 'The source is not a video' });
+    expect(failure).to.deep.equal({ message: 'The source is not a video' });
+    expect(progress, 'no outcome on stdout').to.deep.equal([]);
     expect(await bucket.exists('jobs/failing/result.json')).to.equal(false);
   });
 
@@ -106,8 +116,8 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
     const program = echoProgram(async () => {
       throw new TypeError('cannot read properties of undefined');
     });
-    const { last } = await runWith(program, spec());
-    expect(last).to.deep.equal({ event: 'error', message: 'Internal error in the job program: cannot read properties of undefined' });
+    const { failure } = await runWith(program, spec());
+    expect(failure).to.deep.equal({ message: 'Internal error in the job program: cannot read properties of undefined' });
   });
 
   it('the failure message is written to the termination log when that file exists', async () => {
@@ -133,21 +143,21 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
     );
   });
 
-  it('a missing CUTROOM_JOB_SPEC fails with a clear message', async () => {
-    const { exitCode, last } = await runWith(echoProgram(async () => ({})), undefined);
+  it('a missing CUTROOM_JOB_SPEC fails with a clear message (logged: there is no prefix to write error.json under)', async () => {
+    const { exitCode, logged } = await runWith(echoProgram(async () => ({})), undefined);
     expect(exitCode).to.equal(1);
-    expect(last).to.deep.equal({ event: 'error', message: 'CUTROOM_JOB_SPEC is not set: the job has no spec' });
+    expect(logged).to.equal('CUTROOM_JOB_SPEC is not set: the job has no spec');
   });
 
   it('an invalid spec names the offending field', async () => {
-    const { last } = await runWith(echoProgram(async () => ({})), { ...spec(), outputPrefix: undefined });
-    expect(last?.event).to.equal('error');
-    expect(last && 'message' in last && last.message).to.match(/^Invalid job spec: .*outputPrefix/s);
+    const { exitCode, logged } = await runWith(echoProgram(async () => ({})), { ...spec(), outputPrefix: undefined });
+    expect(exitCode).to.equal(1);
+    expect(logged).to.match(/^Invalid job spec: .*outputPrefix/s);
   });
 
   it('an unknown program names the programs this image runs', async () => {
-    const { last } = await runWith(echoProgram(async () => ({})), spec({ program: 'render' }));
-    expect(last).to.deep.equal({ event: 'error', message: 'Unknown program "render": this image runs echo' });
+    const { failure } = await runWith(echoProgram(async () => ({})), spec({ program: 'render' }));
+    expect(failure).to.deep.equal({ message: 'Unknown program "render": this image runs proxy' });
   });
 
   it("input that fails the program's schema fails before the program runs", async () => {
@@ -156,31 +166,29 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
       ran = true;
       return {};
     });
-    const { last } = await runWith(program, spec({ input: { word: 42 } }));
+    const { failure } = await runWith(program, spec({ input: { sourceKey: 42, contentType: 'video/mp4' } }));
     expect(ran).to.equal(false);
-    expect(last?.event).to.equal('error');
-    expect(last && 'message' in last && last.message).to.match(/^Invalid input for program "echo": .*word/s);
+    expect(failure?.message).to.match(/^Invalid input for program "proxy": .*sourceKey/s);
   });
 
   it('missing S3 settings fail as a job configuration error', async () => {
-    const lines: string[] = [];
+    const logged: string[] = [];
     const exitCode = await runJob({
       programs: [echoProgram(async () => ({}))],
       env: { CUTROOM_JOB_SPEC: JSON.stringify(spec()) },
-      writeEvent: (line) => lines.push(line),
-      log: silentLog,
+      writeLine: () => {},
+      log: { info: () => {}, warn: () => {}, error: (_message, fields) => logged.push(String(fields?.['error'])) },
     });
     expect(exitCode).to.equal(1);
-    expect(parseJobEvent(lines.at(-1) ?? '')).to.deep.equal({ event: 'error', message: 'Job configuration: S3_BUCKET is required' });
+    expect(logged).to.deep.equal(['Job configuration: S3_BUCKET is required']);
   });
 
-  it('service-raised messages go through the catalogs: a JobFailure\'s code and params ride on the error event and in error.json', async () => {
+  it('service-raised messages go through the catalogs: a JobFailure\'s code and params are in error.json', async () => {
     const program = echoProgram(async () => {
       throw new JobFailure('The uploaded object "k" is empty (0 bytes)', { code: 'media.empty', params: { size: 0 } });
     });
-    const { exitCode, last } = await runWith(program, spec({ outputPrefix: 'jobs/coded/' }));
+    const { exitCode } = await runWith(program, spec({ outputPrefix: 'jobs/coded/' }));
     expect(exitCode).to.equal(1);
-    expect(last).to.deep.equal({ event: 'error', message: 'The uploaded object "k" is empty (0 bytes)', code: 'media.empty', params: { size: 0 } });
     expect(await bucket.getJson('jobs/coded/error.json')).to.deep.equal({ code: 'media.empty', params: { size: 0 }, message: 'The uploaded object "k" is empty (0 bytes)' });
   });
 
@@ -191,8 +199,8 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
           ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
         }),
     );
-    const { last } = await runWith(program, spec({ timeoutSeconds: 1 }));
-    expect(last).to.deep.equal({ event: 'error', message: 'The job did not finish within its time limit of 1 s', code: 'job.timed_out', params: { seconds: 1 } });
+    const { failure } = await runWith(program, spec({ timeoutSeconds: 1 }));
+    expect(failure).to.deep.equal({ message: 'The job did not finish within its time limit of 1 s', code: 'job.timed_out', params: { seconds: 1 } });
   });
 
   it('SIGTERM aborts the program and reports that it was stopped', async () => {
@@ -203,7 +211,7 @@ describe('job runtime (job-images/lib/run-job.ts)', () => {
           setImmediate(() => process.emit('SIGTERM', 'SIGTERM'));
         }),
     );
-    const { last } = await runWith(program, spec());
-    expect(last).to.deep.equal({ event: 'error', message: 'The job was stopped (SIGTERM) before it finished', code: 'job.cancelled' });
+    const { failure } = await runWith(program, spec());
+    expect(failure).to.deep.equal({ message: 'The job was stopped (SIGTERM) before it finished', code: 'job.cancelled' });
   });
 });

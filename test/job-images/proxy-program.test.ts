@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import type { ProxyResult } from '../../crds/contract/programs/proxy.ts';
+import { proxyResultSchema, type ProxyResult } from '../../crds/contract/programs/proxy.ts';
 import { makeAudio, makeVideo, probeFile, topLevelBoxes } from '../support/media.ts';
 import { recordingFfmpeg, runJobProcess, startJobBucket } from './job-process.ts';
 import type { JobBucket, JobProcessOutcome } from './job-process.ts';
@@ -58,10 +58,9 @@ describe('proxy program, end to end (node job-images/ffmpeg/src/main.ts)', funct
       { jobId, program: 'proxy', userId, mediaFileId: randomUUID(), input: { sourceKey, contentType }, outputPrefix: prefix },
       { ...bucket.env, FFMPEG_PATH: ffmpegWrapper, CUTROOM_TEST_FFMPEG_LOG: ffmpegLog },
     );
-    const last = outcome.events.at(-1);
     return {
       ...outcome,
-      result: (last?.event === 'result' ? last.result : {}) as unknown as ProxyResult,
+      result: (outcome.result ?? {}) as unknown as ProxyResult,
       prefix,
       ffmpegRuns: (await readFile(ffmpegLog, 'utf8')).split('\n').filter(Boolean),
     };
@@ -110,9 +109,9 @@ describe('proxy program, end to end (node job-images/ffmpeg/src/main.ts)', funct
       }
     });
 
-    it('result.json in S3 is the result event; progress runs download, probe, process, upload up to 100', async () => {
-      expect(await bucket.getJson(`${run.prefix}/result.json`)).to.deep.equal(run.result);
-      const progress = run.events.flatMap((event) => (event.event === 'progress' ? [event] : []));
+    it('result.json in S3 is the result, as the contract reads it; progress runs download, probe, process, upload up to 100', async () => {
+      expect(proxyResultSchema.parse(await bucket.getJson(`${run.prefix}/result.json`))).to.deep.equal(run.result);
+      const progress = run.progress;
       expect([...new Set(progress.map((event) => event.step))]).to.deep.equal(['download', 'probe', 'process', 'upload']);
       const percents = progress.map((event) => event.progress);
       expect(percents).to.deep.equal([...percents].sort((a, b) => a - b));
@@ -131,8 +130,7 @@ describe('proxy program, end to end (node job-images/ffmpeg/src/main.ts)', funct
   it('a file with no picture has no proxy: exit 1 with a clear message', async () => {
     const run = await runProxy('mp3', await makeAudio(dir, 'tone.mp3', { seconds: 1 }), 'audio/mpeg');
     expect(run.exitCode, run.stderr).to.equal(1);
-    const last = run.events.at(-1);
-    expect(last?.event === 'error' ? last.message : '').to.equal('The media file "uploads/mp3" is not a video: it has no proxy');
+    expect(run.error?.message ?? '').to.equal('The media file "uploads/mp3" is not a video: it has no proxy');
     expect(await bucket.exists(`${run.prefix}/result.json`)).to.equal(false);
   });
 });

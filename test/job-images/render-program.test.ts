@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { parseRenderStep, renderInputSchema, type RenderRequestInput, type RenderResult } from '../../crds/contract/programs/render.ts';
+import { renderInputSchema, type RenderRequestInput, type RenderResult } from '../../crds/contract/programs/render.ts';
 import { runFfmpeg } from '../../hack/fixtures/media.ts';
 import { topLevelBoxes } from '../support/media.ts';
 import { runJobProcess, startJobBucket } from './job-process.ts';
@@ -214,15 +214,14 @@ describe('render program, end to end (node job-images/ffmpeg/src/main.ts)', func
     // only what the timeline uses, as the api sends it
     const used = new Set([...(overrides.segments ?? []), ...(overrides.assets ?? [])].map((item) => item.sourceId));
     const sources = Object.fromEntries(Object.entries(SOURCES).flatMap(([id, source]) => (used.has(id) ? [[id, { ...source, key: keys[id] }]] : [])));
-    const input = renderInputSchema.parse({ export_id: randomUUID(), sources, settings: { ...SETTINGS, ...settings }, watermark: false, segments: [], ...rest });
+    const input = renderInputSchema.parse({ sources, settings: { ...SETTINGS, ...settings }, watermark: false, segments: [], ...rest });
     const jobId = randomUUID();
     const prefix = `jobs/render/${jobId}`;
     const outcome = await runJobProcess(
       { jobId, program: 'render', userId, input, outputPrefix: prefix, ...(options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {}) },
       { ...bucket.env, CUTROOM_RENDER_PATH: 'full', ...options.env },
     );
-    const last = outcome.events.at(-1);
-    const result = (last?.event === 'result' ? last.result : {}) as unknown as RenderResult;
+    const result = (outcome.result ?? {}) as unknown as RenderResult;
     const output = join(dir, `${name}.mp4`);
     if (outcome.exitCode === 0) await bucket.getFile(result.output_key, output);
     return { ...outcome, result, prefix, output };
@@ -287,13 +286,13 @@ describe('render program, end to end (node job-images/ffmpeg/src/main.ts)', func
     });
 
     it('progress passes 5, 30 and 85 in order, and the encode step carries the encoder-based time left', () => {
-      const progress = job.events.flatMap((event) => (event.event === 'progress' ? [event] : []));
+      const progress = job.progress;
       const percents = progress.map((event) => event.progress);
       expect(percents).to.deep.equal([...percents].sort((a, b) => a - b));
       expect(percents[0]).to.be.below(5);
       expect(percents.at(-1)).to.equal(100);
       for (const boundary of [5, 30, 85]) expect(percents.some((percent) => percent >= boundary), `passes ${boundary}`).to.equal(true);
-      const steps = progress.map((event) => parseRenderStep(event.step));
+      const steps = progress.map((event) => ({ name: event.step, etaSeconds: event.eta_seconds ?? null }));
       expect([...new Set(steps.map((step) => step.name))]).to.deep.equal(['download', 'probe', 'encode', 'mux', 'upload']);
       expect(steps.some((step) => step.name === 'encode' && step.etaSeconds !== null)).to.equal(true);
     });
@@ -384,7 +383,7 @@ describe('render program, end to end (node job-images/ffmpeg/src/main.ts)', func
     });
 
     it('progress still passes 85 after the encode, through loudness and mux', () => {
-      const steps = job.events.flatMap((event) => (event.event === 'progress' ? [{ name: parseRenderStep(event.step).name, progress: event.progress }] : []));
+      const steps = job.progress.map((event) => ({ name: event.step, progress: event.progress }));
       expect(steps.find((step) => step.name === 'mux')?.progress).to.be.at.least(85);
     });
   });
@@ -478,15 +477,14 @@ describe('render program, end to end (node job-images/ffmpeg/src/main.ts)', func
     });
   });
 
-  it('a render past its deadline is stopped and ends failed: the error is its last word, no result', async () => {
+  it('a render past its deadline is stopped and ends failed: error.json says job.timed_out, no result', async () => {
     const job = await render(
       'late',
       { segments: [{ sourceId: 'flash', sourceStartMs: 0, sourceEndMs: 8000, outStartMs: 0 }], settings: { resolution: '1080p', audio: { ...SETTINGS.audio, noiseReduction: true } } },
       { timeoutSeconds: 1 },
     );
     expect(job.exitCode).to.equal(1);
-    const last = job.events.at(-1);
-    expect(last).to.include({ event: 'error', code: 'job.timed_out' });
+    expect(job.error).to.include({ code: 'job.timed_out' });
     expect(await bucket.exists(`${job.prefix}/result.json`)).to.equal(false);
     expect(job.wallSeconds).to.be.below(10);
   });

@@ -355,9 +355,8 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
       const programInput = cutOnlyInput(ranges);
       programInput.sources.footage = { key: sourceKey, kind: 'video', durationMs: 10_000, hasAudio: true };
       const outcome = await runJobProcess({ jobId: randomUUID(), program: 'render', userId: randomUUID(), input: programInput, outputPrefix: `jobs/render/${randomUUID()}` }, bucket.env);
-      const last = outcome.events.at(-1);
-      if (outcome.exitCode !== 0 || last?.event !== 'result') throw new Error(`render failed: ${JSON.stringify(last)} ${outcome.stderr.slice(-800)}`);
-      return renderResultSchema.parse(last.result);
+      if (outcome.exitCode !== 0 || !outcome.result) throw new Error(`render failed: ${JSON.stringify(outcome.error)} ${outcome.stderr.slice(-800)}`);
+      return renderResultSchema.parse(outcome.result);
     }
 
     it('a cut-only export takes the smart path, with the plan\'s frames and duration', async () => {

@@ -262,7 +262,7 @@ describe('job failures: one code and one message whichever backend ran the job',
       input: { behaviour: 'wait' },
       local: async (job) => {
         // Cancelled once the program runs, so the runner's SIGTERM reaches it.
-        await eventually(async () => ((await em().findOneOrFail(Job, job.id)).step === 'waiting' ? true : undefined), 'the program running', 15_000);
+        await eventually(async () => ((await em().findOneOrFail(Job, job.id)).step === 'process' ? true : undefined), 'the program running', 15_000);
         await local.jobs.cancel(em(), job.id);
       },
       cluster: async ({ job, resource, jobName }) => {

@@ -9,7 +9,7 @@ import { eventually } from '../support/wait.ts';
 import { storedUpload } from '../support/stored-upload.ts';
 import { makeVideo } from '../support/media.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
-import { jobCreditReference } from '../../api/src/jobs/service.ts';
+import { jobCreditReference } from '../../api/src/jobs/requests.ts';
 import { INPUT_FILE_NAME, outputKey } from '../../crds/contract/outcome.ts';
 
 /** The job's row once it is settled. */

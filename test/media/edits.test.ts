@@ -100,7 +100,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
       artifacts: { waveform_key: null, thumbnail_key: null, audio_key: null },
     };
     const result: ProducedMediaResult = { output_key: `jobs/${randomUUID()}/edited.mp4`, size_bytes: 10, content_type: 'video/mp4', artifact };
-    const after = await orm.em.fork().transactional((tx) => handler.succeeded(tx, job, result));
+    const after = await orm.em.fork().transactional((tx) => handler.succeeded(tx, job, result, { peaks: null }));
     await settlementOf(after).afterCommit?.();
     expect(asked).to.deep.equal([account.user.id]);
     expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, fileId)).status).to.equal('FAILED');

@@ -51,7 +51,7 @@ describe('media uploads: multipart parts listing, first part URLs and racing com
     const firstPage = await s3.send(new ListPartsCommand({ Bucket: bucket, Key: started.key, UploadId: started.upload_id, MaxParts: 2 }));
     expect([firstPage.Parts?.length, firstPage.IsTruncated], 'the store pages at max-parts').to.deep.equal([2, true]);
 
-    const { uploads } = createUploads(app.services, { partsPageSize: 2 });
+    const { uploads } = createUploads(app.services, app.services.features.projects, { partsPageSize: 2 });
     const pages: (number | undefined)[] = [];
     const send = s3.send.bind(s3);
     s3.send = ((command: { input: { MaxParts?: number } }, ...rest: unknown[]) => {

@@ -224,7 +224,7 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
   it('the scheduled sweep removes stale MULTIPART_INITIATED uploads at the store and in the database, and keeps fresh ones', async () => {
     const account = await signUpAndLogin(app);
     const stale = await initiate(account);
-    const { uploads } = createUploads(app.services);
+    const { uploads } = createUploads(app.services, app.services.features.projects);
     expect(await uploads.sweepStaleUploads(em(), new Date()), 'nothing is stale yet').to.equal(0);
     const swept = await uploads.sweepStaleUploads(em(), new Date(Date.now() + 25 * 3600_000));
     expect(swept).to.be.at.least(1);

@@ -203,7 +203,7 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
   it('attack: quota bypass through never-confirmed uploads and re-uploads after confirm — the sweep leaves nothing stored outside a charged row, and the reconciliation finds nothing', async () => {
     const account = await signUpAndLogin(app);
     const events = await listenToUser(app.services.bus, account.user.id);
-    const { uploads } = createUploads(app.services);
+    const { uploads } = createUploads(app.services, app.services.features.projects);
     const stagingOf = async (fileId: string) => (await em().findOneOrFail(MediaFile, fileId)).uploadKey!;
     try {
       const before = await used(account);

@@ -22,7 +22,7 @@ import type { Services } from '../../api/src/app.ts';
 import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
 import { jobKinds } from '../../crds/contract/resources.ts';
 import type { JobKind, JobResource } from '../../crds/contract/resources.ts';
-import { parseJobEvent } from '../../crds/contract/job-events.ts';
+import { parseProgressLine } from '../../crds/contract/progress-lines.ts';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
 import type { OperatorConfig } from '../../operator/src/config.ts';
 import { startOperator } from '../../operator/src/operator.ts';
@@ -169,10 +169,10 @@ export async function runJobPod(sim: KubeSim, namespace: string, jobName: string
         },
       });
       createInterface({ input: child.stdout }).on('line', (line) => {
-        const event = parseJobEvent(line);
-        if (event?.event !== 'progress') return;
+        const event = parseProgressLine(line);
+        if (!event) return;
         progressPatches.push({ step: event.step, progress: event.progress });
-        sim.mergePatch(resource.plural, namespace, resource.name, { status: { step: event.step, progress: event.progress } }, 'status');
+        sim.mergePatch(resource.plural, namespace, resource.name, { status: { step: event.step, progress: event.progress, etaSeconds: event.eta_seconds ?? null } }, 'status');
       });
       child.stderr.resume();
       child.once('error', reject);

@@ -5,20 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { eventually } from '../support/wait.ts';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { makeCorruptFile, makeVideo, sha256OfFile } from '../support/media.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
-import { jobResourceLabels } from '../../api/src/jobs/kubernetes-dispatcher.ts';
+import { jobResourceLabels } from '../../crds/contract/resources.ts';
 import type { JobResource } from '../../crds/contract/resources.ts';
 import { buildJob } from '../../operator/src/builders/job.ts';
 import { completionFinalizer } from '../../operator/src/reconcilers/job-reconciler.ts';
 import { startKubeSim } from '../kube-sim/index.ts';
 import type { KubeSim } from '../kube-sim/index.ts';
 import { apiStatus } from '../kube-sim/samples.ts';
-import { jobOf, metricValue, resourceOf, runJobPod, startTestOperator, submitUploadJob } from './operator-support.ts';
+import { jobOf, metricValue, putArtifactResult, resourceOf, runJobPod, startTestOperator, submitUploadJob } from './operator-support.ts';
 import type { TestOperator } from './operator-support.ts';
 
 describe('operator: custom resource → batch Job → status and completion', function () {
@@ -226,7 +225,7 @@ describe('operator: custom resource → batch Job → status and completion', fu
     const job = await submitArtifact({ userId, mediaFileId });
     const resource = await resourceFor(job.id);
     expect(resource.spec).to.deep.include({ jobId: job.id, program: 'artifact', userId, mediaFileId, outputPrefix: job.outputPrefix });
-    expect(resource.metadata.labels).to.deep.equal(jobResourceLabels({ kind: 'ArtifactJob', spec: resource.spec }));
+    expect(resource.metadata.labels).to.deep.equal(jobResourceLabels(resource.spec));
     expect(resource.metadata.labels).to.include({ 'cutroom.dev/job-id': job.id, 'cutroom.dev/user': userId, 'cutroom.dev/media': mediaFileId, 'cutroom.dev/program': 'artifact' });
 
     await app.services.dispatcher.dispatch({ kind: 'ArtifactJob', spec: resource.spec });
@@ -303,8 +302,7 @@ describe('operator: custom resource → batch Job → status and completion', fu
     const errorsBefore = await metricValue(operator.metrics, 'cutroom_operator_reconcile_errors_total', { kind: 'ArtifactJob' });
     // The fresh read before completing fails once: the reconcile is retried and the job still settles once.
     sim.failNext({ method: 'GET', path: `/apis/cutroom.dev/v1alpha1/namespaces/${namespace}/artifactjobs/${resource.metadata.name}`, code: 503 }, 1);
-    const { storage } = app.services;
-    await storage.client.send(new PutObjectCommand({ Bucket: storage.bucket, Key: `${job.outputPrefix}/result.json`, Body: '{"anything":true}' }));
+    await putArtifactResult(app.services.storage, job.outputPrefix);
     sim.completeJob(namespace, jobName);
     const done = await whenStatus(resource.metadata.name!, (r) => r.status?.phase === 'Succeeded');
     expect(done.status!.progress).to.equal(100);

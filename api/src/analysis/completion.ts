@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { aiEditsSchema, analyzeInputSchema, analyzeResultSchema, transcriptSchema, type AiEdit, type AnalyzeResult, type Transcript } from '../../../crds/contract/programs/analyze.ts';
+import { aiEditsSchema, transcriptSchema, type AiEdit, type Transcript } from '../../../crds/contract/programs/analyze.ts';
 import { Edit } from '../edits/entities.ts';
 import { failureText } from '../i18n/failure-text.ts';
 import { negotiateLocale } from '../i18n/index.ts';
-import type { CompletionHandler, JobFailed } from '../jobs/completion.ts';
+import { InvalidResult, type CompletionHandler, type JobFailed } from '../jobs/completion.ts';
+import { requiredSubject } from '../jobs/subjects.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import { Project } from '../projects/entities.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
+import { isNotFound } from '../../../crds/contract/s3-client.ts';
 import type { ProgressPolicy } from '../events/progress-relay.ts';
+import type { SnapshotRule } from '../events/bus.ts';
 import { AnalysisRun } from './entities.ts';
 
 /** The project-stream events the analysis publishes (events/ delivers them). */
@@ -29,13 +32,15 @@ export const analysisProgress: ProgressPolicy = {
   event: (job, { step, progress }): AnalysisEvent => ({ type: 'analysis_progress', data: { project_uuid: job.projectId, step, progress } }),
 };
 
+/** The spec's late-subscriber rule: the latest analysis_progress of a project is kept 1 hour and dropped when the analysis ends. */
+export const analysisSnapshot: SnapshotRule = { kept: 'analysis_progress', clearedBy: ['analysis_complete', 'analysis_failed'], seconds: 3600 };
+
 export interface AnalysisCompletionDeps {
   storage: ObjectStorage;
   logger: Logger;
 }
 
 interface Loaded {
-  result: AnalyzeResult;
   transcript: Transcript;
   edits: AiEdit[];
 }
@@ -47,24 +52,22 @@ interface Loaded {
  * project are `failed` with a stable code, the credits released; `analysis_failed` is
  * written in the owner's language. The result's objects are read before the transaction.
  */
-export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHandler<Loaded | undefined> {
+export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHandler<'analyze', Loaded> {
   return {
-    async load(_job, raw) {
-      const parsed = analyzeResultSchema.safeParse(raw);
-      if (!parsed.success) return undefined;
-      const [transcript, edits] = await Promise.all([deps.storage.readJson<unknown>(parsed.data.transcript_key), deps.storage.readJson<unknown>(parsed.data.edits_key)]);
+    async load(_job, result) {
+      const [transcript, edits] = await Promise.all([readObject(deps.storage, result.transcript_key), readObject(deps.storage, result.edits_key)]);
       const t = transcriptSchema.safeParse(transcript);
       const e = aiEditsSchema.safeParse(edits);
-      return t.success && e.success ? { result: parsed.data, transcript: t.data, edits: e.data } : undefined;
+      if (!t.success || !e.success) throw new InvalidResult('The analysis wrote a transcript or edits that could not be read.');
+      return { transcript: t.data, edits: e.data };
     },
 
-    async succeeded(em, job, _raw, loaded) {
-      if (!loaded) return fail(em, job, { error: 'The analysis wrote a result that could not be read.', code: 'job.invalid_result' }, deps);
+    async succeeded(em, job, result, loaded) {
       const { runId, projectId } = identify(job);
       const project = await em.findOne(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE });
       const run = await em.findOne(AnalysisRun, runId);
       if (!project || !run) return; // the project was deleted meanwhile: nothing to record
-      const { result, transcript, edits } = loaded;
+      const { transcript, edits } = loaded;
       for (const edit of edits) {
         em.create(Edit, { id: randomUUID(), project, runId, type: edit.type, startMs: edit.start_ms, endMs: edit.end_ms, active: edit.active, reason: edit.reason });
       }
@@ -90,8 +93,17 @@ export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHand
 }
 
 function identify(job: JobRow): { runId: string; projectId: string } {
-  const input = analyzeInputSchema.pick({ run_id: true }).parse(job.input);
-  return { runId: input.run_id, projectId: job.projectId! };
+  return { runId: requiredSubject(job), projectId: job.projectId! };
+}
+
+/** A named object of the result; a missing or unparseable one is an invalid result, a store outage is thrown (retried). */
+async function readObject(storage: ObjectStorage, key: string): Promise<unknown> {
+  try {
+    return await storage.readJson<unknown>(key);
+  } catch (error) {
+    if (isNotFound(error) || error instanceof SyntaxError) throw new InvalidResult(`The analysis result names ${key}, which could not be read.`);
+    throw error;
+  }
 }
 
 async function fail(em: EntityManager, job: JobRow, failure: JobFailed, deps: AnalysisCompletionDeps) {

@@ -1,4 +1,4 @@
-import type { Services } from '../app.ts';
+import type { Services } from '../services.ts';
 import type { ApiRouter } from '../http/router.ts';
 import type { ProjectService } from '../projects/service.ts';
 import type { AnalysisEvent } from './completion.ts';

@@ -99,7 +99,8 @@ export class AnalysisService {
         program: 'analyze',
         userId,
         projectId,
-        input: { run_id: run.id, settings, sources },
+        subjectId: run.id,
+        input: { settings, sources },
         creditMinutes: minutes,
       });
       run.jobId = job.id;

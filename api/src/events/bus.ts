@@ -7,17 +7,23 @@ export type UserEvent =
 
 /**
  * An event of a project's stream: a lowercase name and its JSON data. The features
- * declare theirs (analysis/completion.ts AnalysisEvent, progress-relay.ts ExportProgressEvent).
+ * declare theirs (analysis/completion.ts AnalysisEvent, exports/progress.ts ExportProgressEvent).
  */
 export interface ProjectEvent {
   type: string;
   data: object;
 }
 
-/** The spec's late-subscriber rule: the latest analysis_progress of a project is kept 1 hour and dropped when the analysis ends. */
-const SNAPSHOT_EVENT = 'analysis_progress';
-const SNAPSHOT_CLEARED_BY = new Set(['analysis_complete', 'analysis_failed']);
-export const PROGRESS_SNAPSHOT_SECONDS = 3600;
+/**
+ * A late-subscriber rule of the project stream: the latest event of type `kept` is kept
+ * `seconds` for a stream that opens later, and dropped by any of `clearedBy`. The feature
+ * whose events these are supplies it (analysis/completion.ts analysisSnapshot).
+ */
+export interface SnapshotRule {
+  kept: string;
+  clearedBy: readonly string[];
+  seconds: number;
+}
 
 export const progressSnapshotKey = (projectId: string) => `progress-snapshot:${projectId}`;
 
@@ -41,10 +47,14 @@ return 1
 export class EventBus {
   readonly #redis: Redis;
   readonly #prefix: string;
+  readonly #snapshot: SnapshotRule | undefined;
+  readonly #clearsSnapshot: ReadonlySet<string>;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: Redis, prefix: string, snapshot?: SnapshotRule) {
     this.#redis = redis;
     this.#prefix = prefix;
+    this.#snapshot = snapshot;
+    this.#clearsSnapshot = new Set(snapshot?.clearedBy ?? []);
   }
 
   userChannel(userId: string): string {
@@ -68,8 +78,8 @@ export class EventBus {
     const message = JSON.stringify(event);
     const channel = this.projectChannel(projectId);
     const key = progressSnapshotKey(projectId);
-    if (event.type === SNAPSHOT_EVENT) await exec(this.#redis.multi().set(key, message, 'EX', PROGRESS_SNAPSHOT_SECONDS).publish(channel, message));
-    else if (SNAPSHOT_CLEARED_BY.has(event.type)) await exec(this.#redis.multi().del(key).publish(channel, message));
+    if (this.#snapshot && event.type === this.#snapshot.kept) await exec(this.#redis.multi().set(key, message, 'EX', this.#snapshot.seconds).publish(channel, message));
+    else if (this.#clearsSnapshot.has(event.type)) await exec(this.#redis.multi().del(key).publish(channel, message));
     else await this.#redis.publish(channel, message);
   }
 
@@ -81,12 +91,12 @@ export class EventBus {
   async publishOnce(key: string, outcome: OutcomeEvent): Promise<boolean> {
     const message = JSON.stringify(outcome.event);
     const channel = outcome.to === 'user' ? this.userChannel(outcome.userId) : this.projectChannel(outcome.projectId);
-    const clearSnapshot = outcome.to === 'project' && SNAPSHOT_CLEARED_BY.has(outcome.event.type) ? progressSnapshotKey(outcome.projectId) : '';
+    const clearSnapshot = outcome.to === 'project' && this.#clearsSnapshot.has(outcome.event.type) ? progressSnapshotKey(outcome.projectId) : '';
     const sent = await this.#redis.eval(PUBLISH_ONCE, 2, `outcome:${key}`, clearSnapshot || `outcome:${key}:none`, channel, message, String(OUTCOME_MARKER_SECONDS), clearSnapshot ? '1' : '0');
     return sent === 1;
   }
 
-  /** The project's kept analysis_progress message, exactly as it was published, or null. */
+  /** The project's kept snapshot message (analysis_progress), exactly as it was published, or null. */
   progressSnapshot(projectId: string): Promise<string | null> {
     return this.#redis.get(progressSnapshotKey(projectId));
   }

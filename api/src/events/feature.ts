@@ -1,4 +1,4 @@
-import type { Services } from '../app.ts';
+import type { Services } from '../services.ts';
 import { StreamMetrics } from '../ops/metrics.ts';
 import type { ApiRouter } from '../http/router.ts';
 import { authorizeProjectStream } from './project-access.ts';

@@ -1,11 +1,15 @@
 import type { Redis } from 'ioredis';
-import type { JobProgram } from '../../../crds/contract/programs.ts';
+import type { ProgramName } from '../../../crds/contract/programs.ts';
 import { exec, type EventBus, type ProjectEvent } from './bus.ts';
 
 /** A job's progress as the backends report it (JobCompletion.markProgress, after the row is written). */
 export interface ProgressReport {
+  /** The job's percentage. */
   progress: number;
+  /** One of the program's steps (crds/contract/programs.ts). */
   step: string;
+  /** The program's own estimate of the seconds left, when it has one. */
+  etaSeconds: number | null;
 }
 
 /** What the relay reads of a job row. */
@@ -13,7 +17,7 @@ export interface ProgressJob {
   id: string;
   program: string;
   projectId?: string | null | undefined;
-  input: Record<string, unknown>;
+  subjectId?: string | null | undefined;
 }
 
 /** A job of a project, as a policy's event builder sees it. */
@@ -23,35 +27,19 @@ export type ProjectJob = ProgressJob & { projectId: string };
  * When one program's progress becomes an event on its project's stream:
  * - `throttled`: on every step change, otherwise only when the percentage moved and at
  *   least `minIntervalMs` passed since the last event of the job;
- * - `marks`: once per mark, when a report first reaches it (marks jumped over go out in order).
+ * - `marks`: once per mark, when a report first reaches it (`reached` names the marks a
+ *   report has reached; marks jumped over go out in order).
  */
 export type ProgressPolicy =
   | { kind: 'throttled'; minIntervalMs: number; event: (job: ProjectJob, report: ProgressReport) => ProjectEvent }
-  | { kind: 'marks'; marks: readonly number[]; event: (job: ProjectJob, mark: number, report: ProgressReport) => ProjectEvent | Promise<ProjectEvent> };
+  | {
+      kind: 'marks';
+      reached: (report: ProgressReport) => readonly number[];
+      event: (job: ProjectJob, mark: number, report: ProgressReport) => ProjectEvent | Promise<ProjectEvent>;
+    };
 
 /** The programs whose progress their project's stream shows; the others' is only mirrored into the row. */
-export type ProgressPolicies = Partial<Record<JobProgram, ProgressPolicy>>;
-
-/** The spec's export progress marks. */
-export const EXPORT_PROGRESS_MARKS = [5, 30, 85] as const;
-export type ExportProgressMark = (typeof EXPORT_PROGRESS_MARKS)[number];
-
-export type ExportProgressEvent = { type: 'export_progress'; data: { progress: ExportProgressMark; message: string } };
-
-/** The text of one export mark: all the export feature supplies. */
-export type ExportProgressMessage = (mark: ExportProgressMark, job: ProjectJob, report: ProgressReport) => string | Promise<string>;
-
-/** `render` progress → export_progress at 5, 30 and 85 %, each once per job whatever values arrive. */
-export function exportProgress(message: ExportProgressMessage): ProgressPolicy {
-  return {
-    kind: 'marks',
-    marks: EXPORT_PROGRESS_MARKS,
-    event: async (job, mark, report): Promise<ExportProgressEvent> => {
-      const progress = mark as ExportProgressMark;
-      return { type: 'export_progress', data: { progress, message: await message(progress, job, report) } };
-    },
-  };
-}
+export type ProgressPolicies = Partial<Record<ProgramName, ProgressPolicy>>;
 
 /** Throttle state and crossed marks outlive any job run (timeouts are hours at most), then expire. */
 const STATE_TTL_MS = 24 * 3600 * 1000;
@@ -94,13 +82,13 @@ export class ProgressRelay {
   }
 
   async relay(job: ProgressJob, report: ProgressReport): Promise<void> {
-    const policy = this.#d.policies[job.program as JobProgram];
+    const policy = this.#d.policies[job.program as ProgramName];
     if (!policy || !job.projectId) return;
     const projectJob = { ...job, projectId: job.projectId };
     const events =
       policy.kind === 'throttled'
         ? (await this.#passes(job.id, report, policy.minIntervalMs)) ? [policy.event(projectJob, report)] : []
-        : await Promise.all((await this.#crossedMarks(job.id, policy.marks, report.progress)).map((mark) => policy.event(projectJob, mark, report)));
+        : await Promise.all((await this.#crossedMarks(job.id, policy.reached(report))).map((mark) => policy.event(projectJob, mark, report)));
     for (const event of events) await this.#d.bus.publishToProject(job.projectId, event);
   }
 
@@ -110,8 +98,7 @@ export class ProgressRelay {
   }
 
   /** Marks reached for the first time: SADD answers 1 only to the first report that adds one. */
-  async #crossedMarks(jobId: string, marks: readonly number[], progress: number): Promise<number[]> {
-    const reached = marks.filter((mark) => progress >= mark);
+  async #crossedMarks(jobId: string, reached: readonly number[]): Promise<number[]> {
     if (reached.length === 0) return [];
     const key = `progress-marks:${jobId}`;
     const multi = this.#d.redis.multi();

@@ -1,10 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { parseRenderStep, renderInputSchema, renderResultSchema } from '../../../crds/contract/programs/render.ts';
-import { exportProgress, type ExportProgressMark, type ProgressPolicy } from '../events/progress-relay.ts';
-import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
 import type { CompletionHandler, JobFailed } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
+import { requiredSubject } from '../jobs/subjects.ts';
 import { failureColumns, failureTextsForOwners } from '../media/failure-events.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import { Export } from './entities.ts';
@@ -21,7 +19,8 @@ export interface RenderCompletionDeps {
   publish(projectId: string, event: ExportEvent): Promise<void>;
 }
 
-const exportIdOf = (job: Pick<JobRow, 'input'>) => renderInputSchema.shape.export_id.parse(job.input['export_id']);
+/** The export a render makes is its job's subject. */
+const exportIdOf = (job: JobRow) => requiredSubject(job);
 
 /**
  * Settles `render` jobs. Started: the export is `rendering` and `export_started` goes out.
@@ -31,7 +30,7 @@ const exportIdOf = (job: Pick<JobRow, 'input'>) => renderInputSchema.shape.expor
  * owner's language. An export deleted meanwhile (its project or account went) leaves
  * nothing behind: its output is deleted.
  */
-export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler {
+export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler<'render'> {
   return {
     async started(em, job) {
       const exportId = exportIdOf(job);
@@ -41,10 +40,7 @@ export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler 
       return () => deps.publish(projectId, { type: 'export_started', data: { export_uuid: exportId } });
     },
 
-    async succeeded(em, job, raw) {
-      const parsed = renderResultSchema.safeParse(raw);
-      if (!parsed.success) return fail(em, job, { error: 'The render wrote a result that could not be read.', code: 'job.invalid_result' }, deps);
-      const result = parsed.data;
+    async succeeded(em, job, result) {
       const exportId = exportIdOf(job);
       const row = await em.findOne(Export, exportId);
       if (!row || !job.projectId) return { afterCommit: () => deps.storage.delete(result.output_key) };
@@ -74,27 +70,4 @@ async function fail(em: EntityManager, job: JobRow, failure: JobFailed, deps: Re
   const error = (await failureTextsForOwners(em, [job.userId], failure))(job.userId);
   deps.logger.info({ job_id: job.id, export_id: exportId, code: failure.code }, 'export failed');
   return { events: [{ to: 'project' as const, projectId: job.projectId, event: { type: 'export_failed', data: { export_uuid: exportId, error } } satisfies ExportEvent }] };
-}
-
-/** The text of an export_progress mark, in the owner's language, with the encoder's own estimate of the time left. */
-export function exportProgressText(locale: Locale, mark: ExportProgressMark, etaSeconds: number | null): string {
-  const stage = translate(locale, `exports.progress.${mark}`);
-  if (etaSeconds === null) return stage;
-  return translate(locale, 'exports.progress.eta', { stage, eta: formatEta(etaSeconds) });
-}
-
-function formatEta(seconds: number): string {
-  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
-  const minutes = Math.floor(seconds / 60);
-  const rest = Math.round(seconds % 60);
-  return rest === 0 ? `${minutes} min` : `${minutes} min ${rest} s`;
-}
-
-/** `render` progress → export_progress at 5/30/85, texts in the export owner's language (read once per mark). */
-export function renderProgress(ownerLocaleOfExport: (exportId: string) => Promise<string | null>): ProgressPolicy {
-  return exportProgress(async (mark, job, report) => {
-    const { etaSeconds } = parseRenderStep(report.step);
-    const locale = negotiateLocale((await ownerLocaleOfExport(exportIdOf(job))) ?? undefined);
-    return exportProgressText(locale, mark, etaSeconds);
-  });
 }

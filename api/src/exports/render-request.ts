@@ -22,7 +22,7 @@ const VERTICAL_MAX_WORDS = 4;
  * export's overrides, caption lines, transcript) resolved into output time. Reads only;
  * the caller writes the export and the job in its transaction.
  */
-export async function renderRequest(em: EntityManager, project: ProjectRow, exportId: string, settings: StoredExportSettings, watermark: boolean): Promise<RenderRequestInput> {
+export async function renderRequest(em: EntityManager, project: ProjectRow, settings: StoredExportSettings, watermark: boolean): Promise<RenderRequestInput> {
   const timeline = await projectTimeline(em, project.id);
   if (!hasMedia(timeline)) throw InvalidInput('timeline.no_media');
   // Before every source is measured there is no timeline to cut: the client retries once media_ready arrived.
@@ -69,7 +69,6 @@ export async function renderRequest(em: EntityManager, project: ProjectRow, expo
   });
 
   return {
-    export_id: exportId,
     sources,
     segments: output.segments.map((segment) => ({ sourceId: segment.mediaFileId, sourceStartMs: segment.sourceStartMs, sourceEndMs: segment.sourceEndMs, outStartMs: segment.outStartMs, inserted: segment.inserted })),
     settings: {

@@ -64,7 +64,7 @@ export class ExportService {
       if (active >= this.#d.maxActivePerUser) throw Conflict('exports.too_many_active', { params: { max: this.#d.maxActivePerUser } });
       const id = randomUUID();
       const required = watermarkRequired(tier);
-      const input_ = await renderRequest(tx, project, id, settings, required);
+      const renderInput = await renderRequest(tx, project, settings, required);
       const row = tx.create(Export, {
         id,
         project,
@@ -77,7 +77,7 @@ export class ExportService {
         watermarkRequired: required,
         filename: downloadFilename(project, input.name, settings),
       });
-      const job = await this.#d.jobs.submit(tx, { program: 'render', userId, projectId: project.id, input: input_ });
+      const job = await this.#d.jobs.submit(tx, { program: 'render', userId, projectId: project.id, subjectId: id, input: renderInput });
       row.jobId = job.id;
       await tx.flush();
       return row;

@@ -1,11 +1,13 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { RequestableProgram } from '../../../crds/contract/programs.ts';
+import { z } from 'zod';
+import { isProgramName, jobPrograms, type ProgramName, type ResultOf } from '../../../crds/contract/programs.ts';
+import { jobSystemFailures } from '../../../crds/contract/outcome.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { ProgressRelay } from '../events/progress-relay.ts';
 import type { OutcomeEvent } from '../events/bus.ts';
 import { Job, type JobRow } from './entities.ts';
-import { jobCreditReference, recordJob, type FollowUpRequest } from './service.ts';
+import { jobCreditReference, recordJob, type FollowUpRequest } from './requests.ts';
 import { isDependencyOutage } from '../ops/dependency-outage.ts';
 
 /** Backoff of after-commit work that met an outage: 0.5 s doubling to 30 s, while the process runs. */
@@ -51,21 +53,37 @@ export function settlementOf(returned: Settlement | AfterCommit | void): Settlem
 }
 
 /**
- * What a feature does when one of its programs ends. `load` runs first, outside any
- * transaction (reading S3 objects the result names); `succeeded` and `failed` run inside
- * the transaction that marks the job completed.
+ * What `load` throws when the objects a result names cannot be read as the contract says
+ * (a truncated transcript): the job then ends failed (`job.invalid_result`), never charged.
  */
-export interface CompletionHandler<Loaded = undefined> {
+export class InvalidResult extends Error {}
+
+/**
+ * What a feature does when program `P` ends. The result arrives parsed by the program's
+ * registry schema (a result that does not parse fails the job before any handler runs).
+ * `load` runs first, outside any transaction (reading S3 objects the result names);
+ * `succeeded` and `failed` run inside the transaction that marks the job completed.
+ */
+export interface CompletionHandler<P extends ProgramName, Loaded = undefined> {
   /** The backend started the job (once per job, inside the transaction that marks it running). */
   started?(em: EntityManager, job: JobRow): Promise<AfterCommit | void>;
-  load?(job: JobRow, result: Record<string, unknown>): Promise<Loaded>;
-  succeeded(em: EntityManager, job: JobRow, result: Record<string, unknown>, loaded?: Loaded): Promise<Settlement | AfterCommit | void>;
+  load?(job: JobRow, result: ResultOf<P>): Promise<Loaded>;
+  succeeded(em: EntityManager, job: JobRow, result: ResultOf<P>, loaded: Loaded): Promise<Settlement | AfterCommit | void>;
   failed(em: EntityManager, job: JobRow, failure: JobFailed): Promise<Settlement | AfterCommit | void>;
 }
 
-/** Every requestable program's handler: a program without one does not compile. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type CompletionHandlers = { [P in RequestableProgram]: CompletionHandler<any> };
+/** Every program's handler, typed by the program's result: a program without one does not compile. */
+export type CompletionHandlers = { [P in ProgramName]: CompletionHandler<P, unknown> };
+
+/** What a backend reports of a running job: it started, and how far its program got. */
+export interface ProgressUpdate {
+  status?: 'running';
+  progress?: number;
+  step?: string;
+  /** The program's own estimate of the seconds left (with `progress`). */
+  etaSeconds?: number | null;
+  startedAt?: Date;
+}
 
 export interface JobCompletionDeps {
   orm: MikroORM;
@@ -102,14 +120,14 @@ export class JobCompletion {
   }
 
   /** Returns true when this call settled the job, false when it had been settled before. */
-  async complete(jobId: string, outcome: JobOutcome, options: CompleteOptions = {}): Promise<boolean> {
-    const { orm, handlers } = this.#d;
+  async complete(jobId: string, reported: JobOutcome, options: CompleteOptions = {}): Promise<boolean> {
+    const { orm } = this.#d;
     const peek = await orm.em.fork().findOne(Job, jobId);
     if (!peek || peek.completedAt) return false;
-    const handler = handlers[peek.program as RequestableProgram] as CompletionHandler<unknown> | undefined;
-    // S3 reads happen here, before any row or advisory lock is taken.
-    const loaded = outcome.ok && handler?.load ? await handler.load(peek, outcome.result) : undefined;
-
+    if (!isProgramName(peek.program)) throw new Error(`no completion handler for program ${peek.program}`);
+    const handler = this.#d.handlers[peek.program] as CompletionHandler<ProgramName, unknown>;
+    // The result is parsed once, here; S3 reads happen before any row or advisory lock is taken.
+    const { outcome, loaded } = await readResult(peek, reported, handler);
     let after: AfterCommit | undefined;
     let events: OutcomeEvent[] = [];
     const settled = await orm.em.fork().transactional(async (em) => {
@@ -131,8 +149,7 @@ export class JobCompletion {
       );
       if (claimed.length === 0) return false;
       const job = await em.findOneOrFail(Job, jobId);
-      if (!handler) throw new Error(`no completion handler for program ${job.program}`);
-      const returned = outcome.ok ? await handler.succeeded(em, job, outcome.result, loaded) : await handler.failed(em, job, outcome);
+      const returned = outcome.ok ? await handler.succeeded(em, job, outcome.result as ResultOf<ProgramName>, loaded) : await handler.failed(em, job, outcome);
       const settlement = settlementOf(returned);
       await this.#settleCredits(em, job, outcome.ok, settlement.creditMinutesUsed);
       for (const followUp of settlement.followUps ?? []) {
@@ -186,10 +203,14 @@ export class JobCompletion {
    * progress to the relay. The row stays locked until the relay has published, so a
    * completion, which claims this row, publishes its final event after the last progress.
    */
-  async markProgress(jobId: string, update: { status?: 'running'; progress?: number; step?: string; startedAt?: Date }): Promise<void> {
+  async markProgress(jobId: string, update: ProgressUpdate): Promise<void> {
     const set: Record<string, unknown> = {};
     if (update.status) set.status = update.status;
-    if (update.progress !== undefined) set.progress = Math.round(update.progress);
+    if (update.progress !== undefined) {
+      set.progress = Math.round(update.progress);
+      // an estimate belongs to the report it came with: one without any clears the last
+      set.etaSeconds = update.etaSeconds ?? null;
+    }
     if (update.step !== undefined) set.step = update.step;
     if (update.startedAt) set.startedAt = update.startedAt;
     if (Object.keys(set).length === 0) return;
@@ -203,7 +224,7 @@ export class JobCompletion {
       if ((await em.nativeUpdate(Job, { id: jobId, completedAt: null }, set)) === 0) return;
       const job = await em.findOneOrFail(Job, jobId);
       try {
-        await relay.relay(job, { progress: job.progress, step: job.step ?? '' });
+        await relay.relay(job, { progress: job.progress, step: job.step ?? '', etaSeconds: job.etaSeconds ?? null });
       } catch (error) {
         // The row's progress is the fallback (polling): an event lost to Redis must not lose it too.
         this.#d.logger.warn({ err: error, job_id: jobId }, 'relaying job progress failed');
@@ -223,7 +244,7 @@ export class JobCompletion {
       );
       if (claimed.length === 0) return;
       const job = await em.findOneOrFail(Job, jobId);
-      const handler = this.#d.handlers[job.program as RequestableProgram] as CompletionHandler<unknown> | undefined;
+      const handler = isProgramName(job.program) ? (this.#d.handlers[job.program] as CompletionHandler<ProgramName, unknown>) : undefined;
       after = (await handler?.started?.(em, job)) ?? undefined;
     });
     if (!after) return;
@@ -263,4 +284,27 @@ export class JobCompletion {
       }
     })();
   }
+}
+
+/**
+ * A reported success as the completion handles it: the result parsed by the program's
+ * registry schema and its objects loaded. A result that does not parse, or whose objects
+ * cannot be read, makes the outcome a failure; a store outage is thrown (the caller retries).
+ */
+async function readResult(job: JobRow, reported: JobOutcome, handler: CompletionHandler<ProgramName, unknown>): Promise<{ outcome: JobOutcome; loaded: unknown }> {
+  if (!reported.ok) return { outcome: reported, loaded: undefined };
+  const schema = jobPrograms[job.program as ProgramName].result as z.ZodType<object>;
+  const parsed = schema.safeParse(reported.result);
+  if (!parsed.success) return { outcome: invalidResult(`The job wrote a result its program's contract does not allow: ${z.prettifyError(parsed.error)}`), loaded: undefined };
+  const outcome = { ok: true as const, result: parsed.data as Record<string, unknown> };
+  try {
+    return { outcome, loaded: handler.load ? await handler.load(job, parsed.data as ResultOf<ProgramName>) : undefined };
+  } catch (error) {
+    if (error instanceof InvalidResult) return { outcome: invalidResult(error.message), loaded: undefined };
+    throw error;
+  }
+}
+
+function invalidResult(error: string): JobOutcome {
+  return { ok: false, error, code: jobSystemFailures.invalidResult };
 }

@@ -19,6 +19,11 @@ export const Job = defineEntity({
     userId: p.uuid().index(),
     projectId: p.uuid().nullable(),
     mediaFileId: p.uuid().nullable().index(),
+    /**
+     * What the job is for, by program (jobs/subjects.ts): the export a `render` makes, the
+     * run an `analyze` fills, the item a `media-edit` with save_mode replace repoints.
+     */
+    subjectId: p.uuid().nullable().index(),
     input: p.json<Record<string, unknown>>(),
     outputPrefix: p.string().length(1024),
     /** Who runs it: each backend's outbox dispatches only its own rows. */
@@ -36,6 +41,8 @@ export const Job = defineEntity({
     status: p.enum([...jobStatuses]).default('queued'),
     progress: p.smallint().default(0),
     step: p.string().length(256).nullable(),
+    /** The program's own estimate of the seconds left, from its last progress report. */
+    etaSeconds: p.integer().nullable(),
     error: p.text().nullable(),
     /** The failure's stable code and params (`failure.<code>` in the catalogs), whatever the job was for. */
     errorCode: p.string().length(128).nullable(),

@@ -1,27 +1,10 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/contract/resources.ts';
+import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds, jobResourceLabels, jobResourceName } from '../../../crds/contract/resources.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
 import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
 import type { JobKind } from '../../../crds/contract/resources.ts';
 
 const allKinds = Object.keys(jobKinds) as JobKind[];
-
-/** The CR name of a job: deterministic, so a repeated dispatch finds the first one. */
-export function jobResourceName(job: { program: string; jobId: string }): string {
-  return `${job.program}-${job.jobId}`;
-}
-
-export function jobResourceLabels(job: DispatchedJob): Record<string, string> {
-  const { spec } = job;
-  return {
-    'app.kubernetes.io/part-of': 'cutroom',
-    'cutroom.dev/job-id': spec.jobId,
-    'cutroom.dev/program': spec.program,
-    'cutroom.dev/user': spec.userId,
-    ...(spec.projectId ? { 'cutroom.dev/project': spec.projectId } : {}),
-    ...(spec.mediaFileId ? { 'cutroom.dev/media': spec.mediaFileId } : {}),
-  };
-}
 
 /**
  * The `kubernetes` backend: the api only creates the custom resource; the operator
@@ -51,7 +34,7 @@ export class KubernetesJobDispatcher implements JobDispatcher {
     const body = {
       apiVersion: cutroomApiVersion,
       kind: job.kind,
-      metadata: { name, namespace: this.#namespace, labels: jobResourceLabels(job) },
+      metadata: { name, namespace: this.#namespace, labels: jobResourceLabels(job.spec) },
       spec: job.spec,
     };
     try {

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { parseJobEvent } from '../../../crds/contract/job-events.ts';
-import { jobPrograms, type JobProgram } from '../../../crds/contract/programs.ts';
+import { parseProgressLine } from '../../../crds/contract/progress-lines.ts';
+import { isProgramName, jobPrograms } from '../../../crds/contract/programs.ts';
 import { jobKinds, type JobKind } from '../../../crds/contract/resources.ts';
 import type { S3Settings } from '../../../crds/contract/s3-client.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
@@ -120,7 +120,7 @@ export class LocalJobRunner implements JobDispatcher {
   async #run(job: DispatchedJob, running: Running): Promise<void> {
     const { kind, spec } = job;
     const { completion, logger, s3 } = this.#options;
-    const image = jobPrograms[spec.program as JobProgram]?.image ?? 'ffmpeg';
+    const image = isProgramName(spec.program) ? jobPrograms[spec.program].image : 'ffmpeg';
     const timeoutSeconds = spec.timeoutSeconds ?? 3600;
     const started = process.hrtime.bigint();
     const { file, args } = this.#options.command?.(job, image) ?? imageCommand(image);
@@ -163,10 +163,10 @@ export class LocalJobRunner implements JobDispatcher {
     // stdout carries progress only; the outcome is in result.json / error.json.
     // No pipes when the process table or descriptors ran out (EMFILE): the 'error' event says so.
     if (child.stdout) createInterface({ input: child.stdout }).on('line', (line) => {
-      const event = parseJobEvent(line);
-      if (event?.event !== 'progress') return;
+      const event = parseProgressLine(line);
+      if (!event) return;
       progressWrites = progressWrites.then(() =>
-        completion.markProgress(spec.jobId, { progress: event.progress, step: event.step }).catch((error: unknown) => {
+        completion.markProgress(spec.jobId, { progress: event.progress, step: event.step, etaSeconds: event.eta_seconds ?? null }).catch((error: unknown) => {
           logger.warn({ err: error, job_id: spec.jobId }, 'could not record job progress');
         }),
       );

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { INPUT_FILE_NAME, JOB_INPUT_INLINE_MAX_BYTES, jobSystemFailures, outputKey } from '../../../crds/contract/outcome.ts';
-import { jobPrograms, type JobProgram } from '../../../crds/contract/programs.ts';
+import { isProgramName, jobPrograms } from '../../../crds/contract/programs.ts';
 import type { JobSpec } from '../../../crds/contract/resources.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { JobCompletion } from './completion.ts';
@@ -179,9 +179,10 @@ export class JobOutbox {
 
   /** Hands one row over; returns why the backend refused it for good, if it did (a retry cannot help). */
   async #handOver(em: EntityManager, row: JobRow): Promise<string | undefined> {
+    if (!isProgramName(row.program)) return `no program is called "${row.program}"`;
     try {
       const spec = await this.#specOf(row);
-      await this.#o.dispatcher.dispatch({ kind: jobPrograms[row.program as JobProgram].kind, spec });
+      await this.#o.dispatcher.dispatch({ kind: jobPrograms[row.program].kind, spec });
       await em.execute(`update jobs set dispatched_at = now(), dispatch_error = null where id = ?`, [row.id]);
       return undefined;
     } catch (error) {
@@ -230,7 +231,7 @@ export class JobOutbox {
       `update jobs set dispatched_at = null, status = 'queued', progress = 0, step = null, started_at = null, next_dispatch_at = null
         where backend = 'local' and completed_at is null and dispatched_at is not null returning id, program`,
     );
-    for (const orphan of orphans.filter((row) => !Object.hasOwn(jobPrograms, row.program))) {
+    for (const orphan of orphans.filter((row) => !isProgramName(row.program))) {
       await this.#o.completion.complete(orphan.id, { ok: false, error: 'The job could not be started.', code: jobSystemFailures.invalidSpec });
     }
     if (orphans.length > 0) this.#o.logger.info({ jobs: orphans.length }, 'unfinished jobs of a previous process will run again');

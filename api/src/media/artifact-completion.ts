@@ -1,10 +1,9 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
-import { z } from 'zod';
-import { artifactResultSchema, type ArtifactResult } from '../../../crds/contract/programs/artifact.ts';
+import type { ArtifactResult } from '../../../crds/contract/programs/artifact.ts';
 import type { OutcomeEvent } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { AfterCommit, CompletionHandler, JobFailed, Settlement } from '../jobs/completion.ts';
-import { releaseWaitingJobs } from '../jobs/service.ts';
+import { releaseWaitingJobs } from '../jobs/requests.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from './entities.ts';
 import { deleteObjects } from './file-objects.ts';
@@ -29,18 +28,14 @@ export interface ArtifactLoaded {
  * per hash by an advisory lock; a partial unique index on UPLOADED hashes backs it).
  * Video browsers cannot play gets its proxy from the `proxy` job started after the commit.
  */
-export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler<ArtifactLoaded> {
+export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler<'artifact', ArtifactLoaded> & Required<Pick<CompletionHandler<'artifact', ArtifactLoaded>, 'load'>> {
   return {
-    async load(_job, raw) {
-      const parsed = artifactResultSchema.safeParse(raw);
-      const waveformKey = parsed.success ? parsed.data.artifacts.waveform_key : null;
+    async load(_job, result) {
+      const waveformKey = result.artifacts.waveform_key;
       return { peaks: waveformKey ? peaksOf(await deps.storage.readJson<number[] | { peaks: number[] }>(waveformKey)) : null };
     },
 
-    async succeeded(em, job, raw, loaded) {
-      const parsed = artifactResultSchema.safeParse(raw);
-      if (!parsed.success) return markFailed(em, job, { error: `The artifact job returned an unreadable result: ${z.prettifyError(parsed.error)}` }, deps);
-      const result = parsed.data;
+    async succeeded(em, job, result, loaded) {
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
       const outputKeys = Object.values(result.artifacts).filter((key): key is string => key !== null);

@@ -1,7 +1,5 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import { proxyResultSchema } from '../../../crds/contract/programs/proxy.ts';
 import type { CompletionHandler } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
@@ -13,7 +11,7 @@ import { deleteObjects } from './file-objects.ts';
  * A failed proxy leaves the file UPLOADED with proxy_status unknown: the source still plays.
  * A file deleted in the meantime has nothing left to settle: the job's outputs are removed.
  */
-export function proxyCompletion(deps: { logger: Logger; storage: ObjectStorage }): CompletionHandler {
+export function proxyCompletion(deps: { logger: Logger; storage: ObjectStorage }): CompletionHandler<'proxy'> {
   async function markUnknown(em: EntityManager, job: JobRow, error: string): Promise<void> {
     deps.logger.warn({ job_id: job.id, media_file_id: job.mediaFileId, error }, 'proxy job failed; the file plays from its source');
     if (!job.mediaFileId) return;
@@ -21,12 +19,10 @@ export function proxyCompletion(deps: { logger: Logger; storage: ObjectStorage }
   }
 
   return {
-    async succeeded(em, job, raw) {
-      const parsed = proxyResultSchema.safeParse(raw);
-      if (!parsed.success) return markUnknown(em, job, `The proxy job returned an unreadable result: ${z.prettifyError(parsed.error)}`);
+    async succeeded(em, job, result) {
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      const { proxy_key, sprite_key, sprite } = parsed.data;
+      const { proxy_key, sprite_key, sprite } = result;
       // the file's delete ran before these existed, so nothing else will remove them
       if (!file) return () => deleteObjects(deps.storage, [proxy_key, sprite_key]);
       em.assign(file, { proxyKey: proxy_key, spriteKey: sprite_key, sprite, proxyStatus: 'ready' });

@@ -1,4 +1,5 @@
-import type { Services } from '../app.ts';
+import type { Services } from '../services.ts';
+import type { Payments } from './payments.ts';
 import { User } from '../accounts/entities.ts';
 import type { ApiRouter } from '../http/router.ts';
 import { BetaProgram } from './beta.ts';
@@ -12,16 +13,6 @@ import { paymentMail, SupportRequests } from './support.ts';
 import { StripeWebhooks } from './webhooks.ts';
 
 type PaymentServices = Pick<Services, 'config' | 'billing' | 'clock' | 'logger' | 'mailer' | 'redis' | 'orm' | 'baseUrl'>;
-
-/** The payments feature's services, built from config. */
-export interface Payments {
-  plans: PlanChanges;
-  webhooks: StripeWebhooks;
-  support: SupportRequests;
-  beta: BetaProgram;
-  dueActions: DueActions;
-  prices: PriceTable;
-}
 
 export function createPayments(services: PaymentServices): Payments {
   const { config, billing, clock, logger, mailer, redis } = services;
@@ -64,17 +55,13 @@ export function createPayments(services: PaymentServices): Payments {
   };
 }
 
-/** The payments routes, and the account-deletion step that cancels a live subscription at Stripe. */
-export function registerPayments(router: ApiRouter, services: PaymentServices & Pick<Services, 'accounts'>): Payments {
-  const payments = createPayments(services);
+/** The payments routes. */
+export function registerPayments(router: ApiRouter, payments: Payments): void {
   registerPaymentRoutes(router, payments);
-  services.accounts.onAccountDeletion((em, user) => payments.plans.closeAccount(em, user.id));
-  return payments;
 }
 
 /** Runs due reminders and beta renewals every PAYMENTS_SWEEP_MS; returns the stop function. */
-export function schedulePaymentsSweep(services: PaymentServices): () => Promise<void> {
-  const payments = createPayments(services);
+export function schedulePaymentsSweep(services: PaymentServices, payments: Payments): () => Promise<void> {
   const handlers: Record<DueActionKind, DueActionHandler> = {
     renewal_reminder: async (tx, { userId }) => {
       const reminder = await payments.plans.reminderFor(tx, userId);

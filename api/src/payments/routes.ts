@@ -4,7 +4,7 @@ import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext, AppState } from '../http/state.ts';
 import { DomainError } from '../shared/errors.ts';
-import type { Payments } from './feature.ts';
+import type { Payments } from './payments.ts';
 import {
   BetaGrantRead,
   BetaGrantRequest,

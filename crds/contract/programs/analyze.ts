@@ -30,7 +30,6 @@ export const analyzeSourceSchema = z.object({
 export type AnalyzeSource = z.infer<typeof analyzeSourceSchema>;
 
 export const analyzeInputSchema = z.object({
-  run_id: z.uuid(),
   settings: analyzeSettingsSchema,
   sources: z.array(analyzeSourceSchema).min(1),
 });
@@ -82,6 +81,3 @@ export const analyzeResultSchema = z.object({
   word_count: z.int().min(0),
 });
 export type AnalyzeResult = z.infer<typeof analyzeResultSchema>;
-
-/** Progress steps of the program, in order (analysis_progress `step`). */
-export const analyzeSteps = ['preparing', 'detecting_speech', 'transcribing', 'finding_cuts', 'saving'] as const;

@@ -18,11 +18,6 @@ export const mediaEditInputSchema = z.object({
   fastMode: z.boolean(),
   /** Regions to remove, clipped to [startMs, endMs); overlapping cuts remove their union. */
   cuts: z.array(timeRangeSchema).default([]),
-  /**
-   * Bookkeeping for the completion, ignored by the program: with save_mode replace, the
-   * item repointed at the edited file once it is ready (absent for copy).
-   */
-  replaceItemId: z.uuid().optional(),
 });
 /** What the api writes (`cuts` may be left out). */
 export type MediaEditRequestInput = z.input<typeof mediaEditInputSchema>;

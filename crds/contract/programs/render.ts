@@ -111,7 +111,6 @@ export const renderSettingsSchema = z.object({
 export type RenderSettings = z.infer<typeof renderSettingsSchema>;
 
 export const renderInputSchema = z.object({
-  export_id: z.uuid(),
   sources: z.record(z.string(), renderSourceSchema),
   segments: z.array(renderSegmentSchema).min(1),
   settings: renderSettingsSchema,
@@ -145,17 +144,3 @@ export type RenderResult = z.infer<typeof renderResultSchema>;
 
 /** Output file name under the job's prefix; fixed so that a retry overwrites. */
 export const RENDER_FILES = { output: { name: 'export.mp4', contentType: 'video/mp4' } } as const;
-
-/**
- * The render's progress step carries the encoder's own estimate of the time left, so the
- * api's export_progress message can say it: `<name>` or `<name>;eta=<seconds>`.
- */
-export function renderStep(name: string, etaSeconds?: number | null): string {
-  return etaSeconds === undefined || etaSeconds === null || !Number.isFinite(etaSeconds) ? name : `${name};eta=${Math.max(0, Math.round(etaSeconds))}`;
-}
-
-export function parseRenderStep(step: string): { name: string; etaSeconds: number | null } {
-  const [name = step, eta] = step.split(';eta=');
-  const seconds = eta === undefined ? Number.NaN : Number(eta);
-  return { name, etaSeconds: Number.isInteger(seconds) && seconds >= 0 ? seconds : null };
-}

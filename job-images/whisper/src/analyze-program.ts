@@ -12,7 +12,8 @@ import {
 } from '../../../crds/contract/programs/analyze.ts';
 import type { JobContext, JobProgram } from '../../lib/job-program.ts';
 import type { JobSpec } from '../../lib/job-spec.ts';
-import { progressSlice } from '../../lib/progress.ts';
+import type { StepOf } from '../../../crds/contract/programs.ts';
+import { stepFraction } from '../../lib/progress.ts';
 import { EnergyEnvelopeBuilder, readWavLayout, type EnergyEnvelope } from './analysis/energy.ts';
 import { countEdits, planSourceEdits, type PlannedEdit } from './analysis/plan.ts';
 import { silencesFromEnvelope } from './analysis/silences.ts';
@@ -21,15 +22,6 @@ import { Transcriber } from './transcriber.ts';
 
 /** Output file names under the job's prefix; fixed so that a retry overwrites. */
 export const ANALYZE_FILES = { transcript: 'transcript.json', edits: 'edits.json' } as const;
-
-/** Slices of the job's percentage, by step (analysis_progress `step`). */
-const PROGRESS = {
-  preparing: [0, 10],
-  detecting_speech: [10, 20],
-  transcribing: [20, 85],
-  finding_cuts: [85, 95],
-  saving: [95, 100],
-} as const;
 
 /** 4 KiB holds the header of every WAV that ffmpeg and sox write. */
 const WAV_HEADER_BYTES = 4096;
@@ -87,7 +79,7 @@ async function envelopeOf(path: string, signal: AbortSignal): Promise<EnergyEnve
   return builder.finish();
 }
 
-async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext): Promise<AnalyzeResult> {
+async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'>>): Promise<AnalyzeResult> {
   const { settings, sources } = spec.input;
   const transcriber = new Transcriber({
     baseUrl: ctx.env.WHISPER_BASE_URL ?? 'http://127.0.0.1:8100/v1',
@@ -100,11 +92,8 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext): Promise<Analyz
   const heardAudio = new Map<string, HeardAudio>();
 
   for (const [position, { source, index }] of audible.entries()) {
-    const share = (step: keyof typeof PROGRESS) => {
-      const [from, to] = PROGRESS[step];
-      const width = (to - from) / audible.length;
-      return progressSlice(ctx.progress, step, from + width * position, from + width * (position + 1));
-    };
+    // each audible source has an equal share of every step
+    const share = (step: StepOf<'analyze'>) => (fraction: number) => ctx.progress.report(step, (position + Math.min(1, Math.max(0, fraction))) / audible.length);
     // a split clip's stretches share one audio file: it is fetched, measured and transcribed once
     let audio = heardAudio.get(source.audio_key!);
     if (!audio) {
@@ -131,7 +120,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext): Promise<Analyz
     heard.push({ source, index, language: audio.language, words });
   }
 
-  ctx.progress.report('saving', PROGRESS.saving[0]);
+  ctx.progress.report('saving', 0);
   const transcript = timelineTranscript(heard);
   const timelineEdits = edits.map((edit) => toTimeline(edit, sources[edit.source_index]!)).sort((a, b) => a.start_ms - b.start_ms);
   const transcriptKey = ctx.outputKey(ANALYZE_FILES.transcript);
@@ -176,8 +165,7 @@ function timelineTranscript(heard: readonly HeardSource[]): Transcript {
 }
 
 /** `program: "analyze"`: per spine source, speech and pauses, the transcript, and the cuts an editor would make. */
-export const analyzeProgram: JobProgram<AnalyzeInput, AnalyzeResult> = {
+export const analyzeProgram: JobProgram<'analyze'> = {
   name: 'analyze',
-  inputSchema: analyzeInputSchema,
   run,
 };

@@ -1,8 +1,7 @@
 import type { V1EnvFromSource, V1EnvVar, V1Job, V1OwnerReference, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
-import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/contract/resources.ts';
+import { cutroomApiVersion, cutroomGroup, cutroomVersion, jobKinds, jobResourceLabels } from '../../../crds/contract/resources.ts';
 import type { JobKind, JobResource } from '../../../crds/contract/resources.ts';
-import { jobResourceLabels } from '../../../api/src/jobs/kubernetes-dispatcher.ts';
-import { isJobProgram, jobPrograms } from '../../../crds/contract/programs.ts';
+import { isProgramName, jobPrograms } from '../../../crds/contract/programs.ts';
 import type { OperatorConfig } from '../config.ts';
 import { whisperSidecar } from './whisper-sidecar.ts';
 import type { WhisperSidecar, WhisperSidecarConfig } from './whisper-sidecar.ts';
@@ -69,7 +68,7 @@ export function jobNameFor(resource: Pick<JobResource, 'kind' | 'metadata'>): st
 /** The image that hosts a resource's program, or why there is none. */
 function jobImageFor(resource: Pick<JobResource, 'kind' | 'spec'>, config: Pick<JobBuildConfig, 'JOB_IMAGE_FFMPEG' | 'JOB_IMAGE_WHISPER'>): { image: string; imageName: string } {
   const { program } = resource.spec;
-  if (!isJobProgram(program)) throw new InvalidJobResource(`Unknown job program "${program}".`);
+  if (!isProgramName(program)) throw new InvalidJobResource(`Unknown job program "${program}".`);
   const entry = jobPrograms[program];
   if (entry.kind !== resource.kind) throw new InvalidJobResource(`The program "${program}" belongs to ${entry.kind} resources, not ${resource.kind}.`);
   return { imageName: entry.image, image: entry.image === 'whisper' ? config.JOB_IMAGE_WHISPER : config.JOB_IMAGE_FFMPEG };
@@ -131,7 +130,7 @@ function gpuPlacement(config: JobBuildConfig): Pick<V1PodSpec, 'nodeSelector' | 
 export function buildJob(resource: JobResource, profile: JobKindProfile, config: JobBuildConfig): V1Job {
   const { image, imageName } = jobImageFor(resource, config);
   const name = jobNameFor(resource);
-  const labels = { ...jobResourceLabels({ kind: resource.kind, spec: resource.spec }), ...managedByLabel, 'cutroom.dev/kind': resource.kind };
+  const labels = { ...jobResourceLabels(resource.spec), ...managedByLabel, 'cutroom.dev/kind': resource.kind };
   const sidecar = sidecarOf(profile, config);
   const from = envFrom(config);
   return {

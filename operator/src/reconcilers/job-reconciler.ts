@@ -2,9 +2,7 @@ import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { cutroomGroup, cutroomVersion, jobKinds } from '../../../crds/contract/resources.ts';
 import type { JobKind, JobResource } from '../../../crds/contract/resources.ts';
-import type { JobCompletion, JobFailed, JobOutcome } from '../../../api/src/jobs/completion.ts';
-import { imposedFailures, readJobOutcome } from '../../../api/src/jobs/outcome.ts';
-import type { ObjectStorage } from '../../../api/src/storage/storage.ts';
+import { imposedFailures, readJobOutcome, type JobCompletion, type JobFailed, type JobOutcome, type ObjectStorage } from '../../../api/src/job-host.ts';
 import { jobSystemFailures } from '../../../crds/contract/outcome.ts';
 import { buildJob, InvalidJobResource } from '../builders/job.ts';
 import type { JobKindProfile } from '../builders/job.ts';
@@ -272,13 +270,16 @@ export class JobReconciler {
 
   /**
    * The jobs row follows the run as under the local backend: running from when the Job
-   * started, then the progress and step the program patches into the resource's status.
+   * started, then the progress, step and time left the program patches into the resource's status.
    */
   async #mirrorProgress(resource: JobResource, observation: JobObservation): Promise<void> {
     const { jobId } = resource.spec;
     const status = resource.status;
     const started = status?.phase !== 'Running' && observation.startedAt ? { status: 'running' as const, startedAt: new Date(observation.startedAt) } : {};
-    const reported = { ...(status?.progress !== undefined ? { progress: status.progress } : {}), ...(status?.step !== undefined ? { step: status.step } : {}) };
+    const reported = {
+      ...(status?.progress !== undefined ? { progress: status.progress, etaSeconds: status.etaSeconds ?? null } : {}),
+      ...(status?.step !== undefined ? { step: status.step } : {}),
+    };
     // Most events of a running resource are not progress: write only what moved.
     const seen = JSON.stringify(reported);
     const moved = this.#mirrored.get(jobId) !== seen;

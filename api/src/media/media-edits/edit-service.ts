@@ -123,6 +123,7 @@ export class MediaEditService {
         userId,
         mediaFileId: file.id,
         ...(processing ? { waitsForFileId: source.id } : {}),
+        ...(input.save_mode === 'replace' ? { subjectId: target.id } : {}),
         input: {
           sourceKey: source.storageKey,
           contentType: source.contentType,
@@ -132,8 +133,6 @@ export class MediaEditService {
           extractAudio: input.extract_audio,
           fastMode: input.fast_mode,
           cuts: (input.cuts ?? []).map((cut) => ({ startMs: cut.start_ms, endMs: cut.end_ms })),
-          // bookkeeping for the completion (the program ignores it)
-          ...(input.save_mode === 'replace' ? { replaceItemId: target.id } : {}),
         },
       });
       return { itemId: target.id };

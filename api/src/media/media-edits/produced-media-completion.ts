@@ -1,6 +1,5 @@
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
-import { z } from 'zod';
-import { mediaEditInputSchema, producedMediaResultSchema, type ProducedMediaResult } from '../../../../crds/contract/programs/media-edit.ts';
+import type { ProducedMediaResult } from '../../../../crds/contract/programs/media-edit.ts';
 import { chargeStorage, refundStorage } from '../../accounts/storage-usage.ts';
 import type { BillingService } from '../../billing/billing-service.ts';
 import { removeItemCanvases } from '../../canvases/spine.ts';
@@ -18,9 +17,9 @@ type ArtifactDeps = Parameters<typeof artifactCompletion>[0];
 /** The artifact completion's deps and the services' billing, whose plans (and clock) decide the quota. */
 export type ProducedMediaDeps = ArtifactDeps & { billing: BillingService };
 
-/** The item a media edit with save_mode replace repoints (its input's bookkeeping); none for copies and imports. */
+/** The item a media edit with save_mode replace repoints (the job's subject); none for copies and imports. */
 function replaceItemIdOf(job: JobRow): string | undefined {
-  return job.program === 'media-edit' ? mediaEditInputSchema.pick({ replaceItemId: true }).parse(job.input).replaceItemId : undefined;
+  return job.program === 'media-edit' ? (job.subjectId ?? undefined) : undefined;
 }
 
 /**
@@ -41,20 +40,14 @@ const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
  * metadata and sends media_ready. For an edit with save_mode replace, the item is
  * repointed at the new file only now, and the file it leaves goes if that was its last item.
  */
-export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHandler<ArtifactLoaded | undefined> {
+export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHandler<'media-edit' | 'media-import', ArtifactLoaded> {
   const artifacts = artifactCompletion(deps);
   const { billing } = deps;
 
   return {
-    async load(job, raw) {
-      const parsed = producedMediaResultSchema.safeParse(raw);
-      return parsed.success ? artifacts.load!(job, parsed.data.artifact) : undefined;
-    },
+    load: (job, result) => artifacts.load(job, result.artifact),
 
-    async succeeded(em, job, raw, loaded) {
-      const parsed = producedMediaResultSchema.safeParse(raw);
-      if (!parsed.success) return this.failed(em, job, { error: `The job returned an unreadable result: ${z.prettifyError(parsed.error)}` });
-      const result = parsed.data;
+    async succeeded(em, job, result, loaded) {
       const replaceItemId = replaceItemIdOf(job);
       if (!job.mediaFileId) return;
       const file = await em.findOne(MediaFile, job.mediaFileId, { lockMode: LockMode.PESSIMISTIC_WRITE });

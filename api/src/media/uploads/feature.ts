@@ -1,14 +1,13 @@
-import type { Services } from '../../app.ts';
-import { ProjectService } from '../../projects/service.ts';
+import type { Services } from '../../services.ts';
+import type { ProjectService } from '../../projects/service.ts';
 import { MultipartStore } from './multipart-store.ts';
 import { UploadService } from './service.ts';
 
 type UploadServices = Pick<Services, 'config' | 'storage' | 'billing' | 'jobs' | 'clock' | 'logger'>;
 
-/** The projects and upload services built from the app's services (their routes and hooks are wired in app.ts). */
-export function createUploads(services: UploadServices, options: { partsPageSize?: number } = {}): { projects: ProjectService; uploads: UploadService; store: MultipartStore } {
+/** The upload service over the projects feature (its routes and hooks are wired in app.ts). */
+export function createUploads(services: UploadServices, projects: ProjectService, options: { partsPageSize?: number } = {}): { uploads: UploadService; store: MultipartStore } {
   const { config } = services;
-  const projects = new ProjectService({ billing: services.billing });
   const store = new MultipartStore(services.storage, options);
   const uploads = new UploadService({
     storage: services.storage,
@@ -26,12 +25,11 @@ export function createUploads(services: UploadServices, options: { partsPageSize
       staleHours: config.MULTIPART_STALE_HOURS,
     },
   });
-  return { projects, uploads, store };
+  return { uploads, store };
 }
 
 /** Runs the sweep of stale uploads and orphaned staging objects every hour on an unref'd timer; returns its stop. */
-export function scheduleUploadSweep(services: UploadServices & Pick<Services, 'orm'>, everyMs = 3600_000): () => void {
-  const { uploads } = createUploads(services);
+export function scheduleUploadSweep(services: Pick<Services, 'orm' | 'logger'>, uploads: UploadService, everyMs = 3600_000): () => void {
   const timer = setInterval(() => {
     uploads.sweepStaleUploads(services.orm.em.fork()).then(
       (swept) => swept && services.logger.info({ swept }, 'stale uploads swept'),

@@ -4,7 +4,8 @@ import { ARTIFACT_FILES, artifactInputSchema, type ArtifactInput, type ArtifactR
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
-import { progressSlice } from '../../../lib/progress.ts';
+import type { StepOf } from '../../../../crds/contract/programs.ts';
+import { stepFraction } from '../../../lib/progress.ts';
 import { artifactPassArgs, firstFrameThumbnailArgs, needsProxy, planArtifacts } from '../ffmpeg-args.ts';
 import type { ArtifactFiles, ArtifactPlan } from '../ffmpeg-args.ts';
 import { probeSource, withDuration } from '../media-probe.ts';
@@ -18,9 +19,6 @@ const GENERIC_MEDIA_TYPES = ['application/octet-stream', 'application/mp4', 'app
 
 /** Decoding that stops this far short of the declared duration means the file was cut. */
 const TRUNCATION_TOLERANCE = { fraction: 0.9, seconds: 0.5 };
-
-/** Progress slices of the job's percentage, by step. */
-const PROGRESS = { download: [0, 20], probe: [20, 25], process: [25, 90], upload: [90, 100] } as const;
 
 function assertSupportedContentType(contentType: string): void {
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
@@ -42,10 +40,10 @@ async function makeArtifacts(
   plan: ArtifactPlan,
   files: ArtifactFiles,
   key: string,
-  ctx: JobContext,
+  ctx: JobContext<StepOf<'artifact'>>,
 ): Promise<WaveformPeaks | null> {
   const waveform = plan.audio ? new WaveformPeaks() : null;
-  const reportProcess = progressSlice(ctx.progress, 'process', ...PROGRESS.process);
+  const reportProcess = stepFraction(ctx.progress, 'process');
   let partialFile = false;
   let outSeconds: number | null;
   try {
@@ -81,7 +79,7 @@ async function makeArtifacts(
   return waveform;
 }
 
-async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<ArtifactResult> {
+async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifact'>>): Promise<ArtifactResult> {
   const { sourceKey: key, contentType, storeKey, expectedSizeBytes } = spec.input;
   assertSupportedContentType(contentType);
   const tools = mediaToolsFromEnv(ctx.env);
@@ -91,10 +89,10 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
     audio: join(ctx.workDir, ARTIFACT_FILES.audio.name),
   };
 
-  ctx.progress.report('download', PROGRESS.download[0]);
+  ctx.progress.report('download', 0);
   const stored = await ctx.storage.download(key, files.source, {
     signal: ctx.signal,
-    onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download),
+    onProgress: stepFraction(ctx.progress, 'download'),
   });
   if (stored.sizeBytes === 0) throw new JobFailure(`The uploaded object "${key}" is empty (0 bytes)`, { code: 'media.empty' });
   // the upload URL may still be live: bytes other than the ones charged at confirm are refused
@@ -102,23 +100,23 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
     throw new JobFailure(`The uploaded object "${key}" changed after it was confirmed (${stored.sizeBytes} bytes, ${expectedSizeBytes} charged)`, { code: 'upload.changed' });
   }
 
-  ctx.progress.report('probe', PROGRESS.probe[0]);
+  ctx.progress.report('probe', 0);
   const probed = await probeSource(tools, files.source, key, ctx.signal);
   const media = await withDuration(tools, probed, files.source, key, ctx.signal);
   const plan = planArtifacts(media);
   ctx.log.info('media probed', { kind: media.kind, web_compatible: media.webCompatible, duration_s: media.durationSeconds });
 
-  ctx.progress.report('process', PROGRESS.process[0]);
+  ctx.progress.report('process', 0);
   const waveform = await makeArtifacts(tools, media, plan, files, key, ctx);
 
   const waveformDocument = waveform?.finish() ?? null;
   const uploads = fileArtifacts(plan);
   const keyOf = (artifact: keyof typeof ARTIFACT_FILES): string | null =>
     (artifact === 'waveform' ? waveformDocument !== null : uploads.includes(artifact)) ? ctx.outputKey(ARTIFACT_FILES[artifact].name) : null;
-  const reportUpload = progressSlice(ctx.progress, 'upload', ...PROGRESS.upload);
+  const reportUpload = stepFraction(ctx.progress, 'upload');
   let uploaded = 0;
   const countUpload = (): void => reportUpload(++uploaded / (uploads.length + (waveformDocument ? 1 : 0)));
-  ctx.progress.report('upload', PROGRESS.upload[0]);
+  ctx.progress.report('upload', 0);
   await Promise.all([
     // the served object holds exactly the bytes hashed above, whatever its staging key receives later
     storeKey && storeKey !== key ? ctx.storage.uploadFile(storeKey, files.source, contentType, ctx.signal) : undefined,
@@ -153,8 +151,7 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext): Promise<Artif
 }
 
 /** `program: "artifact"`: checksum, probe, thumbnail, waveform and 16 kHz audio; whether a proxy is still to be made. */
-export const artifactProgram: JobProgram<ArtifactInput, ArtifactResult> = {
+export const artifactProgram: JobProgram<'artifact'> = {
   name: 'artifact',
-  inputSchema: artifactInputSchema,
   run,
 };

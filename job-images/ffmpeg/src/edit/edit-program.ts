@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
-import { progressSlice } from '../../../lib/progress.ts';
+import type { StepOf } from '../../../../crds/contract/programs.ts';
+import { stepFraction } from '../../../lib/progress.ts';
 import { mediaEditInputSchema, type MediaEditInput, type MediaEditResult } from '../../../../crds/contract/programs/media-edit.ts';
 import { probeKeyframes, probeSource, withDuration, type MediaDescription } from '../media-probe.ts';
 import { MediaToolError, mediaToolsFromEnv, runFfmpeg, type MediaTools } from '../media-tools.ts';
@@ -20,8 +21,6 @@ import {
 } from './edit-args.ts';
 import { artifactsOfStoredOutput } from './output-artifacts.ts';
 
-const PROGRESS = { download: [0, 15], probe: [15, 20], edit: [20, 60], upload: [60, 70], artifacts: 70 } as const;
-
 /** Stream copy into MP4/M4A is only H.264/AAC in, H.264/AAC out; anything else is re-encoded. */
 function canStreamCopy(media: MediaDescription, plan: EditPlan): boolean {
   const videoOk = plan.videoStreamIndex === null || media.videoCodec === 'h264';
@@ -33,15 +32,15 @@ async function keyframesMsOf(tools: MediaTools, source: string, media: MediaDesc
   return (await probeKeyframes(tools, source, signal, media)).map((seconds) => Math.round(seconds * 1000));
 }
 
-async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<MediaEditResult> {
+async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext<StepOf<'media-edit'>>): Promise<MediaEditResult> {
   const input = spec.input;
   const tools = mediaToolsFromEnv(ctx.env);
   const source = join(ctx.workDir, 'source');
 
-  ctx.progress.report('download', PROGRESS.download[0]);
-  await ctx.storage.download(input.sourceKey, source, { signal: ctx.signal, onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download) });
+  ctx.progress.report('download', 0);
+  await ctx.storage.download(input.sourceKey, source, { signal: ctx.signal, onProgress: stepFraction(ctx.progress, 'download') });
 
-  ctx.progress.report('probe', PROGRESS.probe[0]);
+  ctx.progress.report('probe', 0);
   const media = await withDuration(tools, await probeSource(tools, source, input.sourceKey, ctx.signal), source, input.sourceKey, ctx.signal);
   if (media.kind === 'image') throw new JobFailure('Images cannot be edited: only video and audio files can be trimmed or cut', { code: 'edit.not_editable' });
   if (input.extractAudio && !media.hasAudio) throw new JobFailure('The source has no audio track to extract', { code: 'edit.no_audio' });
@@ -61,7 +60,7 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
   const outputPath = join(ctx.workDir, file.name);
   ctx.log.info('edit planned', { ranges: plan.ranges.length, kept_ms: totalMs(plan.ranges), stream_copy: streamCopy, output });
 
-  ctx.progress.report('edit', PROGRESS.edit[0]);
+  ctx.progress.report('edit', 0);
   let args: string[];
   if (streamCopy) {
     if (plan.videoStreamIndex !== null) plan.ranges = snapToKeyframes(plan.ranges, await keyframesMsOf(tools, source, media, ctx.signal));
@@ -71,7 +70,7 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
   } else {
     args = reencodeArgs(plan, { source, output: outputPath });
   }
-  const reportEdit = progressSlice(ctx.progress, 'edit', ...PROGRESS.edit);
+  const reportEdit = stepFraction(ctx.progress, 'edit');
   const expectedSeconds = totalMs(plan.ranges) / 1000;
   try {
     await runFfmpeg(tools, args, { signal: ctx.signal, onProgress: (outSeconds) => reportEdit(outSeconds / expectedSeconds) });
@@ -80,11 +79,11 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
     throw new JobFailure(`The edit could not be made: ${error.stderrTail.at(-1) ?? 'ffmpeg failed'}`, { cause: error, code: 'edit.failed' });
   }
 
-  ctx.progress.report('upload', PROGRESS.upload[0]);
+  ctx.progress.report('upload', 0);
   const key = ctx.outputKey(file.name);
   await ctx.storage.uploadFile(key, outputPath, file.contentType, ctx.signal);
 
-  const artifact = await artifactsOfStoredOutput(spec, ctx, { key, contentType: file.contentType }, PROGRESS.artifacts);
+  const artifact = await artifactsOfStoredOutput(spec, ctx, { key, contentType: file.contentType });
   return {
     output_key: key,
     size_bytes: artifact.size_bytes,
@@ -96,8 +95,7 @@ async function run(spec: JobSpec<MediaEditInput>, ctx: JobContext): Promise<Medi
 }
 
 /** `program: "media-edit"`: keeps [start, end) minus the cuts of a source, as MP4 or M4A, then describes the result. */
-export const mediaEditProgram: JobProgram<MediaEditInput, MediaEditResult> = {
+export const mediaEditProgram: JobProgram<'media-edit'> = {
   name: 'media-edit',
-  inputSchema: mediaEditInputSchema,
   run,
 };

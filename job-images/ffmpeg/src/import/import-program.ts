@@ -5,11 +5,10 @@ import { pipeline } from 'node:stream/promises';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
-import { progressSlice } from '../../../lib/progress.ts';
+import type { StepOf } from '../../../../crds/contract/programs.ts';
+import { stepFraction } from '../../../lib/progress.ts';
 import { IMPORTED_FILE, mediaImportInputSchema, type MediaImportInput, type MediaImportResult } from '../../../../crds/contract/programs/media-import.ts';
 import { artifactsOfStoredOutput } from '../edit/output-artifacts.ts';
-
-const PROGRESS = { download: [0, 50], upload: [50, 60], artifacts: 60 } as const;
 
 /** Redirects followed at most: the host's rendition URL may hop within its origin. */
 const MAX_REDIRECTS = 5;
@@ -19,7 +18,7 @@ const MAX_REDIRECTS = 5;
  * host's download origin the api named): a redirect elsewhere, which could point the job
  * at any server reachable from the cluster, fails the job instead.
  */
-async function fetchDownload(input: MediaImportInput, ctx: JobContext): Promise<Response> {
+async function fetchDownload(input: MediaImportInput, ctx: JobContext<StepOf<'media-import'>>): Promise<Response> {
   const origin = new URL(input.downloadUrl).origin;
   let url = new URL(input.downloadUrl);
   for (let hop = 0; ; hop++) {
@@ -40,12 +39,12 @@ async function fetchDownload(input: MediaImportInput, ctx: JobContext): Promise<
 }
 
 /** Streams the download to disk (never whole in memory), stopping past maxBytes. */
-async function download(input: MediaImportInput, path: string, ctx: JobContext): Promise<number> {
+async function download(input: MediaImportInput, path: string, ctx: JobContext<StepOf<'media-import'>>): Promise<number> {
   const response = await fetchDownload(input, ctx);
   if (!response.ok || !response.body) throw new JobFailure(`The video host answered ${response.status} for the download`, { code: 'import.download_refused', params: { status: response.status } });
   const declared = Number(response.headers.get('content-length') ?? 0);
   if (declared > input.maxBytes) throw new JobFailure(`The video is ${declared} bytes, over the ${input.maxBytes}-byte maximum`, { code: 'import.too_large', params: { max_bytes: input.maxBytes } });
-  const report = progressSlice(ctx.progress, 'download', ...PROGRESS.download);
+  const report = stepFraction(ctx.progress, 'download');
   let received = 0;
   const bound = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -60,20 +59,19 @@ async function download(input: MediaImportInput, path: string, ctx: JobContext):
   return received;
 }
 
-async function run(spec: JobSpec<MediaImportInput>, ctx: JobContext): Promise<MediaImportResult> {
+async function run(spec: JobSpec<MediaImportInput>, ctx: JobContext<StepOf<'media-import'>>): Promise<MediaImportResult> {
   const path = join(ctx.workDir, IMPORTED_FILE.name);
-  ctx.progress.report('download', PROGRESS.download[0]);
+  ctx.progress.report('download', 0);
   await download(spec.input, path, ctx);
-  ctx.progress.report('upload', PROGRESS.upload[0]);
+  ctx.progress.report('upload', 0);
   const key = ctx.outputKey(IMPORTED_FILE.name);
   await ctx.storage.uploadFile(key, path, IMPORTED_FILE.contentType, ctx.signal);
-  const artifact = await artifactsOfStoredOutput(spec, ctx, { key, contentType: IMPORTED_FILE.contentType }, PROGRESS.artifacts);
+  const artifact = await artifactsOfStoredOutput(spec, ctx, { key, contentType: IMPORTED_FILE.contentType });
   return { output_key: key, size_bytes: artifact.size_bytes, content_type: IMPORTED_FILE.contentType, artifact };
 }
 
 /** `program: "media-import"`: an external video's MP4 streamed into the bucket, then described by the artifact program. */
-export const mediaImportProgram: JobProgram<MediaImportInput, MediaImportResult> = {
+export const mediaImportProgram: JobProgram<'media-import'> = {
   name: 'media-import',
-  inputSchema: mediaImportInputSchema,
   run,
 };

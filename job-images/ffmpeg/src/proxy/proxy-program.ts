@@ -3,19 +3,17 @@ import { join } from 'node:path';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
-import { progressSlice } from '../../../lib/progress.ts';
+import type { StepOf } from '../../../../crds/contract/programs.ts';
+import { stepFraction } from '../../../lib/progress.ts';
 import { PROXY_FILES, proxyInputSchema, type ProxyInput, type ProxyResult } from '../../../../crds/contract/programs/proxy.ts';
 import { planProxy, proxyPassArgs } from '../ffmpeg-args.ts';
 import type { ProxyFiles } from '../ffmpeg-args.ts';
 import { probeSource, withDuration } from '../media-probe.ts';
 import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
 
-/** Progress slices of the job's percentage, by step: encoding the proxy is the work. */
-const PROGRESS = { download: [0, 15], probe: [15, 20], process: [20, 95], upload: [95, 100] } as const;
-
 const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
 
-async function run(spec: JobSpec<ProxyInput>, ctx: JobContext): Promise<ProxyResult> {
+async function run(spec: JobSpec<ProxyInput>, ctx: JobContext<StepOf<'proxy'>>): Promise<ProxyResult> {
   const { sourceKey: key } = spec.input;
   const tools = mediaToolsFromEnv(ctx.env);
   const files: ProxyFiles = {
@@ -24,16 +22,16 @@ async function run(spec: JobSpec<ProxyInput>, ctx: JobContext): Promise<ProxyRes
     sprite: join(ctx.workDir, PROXY_FILES.sprite.name),
   };
 
-  ctx.progress.report('download', PROGRESS.download[0]);
-  await ctx.storage.download(key, files.source, { signal: ctx.signal, onProgress: progressSlice(ctx.progress, 'download', ...PROGRESS.download) });
+  ctx.progress.report('download', 0);
+  await ctx.storage.download(key, files.source, { signal: ctx.signal, onProgress: stepFraction(ctx.progress, 'download') });
 
-  ctx.progress.report('probe', PROGRESS.probe[0]);
+  ctx.progress.report('probe', 0);
   const media = await withDuration(tools, await probeSource(tools, files.source, key, ctx.signal), files.source, key, ctx.signal);
   if (media.kind !== 'video') throw new JobFailure(`The media file "${key}" is not a video: it has no proxy`, { code: 'media.not_video' });
   const plan = planProxy(media);
 
-  ctx.progress.report('process', PROGRESS.process[0]);
-  const reportProcess = progressSlice(ctx.progress, 'process', ...PROGRESS.process);
+  ctx.progress.report('process', 0);
+  const reportProcess = stepFraction(ctx.progress, 'process');
   try {
     await runFfmpeg(tools, proxyPassArgs(media, plan, files), {
       signal: ctx.signal,
@@ -50,8 +48,8 @@ async function run(spec: JobSpec<ProxyInput>, ctx: JobContext): Promise<ProxyRes
     if (!(await exists(files[output]))) throw new JobFailure(`The proxy of "${key}" could not be made: ffmpeg produced no ${PROXY_FILES[output].name}`, { code: 'proxy.failed' });
   }
 
-  ctx.progress.report('upload', PROGRESS.upload[0]);
-  const reportUpload = progressSlice(ctx.progress, 'upload', ...PROGRESS.upload);
+  ctx.progress.report('upload', 0);
+  const reportUpload = stepFraction(ctx.progress, 'upload');
   let uploaded = 0;
   await Promise.all(
     (['proxy', 'sprite'] as const).map((output) =>
@@ -64,8 +62,7 @@ async function run(spec: JobSpec<ProxyInput>, ctx: JobContext): Promise<ProxyRes
 }
 
 /** `program: "proxy"`: the 480p H.264 proxy and the scrub sprite of a video browsers cannot play as uploaded. */
-export const proxyProgram: JobProgram<ProxyInput, ProxyResult> = {
+export const proxyProgram: JobProgram<'proxy'> = {
   name: 'proxy',
-  inputSchema: proxyInputSchema,
   run,
 };

@@ -1,0 +1,50 @@
+import { fractionOf, isStepAfter } from '../../../crds/contract/programs.ts';
+import type { ProgressPolicy, ProgressReport, ProjectJob } from '../events/progress-relay.ts';
+import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
+
+/** The spec's export progress marks. */
+export const EXPORT_PROGRESS_MARKS = [5, 30, 85] as const;
+export type ExportProgressMark = (typeof EXPORT_PROGRESS_MARKS)[number];
+
+export type ExportProgressEvent = { type: 'export_progress'; data: { progress: ExportProgressMark; message: string } };
+
+/** Share of the encode after which the render is "rendering" (30) rather than "preparing" (5). */
+const RENDERING_FROM = 0.3;
+
+/**
+ * The spec's marks a `render` report has reached, from the program's own steps: 5 once
+ * the sources are in and the encode began, 30 once the encode is well under way, 85 once
+ * the encode is done (loudness, mux and upload are the finish).
+ */
+export function reachedExportMarks(report: ProgressReport): ExportProgressMark[] {
+  if (isStepAfter('render', report.step, 'encode')) return [5, 30, 85];
+  if (report.step !== 'encode') return [];
+  return fractionOf('render', 'encode', report.progress) >= RENDERING_FROM ? [5, 30] : [5];
+}
+
+/** The text of an export_progress mark, in the owner's language, with the encoder's own estimate of the time left. */
+export function exportProgressText(locale: Locale, mark: ExportProgressMark, etaSeconds: number | null): string {
+  const stage = translate(locale, `exports.progress.${mark}`);
+  if (etaSeconds === null) return stage;
+  return translate(locale, 'exports.progress.eta', { stage, eta: formatEta(etaSeconds) });
+}
+
+function formatEta(seconds: number): string {
+  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
+  const minutes = Math.floor(seconds / 60);
+  const rest = Math.round(seconds % 60);
+  return rest === 0 ? `${minutes} min` : `${minutes} min ${rest} s`;
+}
+
+/** `render` progress → export_progress at 5/30/85, each once per job, texts in the export owner's language (read once per mark). */
+export function renderProgress(ownerLocaleOfExport: (exportId: string) => Promise<string | null>): ProgressPolicy {
+  return {
+    kind: 'marks',
+    reached: reachedExportMarks,
+    event: async (job: ProjectJob, mark: number, report: ProgressReport): Promise<ExportProgressEvent> => {
+      const progress = mark as ExportProgressMark;
+      const locale = negotiateLocale((job.subjectId ? await ownerLocaleOfExport(job.subjectId) : null) ?? undefined);
+      return { type: 'export_progress', data: { progress, message: exportProgressText(locale, progress, report.etaSeconds) } };
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import type { Services } from '../../services.ts';
+import type { ApiRouter } from '../../http/router.ts';
+import type { MediaLibrary } from '../library/library-service.ts';
+import { PlaybackTokens } from './playback-tokens.ts';
+import { registerPlaybackRoutes } from './routes.ts';
+
+/** Playback URLs of the library's items (proxy, sprite, thumbnails), wired from the services. */
+export function registerPlayback(router: ApiRouter, services: Pick<Services, 'config' | 'storage' | 'clock' | 'baseUrl'>, library: MediaLibrary): void {
+  const { config } = services;
+  registerPlaybackRoutes(router, {
+    library,
+    tokens: new PlaybackTokens(config.SECRET_KEY, services.clock, config.MEDIA_TOKEN_TTL_SECONDS),
+    storage: services.storage,
+    clock: services.clock,
+    // Read per request: the public address may be known only once the server listens.
+    baseUrl: () => services.baseUrl,
+  });
+}
