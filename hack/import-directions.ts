@@ -4,6 +4,8 @@
 //   - the operator's import graph reaches no HTTP layer of the api (api/src/http/, routes, app.ts);
 //   - api services (everything but routes, feature registration, http/ and the composition root) import nothing from api/src/http/;
 //   - api/src/http/ imports nothing from api/src/accounts/.
+// Then it prints the import circles among the product folders (api/src, operator/src,
+// job-images, crds), one per line; they do not change the exit code.
 // Usage: node hack/import-directions.ts
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -56,9 +58,61 @@ export async function importViolations(): Promise<string[]> {
   return violations;
 }
 
+/** The product folders whose import graph must hold no circle. */
+export const PRODUCT_FOLDERS = ['api/src', 'operator/src', 'job-images', 'crds'] as const;
+
+/**
+ * One circle of imports (`import type` included: a circle of types still ties the files
+ * together) per strongly connected group of files under the folders, as `a → b → … → a`.
+ */
+export async function importCycles(folders: readonly string[] = PRODUCT_FOLDERS): Promise<string[]> {
+  const files = (await Promise.all(folders.map(tsFiles))).flat().sort();
+  const known = new Set(files);
+  const edges = new Map<string, string[]>();
+  for (const file of files) edges.set(file, [...new Set(await importsOf(file))].filter((target) => known.has(target)).sort());
+  // Tarjan: the groups of files that reach each other.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const groups: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const target of edges.get(file)!) {
+      if (!index.has(target)) visit(target);
+      if (stack.includes(target)) low.set(file, Math.min(low.get(file)!, low.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group = stack.splice(stack.indexOf(file));
+    if (group.length > 1 || edges.get(file)!.includes(file)) groups.push(group);
+  };
+  for (const file of files) if (!index.has(file)) visit(file);
+  // The shortest way round each group from its first file, found breadth first.
+  return groups.map((group) => {
+    const [start] = group.sort();
+    const cameFrom = new Map<string, string>();
+    const queue = [start!];
+    while (queue.length > 0 && !cameFrom.has(start!)) {
+      const file = queue.shift()!;
+      for (const target of edges.get(file)!) {
+        if (!group.includes(target) || cameFrom.has(target)) continue;
+        cameFrom.set(target, file);
+        queue.push(target);
+      }
+    }
+    const between: string[] = [];
+    for (let file = cameFrom.get(start!)!; file !== start; file = cameFrom.get(file)!) between.unshift(file);
+    return [start!, ...between, start!].join(' → ');
+  });
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const violations = await importViolations();
   for (const line of violations) console.log(line);
   console.log(`${violations.length} import(s) against the architecture`);
+  const cycles = await importCycles();
+  for (const line of cycles) console.log(line);
+  console.log(`${cycles.length} import circle(s) among ${PRODUCT_FOLDERS.join(', ')}`);
   process.exitCode = violations.length > 0 ? 1 : 0;
 }
