@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { renderInputSchema, type RenderRequestInput } from '../../crds/contract/programs/render.ts';
 import { assText, assTime, captionsAss } from '../../job-images/ffmpeg/src/render/captions-ass.ts';
+import { commandLine } from '../../job-images/ffmpeg/src/media/ffmpeg-text.ts';
 import {
-  commandLine,
   loudnessApplyArgs,
   loudnessMeasureArgs,
   outputFrameRate,
@@ -12,7 +12,7 @@ import {
   usableMeasurement,
   type RenderFiles,
 } from '../../job-images/ffmpeg/src/render/render-plan.ts';
-import { describeMedia, parseFfprobeOutput, type MediaProbe } from '../../job-images/ffmpeg/src/media-probe.ts';
+import { describeMedia, parseFfprobeOutput, type MediaProbe } from '../../job-images/ffmpeg/src/media/probe.ts';
 
 const MOV = 'mov,mp4,m4a,3gp,3g2,mj2';
 

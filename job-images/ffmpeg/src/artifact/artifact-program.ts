@@ -5,13 +5,14 @@ import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
-import { artifactPassArgs, firstFrameThumbnailArgs, needsProxy, planArtifacts } from '../ffmpeg-args.ts';
-import type { ArtifactFiles, ArtifactPlan } from '../ffmpeg-args.ts';
-import { probeSource, withDuration } from '../media-probe.ts';
-import type { MediaDescription, MediaKind } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
-import type { MediaTools } from '../media-tools.ts';
-import { WaveformPeaks } from '../waveform.ts';
+import { probeSource, withDuration } from '../media/probe.ts';
+import type { MediaDescription, MediaKind } from '../media/probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media/tools.ts';
+import type { MediaTools } from '../media/tools.ts';
+import { needsProxy } from '../proxy/proxy-args.ts';
+import { artifactPassArgs, firstFrameThumbnailArgs, planArtifacts } from './artifact-args.ts';
+import type { ArtifactFiles, ArtifactPlan } from './artifact-args.ts';
+import { WaveformPeaks } from './waveform.ts';
 
 /** Generic types browsers and phones send for media files they cannot name. */
 const GENERIC_MEDIA_TYPES = ['application/octet-stream', 'application/mp4', 'application/ogg', 'application/x-matroska'];

@@ -5,8 +5,8 @@ import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
 import { mediaEditInputSchema, type MediaEditInput, type MediaEditResult } from '../../../../crds/contract/programs/media-edit.ts';
-import { probeKeyframes, probeSource, withDuration, type MediaDescription } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg, type MediaTools } from '../media-tools.ts';
+import { probeKeyframes, probeSource, withDuration, type MediaDescription } from '../media/probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg, type MediaTools } from '../media/tools.ts';
 import {
   concatScript,
   EDIT_OUTPUTS,

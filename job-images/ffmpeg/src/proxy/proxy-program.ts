@@ -5,10 +5,10 @@ import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import { progressSlice } from '../../../lib/progress.ts';
 import { PROXY_FILES, proxyInputSchema, type ProxyInput, type ProxyResult } from '../../../../crds/contract/programs/proxy.ts';
-import { planProxy, proxyPassArgs } from '../ffmpeg-args.ts';
-import type { ProxyFiles } from '../ffmpeg-args.ts';
-import { probeSource, withDuration } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
+import { probeSource, withDuration } from '../media/probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media/tools.ts';
+import { planProxy, proxyPassArgs } from './proxy-args.ts';
+import type { ProxyFiles } from './proxy-args.ts';
 
 /** Progress slices of the job's percentage, by step: encoding the proxy is the work. */
 const PROGRESS = { download: [0, 15], probe: [15, 20], process: [20, 95], upload: [95, 100] } as const;

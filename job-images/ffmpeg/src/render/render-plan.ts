@@ -4,8 +4,10 @@
 // anything; the render program executes what this says.
 import { outputFrameSize } from '../../../../crds/contract/programs/render.ts';
 import type { RenderAsset, RenderInput, RenderSettings } from '../../../../crds/contract/programs/render.ts';
-import { audioEncoderArgs, commonArgs, commonArgsAt, ENCODER_PRESETS, faststartMp4, videoEncoderArgs } from '../ffmpeg-args.ts';
-import type { MediaProbe, Rational } from '../media-probe.ts';
+import { audioEncoderArgs, ENCODER_PRESETS, even, evenDown, faststartMp4, videoEncoderArgs } from '../media/encode.ts';
+import { ffmpegColour, filterPath, rateText, secondsText } from '../media/ffmpeg-text.ts';
+import type { MediaProbe, Rational } from '../media/probe.ts';
+import { commonArgs, commonArgsAt } from '../media/tools.ts';
 import { captionsAss } from './captions-ass.ts';
 
 export const OUTPUT_SAMPLE_RATE_HZ = ENCODER_PRESETS.render.audio.sampleRateHz;
@@ -102,17 +104,6 @@ export class RenderPlanError extends Error {
 // ---------------------------------------------------------------------------- numbers
 
 const rateValue = (rate: Rational): number => rate.num / rate.den;
-export const rateText = (rate: Rational): string => (rate.den === 1 ? String(rate.num) : `${rate.num}/${rate.den}`);
-
-/** Seconds as ffmpeg reads them: six decimals, trailing zeros dropped. */
-export function secondsText(seconds: number): string {
-  const fixed = (Math.round(seconds * 1e6) / 1e6).toFixed(6);
-  return fixed.replace(/\.?0+$/, '') || '0';
-}
-
-const even = (value: number): number => Math.max(2, Math.round(value / 2) * 2);
-const evenDown = (value: number): number => Math.max(2, Math.floor(value / 2) * 2);
-
 /** The frame k of the output's grid starts at k × den / num seconds. */
 const frameTime = (frame: number, rate: Rational): number => (frame * rate.den) / rate.num;
 /** The first frame of the grid at or after `seconds` (a hair of tolerance for ms rounding). */
@@ -138,16 +129,11 @@ function playsAtRate(probe: MediaProbe, rate: Rational): boolean {
   return sameRate(probe.video?.frameRate ?? null, rate) && sameRate(probe.video?.averageFrameRate ?? null, rate);
 }
 
-/** The colour `#rrggbb` as ffmpeg's 0xRRGGBB. */
-const ffmpegColour = (hex: string): string => `0x${hex.slice(1).toUpperCase()}`;
-
-/**
- * A path as a filter option value. Work paths never contain quotes; the option
- * parser's own separators are escaped, and the graph parser sees it quoted.
- */
-export function filterPath(path: string): string {
-  if (path.includes("'")) throw new RenderPlanError(`a path with a quote cannot be passed to a filter: ${path}`);
-  return `'${path.replace(/\\/g, '\\\\').replace(/:/g, '\\:')}'`;
+/** A work file as a filter option value; a plan cannot name one whose path holds a quote. */
+function fileOption(path: string): string {
+  const quoted = filterPath(path);
+  if (quoted === null) throw new RenderPlanError(`a path with a quote cannot be passed to a filter: ${path}`);
+  return quoted;
 }
 
 /** `between(t,a,b)+…` for a set of output ranges (ms). */
@@ -474,12 +460,12 @@ export function planRender(input: RenderInput, probes: ReadonlyMap<string, Media
   let captionsScript: string | null = null;
   if (settings.captions && input.captions.length > 0) {
     captionsScript = captionsAss({ ...output, style: settings.captions.style, fontSize: settings.captions.fontSize }, input.captions);
-    pictureSteps.push(`ass=filename=${filterPath(files.captions)}:fontsdir=${filterPath(files.fontsDir)}`);
+    pictureSteps.push(`ass=filename=${fileOption(files.captions)}:fontsdir=${fileOption(files.fontsDir)}`);
   }
   if (input.watermark) {
     const size = Math.round(output.height * WATERMARK.heightFraction);
     pictureSteps.push(
-      `drawtext=fontfile=${filterPath(`${files.fontsDir}/${WATERMARK.font}`)}:text=${WATERMARK.text}:fontsize=${size}:` +
+      `drawtext=fontfile=${fileOption(`${files.fontsDir}/${WATERMARK.font}`)}:text=${WATERMARK.text}:fontsize=${size}:` +
         `fontcolor=white@${WATERMARK.opacity}:shadowcolor=black@${WATERMARK.opacity / 2}:shadowx=2:shadowy=2:x=w-tw-${margin}:y=h-th-${margin}`,
     );
   }
@@ -614,9 +600,4 @@ export function parseLoudnormReport(stderrLines: readonly string[]): Record<stri
   } catch {
     return null;
   }
-}
-
-/** The render's whole ffmpeg command for people (benchmarks print it): quoted where a shell would need it. */
-export function commandLine(tool: string, args: readonly string[]): string {
-  return [tool, ...args].map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
 }

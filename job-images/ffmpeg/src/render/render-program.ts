@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RENDER_FILES, renderInputSchema, renderStep, type RenderInput, type RenderResult } from '../../../../crds/contract/programs/render.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
-import { mediaToolsFromEnv } from '../media-tools.ts';
+import { mediaToolsFromEnv } from '../media/tools.ts';
 import { probeRenderSources, renderLocally, type RenderStepName } from './render-export.ts';
 
 /**

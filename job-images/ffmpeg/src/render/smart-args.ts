@@ -1,8 +1,9 @@
 // The smart render's ffprobe and ffmpeg argument lists, as pure data: re-encoded seams,
 // copied GOPs, the sound rendered in one piece, and the mux of both.
-import { audioEncoderArgs, commonArgs, ENCODER_PRESETS, faststartMp4 } from '../ffmpeg-args.ts';
-import type { AudioStreamInfo, VideoStreamInfo } from '../media-probe.ts';
-import { secondsText } from './render-plan.ts';
+import { audioEncoderArgs, ENCODER_PRESETS, faststartMp4 } from '../media/encode.ts';
+import { microsecondsText, secondsText, singleQuoted } from '../media/ffmpeg-text.ts';
+import type { AudioStreamInfo, VideoStreamInfo } from '../media/probe.ts';
+import { commonArgs } from '../media/tools.ts';
 import { ticksToMicros, ticksToSeconds, type SmartPart, type SmartPlan, type SourcePicture } from './smart-plan.ts';
 
 /** Seams are re-encoded a little better than the export preset, so they do not show next to copied source GOPs. */
@@ -28,7 +29,7 @@ export function countPacketsArgs(output: string): string[] {
 /** Seconds as ffmpeg reads them, rounded up to the microsecond: a seek there lands on the keyframe itself. */
 function seekSeconds(picture: SourcePicture, pts: number): string {
   const micros = Math.ceil(((pts - picture.startTicks) * 1e6 * picture.timeBase.num) / picture.timeBase.den);
-  return (Math.max(0, micros) / 1e6).toFixed(6);
+  return microsecondsText(Math.max(0, micros));
 }
 
 /** x264 names for what ffprobe reports; Constrained Baseline is x264's baseline. */
@@ -99,7 +100,7 @@ export function partListText(picture: SourcePicture, parts: readonly SmartPart[]
     elapsedTicks += part.endPts - part.startPts;
     const endMicros = Math.round(ticksToSeconds(picture, elapsedTicks) * 1e6);
     const file = files[index] ?? '';
-    lines.push(`file '${file.replaceAll("'", "'\\''")}'`, `duration ${((endMicros - startMicros) / 1e6).toFixed(6)}`);
+    lines.push(`file ${singleQuoted(file)}`, `duration ${microsecondsText(endMicros - startMicros)}`);
   });
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,6 @@
 // The smart render's plan, as data: which frames of each kept segment are copied as
 // whole GOPs and which are re-encoded, worked out from the source's packets alone.
-import type { Rational } from '../media-probe.ts';
+import type { Rational } from '../media/probe.ts';
 
 /** One packet of the source's picture, in decode order; times in the stream's time base. */
 export interface SourcePacket {
