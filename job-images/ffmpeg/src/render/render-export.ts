@@ -11,8 +11,11 @@ import { describeMedia, ffprobeArgs, parseFfprobeOutput, probeSource, withDurati
 import type { MediaProbe } from '../media/probe.ts';
 import { MediaToolError, runFfmpeg, runFfprobe } from '../media/tools.ts';
 import type { MediaTools } from '../media/tools.ts';
-import { loudnessApplyArgs, loudnessMeasureArgs, parseLoudnormReport, planRender, RenderPlanError, usableMeasurement } from './render-plan.ts';
+import { loudnessApplyArgs, loudnessMeasureArgs } from './loudness.ts';
+import { parseLoudnormReport, usableMeasurement } from './loudnorm-report.ts';
+import { planRender } from './render-plan.ts';
 import type { RenderFiles, RenderPlan } from './render-plan.ts';
+import { RenderPlanError } from './render-plan-error.ts';
 import { smartRender, smartRenderEligibility, SmartRenderNotWorthIt } from './smart-render.ts';
 
 /** The fonts the image ships (Debian's fonts-dejavu-core); CUTROOM_FONTS_DIR points elsewhere. */

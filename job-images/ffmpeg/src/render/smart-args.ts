@@ -4,12 +4,12 @@ import { audioEncoderArgs, ENCODER_PRESETS, faststartMp4 } from '../media/encode
 import { microsecondsText, secondsText, singleQuoted } from '../media/ffmpeg-text.ts';
 import type { AudioStreamInfo, VideoStreamInfo } from '../media/probe.ts';
 import { commonArgs } from '../media/tools.ts';
+import { OUTPUT_SAMPLE_RATE_HZ } from './frame-grid.ts';
 import { ticksToMicros, ticksToSeconds, type SmartPart, type SmartPlan, type SourcePicture } from './smart-plan.ts';
+import { CUT_FADE_SECONDS, OUTPUT_AUDIO_FORMAT } from './sound.ts';
 
 /** Seams are re-encoded a little better than the export preset, so they do not show next to copied source GOPs. */
 export const SEAM_CRF = ENCODER_PRESETS.render.video.crf - 3;
-/** Each side of a cut fades over this long (as in the full render), so a cut never clicks. */
-export const AUDIO_FADE_SECONDS = 0.01;
 
 /** Every packet's timestamps and key flag, in stream ticks: the plan is built from these, nothing decoded. */
 export function picturePacketsArgs(source: string, videoStreamIndex: number): string[] {
@@ -112,22 +112,21 @@ export function partListText(picture: SourcePicture, parts: readonly SmartPart[]
  * output's two ends), joined, and encoded once (one AAC priming, no gap at a join).
  */
 export function smartAudioGraph(picture: SourcePicture, plan: SmartPlan, audio: AudioStreamInfo | null, inputIndex: number): string {
-  const rate = ENCODER_PRESETS.render.audio.sampleRateHz;
+  const rate = OUTPUT_SAMPLE_RATE_HZ;
   const sampleAt = (ticks: number): number => Math.round((ticks * picture.timeBase.num * rate) / picture.timeBase.den);
   const count = plan.segments.length;
-  const format = `aresample=${rate},aformat=sample_fmts=fltp:sample_rates=${rate}:channel_layouts=stereo`;
   // A silent source still gets a sound track, as in the full render.
-  if (!audio) return `anullsrc=r=${rate}:cl=stereo,${format},atrim=end_sample=${sampleAt(plan.durationTicks)}[audio]`;
+  if (!audio) return `anullsrc=r=${rate}:cl=stereo,${OUTPUT_AUDIO_FORMAT},atrim=end_sample=${sampleAt(plan.durationTicks)}[audio]`;
   const chains = [`[${inputIndex}:${audio.index}]asplit=${count}${plan.segments.map((_, index) => `[cut${index}]`).join('')}`];
   let elapsedTicks = 0;
   plan.segments.forEach((segment, index) => {
     const samples = sampleAt(elapsedTicks + segment.endPts - segment.startPts) - sampleAt(elapsedTicks);
     elapsedTicks += segment.endPts - segment.startPts;
-    const fade = Math.min(Math.round(rate * AUDIO_FADE_SECONDS), Math.floor(samples / 4));
+    const fade = Math.min(Math.round(rate * CUT_FADE_SECONDS), Math.floor(samples / 4));
     const from = secondsText(ticksToMicros(picture, segment.startPts) / 1e6);
     const to = secondsText(ticksToMicros(picture, segment.endPts) / 1e6);
     const fades = [...(index > 0 ? [`afade=t=in:ss=0:ns=${fade}`] : []), ...(index < count - 1 ? [`afade=t=out:ss=${samples - fade}:ns=${fade}`] : [])];
-    chains.push([`[cut${index}]atrim=start=${from}:end=${to}`, 'asetpts=PTS-STARTPTS', format, `apad=whole_len=${samples}`, `atrim=end_sample=${samples}`, ...fades].join(',') + `[kept${index}]`);
+    chains.push([`[cut${index}]atrim=start=${from}:end=${to}`, 'asetpts=PTS-STARTPTS', OUTPUT_AUDIO_FORMAT, `apad=whole_len=${samples}`, `atrim=end_sample=${samples}`, ...fades].join(',') + `[kept${index}]`);
   });
   chains.push(`${plan.segments.map((_, index) => `[kept${index}]`).join('')}concat=n=${count}:v=0:a=1[audio]`);
   return chains.join(';');
