@@ -32,8 +32,8 @@ const rateValue = (rate: Rational): number => rate.num / rate.den;
 
 /** The frame k of the output's grid starts at k × den / num seconds. */
 export const frameTime = (frame: number, rate: Rational): number => (frame * rate.den) / rate.num;
-/** The first frame of the grid at or after `seconds` (a hair of tolerance for ms rounding). */
-const frameAtOrAfter = (seconds: number, rate: Rational): number => Math.max(0, Math.ceil((seconds * rate.num) / rate.den - 1e-6));
+/** The first frame of the grid at or after `seconds` (a hair of tolerance for ms rounding); the smart render snaps by it too. */
+export const frameAtOrAfter = (seconds: number, rate: Rational): number => Math.max(0, Math.ceil((seconds * rate.num) / rate.den - 1e-6));
 export const samplesAt = (frame: number, rate: Rational): number => Math.round((frame * OUTPUT_SAMPLE_RATE_HZ * rate.den) / rate.num);
 
 /** The output's frame rate: the main footage's own, when it is a sane constant rate. */

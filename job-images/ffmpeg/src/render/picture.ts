@@ -1,6 +1,7 @@
 // The render's picture: each segment cut to its frames and fitted to the output (crop or
-// letterbox), then, after the cuts, the steps over the whole output — shared shape,
-// flips, (the assets, see assets.ts,) captions and the watermark, each reading the one before.
+// letterbox), then the steps over the whole output after the cuts, each reading the one
+// before: the shared fit and the flips first, the assets' overlays (assets.ts), then
+// captions and the watermark.
 import type { RenderInput, RenderSettings } from '../../../../crds/contract/programs/render.ts';
 import { even, evenDown } from '../media/encode.ts';
 import { ffmpegColour, filterPath, rateText, secondsText } from '../media/ffmpeg-text.ts';
