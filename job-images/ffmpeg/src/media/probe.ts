@@ -279,6 +279,11 @@ export async function probeSource(tools: MediaTools, source: string, key: string
   return describeMedia(parseFfprobeOutput(output));
 }
 
+/** Probes a file the image made or already read (its output, a checked source): ffprobe's failures pass as they are. */
+export async function describeFile(tools: MediaTools, path: string, signal?: AbortSignal): Promise<MediaDescription> {
+  return describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(path), signal)));
+}
+
 /** Browser recordings (MediaRecorder WebM) carry no duration; a demux-only pass measures it. */
 export async function withDuration(
   tools: MediaTools,
@@ -318,7 +323,7 @@ export function keyframeTimes(json: unknown, containerStartSeconds = 0): number[
  * is decoded: fast even for long files. Pass the probe when you have it.
  */
 export async function probeKeyframes(tools: MediaTools, path: string, signal?: AbortSignal, media?: MediaProbe): Promise<number[]> {
-  const probed = media ?? describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(path), signal)));
+  const probed = media ?? (await describeFile(tools, path, signal));
   if (probed.videoStreamIndex === null) return [];
   return keyframeTimes(await runFfprobe(tools, keyframeProbeArgs(path, probed.videoStreamIndex), signal), probed.startSeconds);
 }

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { outputFrameSize, type RenderInput } from '../../../../crds/contract/programs/render.ts';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobLog } from '../../../lib/job-log.ts';
-import { describeMedia, ffprobeArgs, parseFfprobeOutput, probeSource, withDuration } from '../media/probe.ts';
+import { describeFile, probeSource, withDuration } from '../media/probe.ts';
 import type { MediaProbe } from '../media/probe.ts';
-import { MediaToolError, runFfmpeg, runFfprobe } from '../media/tools.ts';
+import { MediaToolError, runFfmpeg } from '../media/tools.ts';
 import type { MediaTools } from '../media/tools.ts';
 import { loudnessApplyArgs, loudnessMeasureArgs } from './loudness.ts';
 import { parseLoudnormReport, usableMeasurement } from './loudnorm-report.ts';
@@ -162,7 +162,7 @@ export async function renderFull(run: LocalRender, probes: ReadonlyMap<string, M
 
 /** The written file as ffprobe sees it: what the result reports. */
 async function describeOutput(tools: MediaTools, path: string, signal: AbortSignal): Promise<{ frameCount: number | null; width: number | null; height: number | null }> {
-  const media = describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(path), signal)));
+  const media = await describeFile(tools, path, signal);
   return { frameCount: media.video?.frameCount ?? null, width: media.width, height: media.height };
 }
 
