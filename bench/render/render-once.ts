@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { renderInputSchema } from '../../crds/contract/programs/render.ts';
 import { createJobLog } from '../../job-images/lib/job-log.ts';
-import { mediaToolsFromEnv } from '../../job-images/ffmpeg/src/media-tools.ts';
+import { mediaToolsFromEnv } from '../../job-images/ffmpeg/src/media/tools.ts';
 import { renderLocally } from '../../job-images/ffmpeg/src/render/render-export.ts';
 
 export interface RenderOnceSpec {

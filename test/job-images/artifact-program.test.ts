@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { artifactResultSchema, type ArtifactResult } from '../../crds/contract/programs/artifact.ts';
-import type { WaveformDocument } from '../../job-images/ffmpeg/src/waveform.ts';
+import type { WaveformDocument } from '../../job-images/ffmpeg/src/artifact/waveform.ts';
 import {
   makeAudio,
   makeCorruptFile,

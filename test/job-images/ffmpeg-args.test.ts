@@ -1,22 +1,11 @@
 import { expect } from 'chai';
-import {
-  artifactPassArgs,
-  audioEncoderArgs,
-  ENCODER_PRESETS,
-  videoEncoderArgs,
-  ffprobeArgs,
-  firstFrameThumbnailArgs,
-  measureDurationArgs,
-  needsProxy,
-  planArtifacts,
-  planProxy,
-  proxyPassArgs,
-  proxySize,
-  spriteLayout,
-  thumbnailSize,
-} from '../../job-images/ffmpeg/src/ffmpeg-args.ts';
-import type { ArtifactFiles, ProxyFiles } from '../../job-images/ffmpeg/src/ffmpeg-args.ts';
-import type { MediaDescription } from '../../job-images/ffmpeg/src/media-probe.ts';
+import { artifactPassArgs, firstFrameThumbnailArgs, planArtifacts, thumbnailSize } from '../../job-images/ffmpeg/src/artifact/artifact-args.ts';
+import type { ArtifactFiles } from '../../job-images/ffmpeg/src/artifact/artifact-args.ts';
+import { audioEncoderArgs, ENCODER_PRESETS, videoEncoderArgs } from '../../job-images/ffmpeg/src/media/encode.ts';
+import { ffprobeArgs, measureDurationArgs } from '../../job-images/ffmpeg/src/media/probe.ts';
+import type { MediaDescription } from '../../job-images/ffmpeg/src/media/probe.ts';
+import { needsProxy, planProxy, proxyPassArgs, proxySize, spriteLayout } from '../../job-images/ffmpeg/src/proxy/proxy-args.ts';
+import type { ProxyFiles } from '../../job-images/ffmpeg/src/proxy/proxy-args.ts';
 
 const files: ArtifactFiles = {
   source: '/work/source',

@@ -3,8 +3,8 @@ import { JobFailure } from '../../job-images/lib/job-failure.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeMedia, keyframeTimes, parseFfprobeOutput, probeKeyframes } from '../../job-images/ffmpeg/src/media-probe.ts';
-import { mediaToolsFromEnv } from '../../job-images/ffmpeg/src/media-tools.ts';
+import { describeMedia, keyframeTimes, parseFfprobeOutput, probeKeyframes } from '../../job-images/ffmpeg/src/media/probe.ts';
+import { mediaToolsFromEnv } from '../../job-images/ffmpeg/src/media/tools.ts';
 import { runFfmpeg } from '../../hack/fixtures/media.ts';
 
 const MOV = 'mov,mp4,m4a,3gp,3g2,mj2';

@@ -1,18 +1,13 @@
 import { expect } from 'chai';
 import { renderInputSchema, type RenderRequestInput } from '../../crds/contract/programs/render.ts';
 import { assText, assTime, captionsAss } from '../../job-images/ffmpeg/src/render/captions-ass.ts';
-import {
-  commandLine,
-  loudnessApplyArgs,
-  loudnessMeasureArgs,
-  outputFrameRate,
-  parseLoudnormReport,
-  planRender,
-  RenderPlanError,
-  usableMeasurement,
-  type RenderFiles,
-} from '../../job-images/ffmpeg/src/render/render-plan.ts';
-import { describeMedia, parseFfprobeOutput, type MediaProbe } from '../../job-images/ffmpeg/src/media-probe.ts';
+import { commandLine } from '../../job-images/ffmpeg/src/media/ffmpeg-text.ts';
+import { outputFrameRate } from '../../job-images/ffmpeg/src/render/frame-grid.ts';
+import { loudnessApplyArgs, loudnessMeasureArgs } from '../../job-images/ffmpeg/src/render/loudness.ts';
+import { parseLoudnormReport, usableMeasurement } from '../../job-images/ffmpeg/src/render/loudnorm-report.ts';
+import { planRender, type RenderFiles } from '../../job-images/ffmpeg/src/render/render-plan.ts';
+import { RenderPlanError } from '../../job-images/ffmpeg/src/render/render-plan-error.ts';
+import { describeMedia, parseFfprobeOutput, type MediaProbe } from '../../job-images/ffmpeg/src/media/probe.ts';
 
 const MOV = 'mov,mp4,m4a,3gp,3g2,mj2';
 

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { renderInputSchema, renderResultSchema, type RenderInput, type RenderRequestInput } from '../../crds/contract/programs/render.ts';
 import { createJobLog } from '../../job-images/lib/job-log.ts';
-import { probeSource, type MediaProbe } from '../../job-images/ffmpeg/src/media-probe.ts';
+import { probeSource, type MediaProbe } from '../../job-images/ffmpeg/src/media/probe.ts';
 import { planRender } from '../../job-images/ffmpeg/src/render/render-plan.ts';
 import { renderFiles } from '../../job-images/ffmpeg/src/render/render-export.ts';
 import { planSmartRender, smartPlanRefusal, type SourcePacket, type SourcePicture } from '../../job-images/ffmpeg/src/render/smart-plan.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { PEAKS_PER_SECOND, WaveformPeaks } from '../../job-images/ffmpeg/src/waveform.ts';
+import { PEAKS_PER_SECOND, WaveformPeaks } from '../../job-images/ffmpeg/src/artifact/waveform.ts';
 
 /** `count` samples of 16-bit little-endian mono, all equal to `value`. */
 function samples(count: number, value: number): Buffer {

@@ -6,13 +6,14 @@ import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
 import type { StepOf } from '../../../../crds/contract/programs.ts';
 import { stepFraction } from '../../../lib/progress.ts';
-import { artifactPassArgs, firstFrameThumbnailArgs, needsProxy, planArtifacts } from '../ffmpeg-args.ts';
-import type { ArtifactFiles, ArtifactPlan } from '../ffmpeg-args.ts';
-import { probeSource, withDuration } from '../media-probe.ts';
-import type { MediaDescription, MediaKind } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
-import type { MediaTools } from '../media-tools.ts';
-import { WaveformPeaks } from '../waveform.ts';
+import { probeSource, withDuration } from '../media/probe.ts';
+import type { MediaDescription, MediaKind } from '../media/probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media/tools.ts';
+import type { MediaTools } from '../media/tools.ts';
+import { needsProxy } from '../proxy/proxy-args.ts';
+import { artifactPassArgs, firstFrameThumbnailArgs, planArtifacts } from './artifact-args.ts';
+import type { ArtifactFiles, ArtifactPlan } from './artifact-args.ts';
+import { WaveformPeaks } from './waveform.ts';
 
 /** Generic types browsers and phones send for media files they cannot name. */
 const GENERIC_MEDIA_TYPES = ['application/octet-stream', 'application/mp4', 'application/ogg', 'application/x-matroska'];

@@ -1,4 +1,6 @@
-import { audioEncoderArgs, commonArgs, ENCODER_PRESETS, faststartMp4, videoEncoderArgs } from '../ffmpeg-args.ts';
+import { audioEncoderArgs, ENCODER_PRESETS, faststartMp4, videoEncoderArgs } from '../media/encode.ts';
+import { secondsText, singleQuoted } from '../media/ffmpeg-text.ts';
+import { commonArgs } from '../media/tools.ts';
 
 /**
  * The media edit's media knowledge: which ranges of the source survive, and the exact
@@ -82,9 +84,8 @@ export interface EditPlan {
   output: EditOutputKind;
 }
 
-/** Seconds with millisecond precision, the way ffmpeg options and filters read them. */
-const seconds = (ms: number): string => String(Math.round(ms) / 1000);
-
+/** Whole milliseconds as seconds: the edit's ranges are in ms. */
+const seconds = (ms: number): string => secondsText(Math.round(ms) / 1000, 3);
 
 /**
  * The exact re-encode: every kept range trimmed from the one input (trim/atrim with
@@ -124,7 +125,7 @@ export function reencodeArgs(plan: EditPlan, files: { source: string; output: st
 
 /** The concat demuxer's script: the same source once per kept range, with its in and out points. */
 export function concatScript(source: string, ranges: readonly TimeRange[]): string {
-  const quoted = `'${source.replace(/'/g, `'\\''`)}'`;
+  const quoted = singleQuoted(source);
   const entries = ranges.map((range) => `file ${quoted}\ninpoint ${seconds(range.startMs)}\noutpoint ${seconds(range.endMs)}\n`);
   return `ffconcat version 1.0\n${entries.join('')}`;
 }

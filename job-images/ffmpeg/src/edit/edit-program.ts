@@ -6,8 +6,8 @@ import type { JobSpec } from '../../../lib/job-spec.ts';
 import type { StepOf } from '../../../../crds/contract/programs.ts';
 import { stepFraction } from '../../../lib/progress.ts';
 import { mediaEditInputSchema, type MediaEditInput, type MediaEditResult } from '../../../../crds/contract/programs/media-edit.ts';
-import { probeKeyframes, probeSource, withDuration, type MediaDescription } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg, type MediaTools } from '../media-tools.ts';
+import { probeKeyframes, probeSource, withDuration, type MediaDescription } from '../media/probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg, type MediaTools } from '../media/tools.ts';
 import {
   concatScript,
   EDIT_OUTPUTS,

@@ -6,10 +6,10 @@ import type { JobSpec } from '../../../lib/job-spec.ts';
 import type { StepOf } from '../../../../crds/contract/programs.ts';
 import { stepFraction } from '../../../lib/progress.ts';
 import { PROXY_FILES, proxyInputSchema, type ProxyInput, type ProxyResult } from '../../../../crds/contract/programs/proxy.ts';
-import { planProxy, proxyPassArgs } from '../ffmpeg-args.ts';
-import type { ProxyFiles } from '../ffmpeg-args.ts';
-import { probeSource, withDuration } from '../media-probe.ts';
-import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media-tools.ts';
+import { probeSource, withDuration } from '../media/probe.ts';
+import { MediaToolError, mediaToolsFromEnv, runFfmpeg } from '../media/tools.ts';
+import { planProxy, proxyPassArgs } from './proxy-args.ts';
+import type { ProxyFiles } from './proxy-args.ts';
 
 const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
 

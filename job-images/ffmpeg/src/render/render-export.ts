@@ -7,13 +7,15 @@ import { join } from 'node:path';
 import { outputFrameSize, type RenderInput } from '../../../../crds/contract/programs/render.ts';
 import { JobFailure } from '../../../lib/job-failure.ts';
 import type { JobLog } from '../../../lib/job-log.ts';
-import { ffprobeArgs } from '../ffmpeg-args.ts';
-import { describeMedia, parseFfprobeOutput, probeSource, withDuration } from '../media-probe.ts';
-import type { MediaProbe } from '../media-probe.ts';
-import { MediaToolError, runFfmpeg, runFfprobe } from '../media-tools.ts';
-import type { MediaTools } from '../media-tools.ts';
-import { loudnessApplyArgs, loudnessMeasureArgs, parseLoudnormReport, planRender, RenderPlanError, usableMeasurement } from './render-plan.ts';
+import { describeFile, probeSource, withDuration } from '../media/probe.ts';
+import type { MediaProbe } from '../media/probe.ts';
+import { MediaToolError, runFfmpeg } from '../media/tools.ts';
+import type { MediaTools } from '../media/tools.ts';
+import { loudnessApplyArgs, loudnessMeasureArgs } from './loudness.ts';
+import { parseLoudnormReport, usableMeasurement } from './loudnorm-report.ts';
+import { planRender } from './render-plan.ts';
 import type { RenderFiles, RenderPlan } from './render-plan.ts';
+import { RenderPlanError } from './render-plan-error.ts';
 import { smartRender, smartRenderEligibility, SmartRenderNotWorthIt } from './smart-render.ts';
 
 /** The fonts the image ships (Debian's fonts-dejavu-core); CUTROOM_FONTS_DIR points elsewhere. */
@@ -160,7 +162,7 @@ export async function renderFull(run: LocalRender, probes: ReadonlyMap<string, M
 
 /** The written file as ffprobe sees it: what the result reports. */
 async function describeOutput(tools: MediaTools, path: string, signal: AbortSignal): Promise<{ frameCount: number | null; width: number | null; height: number | null }> {
-  const media = describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(path), signal)));
+  const media = await describeFile(tools, path, signal);
   return { frameCount: media.video?.frameCount ?? null, width: media.width, height: media.height };
 }
 

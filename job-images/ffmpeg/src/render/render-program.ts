@@ -4,7 +4,7 @@ import { RENDER_FILES, type RenderInput, type RenderResult } from '../../../../c
 import type { StepOf } from '../../../../crds/contract/programs.ts';
 import type { JobContext, JobProgram } from '../../../lib/job-program.ts';
 import type { JobSpec } from '../../../lib/job-spec.ts';
-import { mediaToolsFromEnv } from '../media-tools.ts';
+import { mediaToolsFromEnv } from '../media/tools.ts';
 import { probeRenderSources, renderLocally } from './render-export.ts';
 
 async function run(spec: JobSpec<RenderInput>, ctx: JobContext<StepOf<'render'>>): Promise<RenderResult> {

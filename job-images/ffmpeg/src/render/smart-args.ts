@@ -1,14 +1,15 @@
 // The smart render's ffprobe and ffmpeg argument lists, as pure data: re-encoded seams,
 // copied GOPs, the sound rendered in one piece, and the mux of both.
-import { audioEncoderArgs, commonArgs, ENCODER_PRESETS, faststartMp4 } from '../ffmpeg-args.ts';
-import type { AudioStreamInfo, VideoStreamInfo } from '../media-probe.ts';
-import { secondsText } from './render-plan.ts';
+import { audioEncoderArgs, ENCODER_PRESETS, faststartMp4 } from '../media/encode.ts';
+import { microsecondsText, secondsText, singleQuoted } from '../media/ffmpeg-text.ts';
+import type { AudioStreamInfo, VideoStreamInfo } from '../media/probe.ts';
+import { commonArgs } from '../media/tools.ts';
+import { OUTPUT_SAMPLE_RATE_HZ } from './frame-grid.ts';
 import { ticksToMicros, ticksToSeconds, type SmartPart, type SmartPlan, type SourcePicture } from './smart-plan.ts';
+import { CUT_FADE_SECONDS, OUTPUT_AUDIO_FORMAT } from './sound.ts';
 
 /** Seams are re-encoded a little better than the export preset, so they do not show next to copied source GOPs. */
 export const SEAM_CRF = ENCODER_PRESETS.render.video.crf - 3;
-/** Each side of a cut fades over this long (as in the full render), so a cut never clicks. */
-export const AUDIO_FADE_SECONDS = 0.01;
 
 /** Every packet's timestamps and key flag, in stream ticks: the plan is built from these, nothing decoded. */
 export function picturePacketsArgs(source: string, videoStreamIndex: number): string[] {
@@ -28,7 +29,7 @@ export function countPacketsArgs(output: string): string[] {
 /** Seconds as ffmpeg reads them, rounded up to the microsecond: a seek there lands on the keyframe itself. */
 function seekSeconds(picture: SourcePicture, pts: number): string {
   const micros = Math.ceil(((pts - picture.startTicks) * 1e6 * picture.timeBase.num) / picture.timeBase.den);
-  return (Math.max(0, micros) / 1e6).toFixed(6);
+  return microsecondsText(Math.max(0, micros));
 }
 
 /** x264 names for what ffprobe reports; Constrained Baseline is x264's baseline. */
@@ -99,7 +100,7 @@ export function partListText(picture: SourcePicture, parts: readonly SmartPart[]
     elapsedTicks += part.endPts - part.startPts;
     const endMicros = Math.round(ticksToSeconds(picture, elapsedTicks) * 1e6);
     const file = files[index] ?? '';
-    lines.push(`file '${file.replaceAll("'", "'\\''")}'`, `duration ${((endMicros - startMicros) / 1e6).toFixed(6)}`);
+    lines.push(`file ${singleQuoted(file)}`, `duration ${microsecondsText(endMicros - startMicros)}`);
   });
   return `${lines.join('\n')}\n`;
 }
@@ -111,22 +112,21 @@ export function partListText(picture: SourcePicture, parts: readonly SmartPart[]
  * output's two ends), joined, and encoded once (one AAC priming, no gap at a join).
  */
 export function smartAudioGraph(picture: SourcePicture, plan: SmartPlan, audio: AudioStreamInfo | null, inputIndex: number): string {
-  const rate = ENCODER_PRESETS.render.audio.sampleRateHz;
+  const rate = OUTPUT_SAMPLE_RATE_HZ;
   const sampleAt = (ticks: number): number => Math.round((ticks * picture.timeBase.num * rate) / picture.timeBase.den);
   const count = plan.segments.length;
-  const format = `aresample=${rate},aformat=sample_fmts=fltp:sample_rates=${rate}:channel_layouts=stereo`;
   // A silent source still gets a sound track, as in the full render.
-  if (!audio) return `anullsrc=r=${rate}:cl=stereo,${format},atrim=end_sample=${sampleAt(plan.durationTicks)}[audio]`;
+  if (!audio) return `anullsrc=r=${rate}:cl=stereo,${OUTPUT_AUDIO_FORMAT},atrim=end_sample=${sampleAt(plan.durationTicks)}[audio]`;
   const chains = [`[${inputIndex}:${audio.index}]asplit=${count}${plan.segments.map((_, index) => `[cut${index}]`).join('')}`];
   let elapsedTicks = 0;
   plan.segments.forEach((segment, index) => {
     const samples = sampleAt(elapsedTicks + segment.endPts - segment.startPts) - sampleAt(elapsedTicks);
     elapsedTicks += segment.endPts - segment.startPts;
-    const fade = Math.min(Math.round(rate * AUDIO_FADE_SECONDS), Math.floor(samples / 4));
+    const fade = Math.min(Math.round(rate * CUT_FADE_SECONDS), Math.floor(samples / 4));
     const from = secondsText(ticksToMicros(picture, segment.startPts) / 1e6);
     const to = secondsText(ticksToMicros(picture, segment.endPts) / 1e6);
     const fades = [...(index > 0 ? [`afade=t=in:ss=0:ns=${fade}`] : []), ...(index < count - 1 ? [`afade=t=out:ss=${samples - fade}:ns=${fade}`] : [])];
-    chains.push([`[cut${index}]atrim=start=${from}:end=${to}`, 'asetpts=PTS-STARTPTS', format, `apad=whole_len=${samples}`, `atrim=end_sample=${samples}`, ...fades].join(',') + `[kept${index}]`);
+    chains.push([`[cut${index}]atrim=start=${from}:end=${to}`, 'asetpts=PTS-STARTPTS', OUTPUT_AUDIO_FORMAT, `apad=whole_len=${samples}`, `atrim=end_sample=${samples}`, ...fades].join(',') + `[kept${index}]`);
   });
   chains.push(`${plan.segments.map((_, index) => `[kept${index}]`).join('')}concat=n=${count}:v=0:a=1[audio]`);
   return chains.join(';');

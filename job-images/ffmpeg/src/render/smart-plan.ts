@@ -1,6 +1,7 @@
 // The smart render's plan, as data: which frames of each kept segment are copied as
 // whole GOPs and which are re-encoded, worked out from the source's packets alone.
-import type { Rational } from '../media-probe.ts';
+import type { Rational } from '../media/probe.ts';
+import { frameAtOrAfter } from './frame-grid.ts';
 
 /** One packet of the source's picture, in decode order; times in the stream's time base. */
 export interface SourcePacket {
@@ -134,11 +135,6 @@ function isOnFrameGrid(picture: SourcePicture, frames: readonly Frame[], rate: R
   return frames.every((frame, index) => Math.abs((ticksToMicros(picture, frame.pts) * rate.num) / (rate.den * 1e6) - index) < GRID_TOLERANCE_FRAMES);
 }
 
-/** The first grid frame at or after `ms`, as the full render snaps a segment's ends (a hair of tolerance for ms rounding). */
-function gridFrameAtOrAfter(ms: number, rate: Rational): number {
-  return Math.ceil((ms * rate.num) / (1000 * rate.den) - 1e-6);
-}
-
 /** How many frames decode order runs ahead of display: the first frame's pts minus the first dts, in frames. */
 function measureReorderDelay(picture: SourcePicture, frames: readonly Frame[]): number {
   const first = picture.packets[0];
@@ -157,7 +153,8 @@ function measureReorderDelay(picture: SourcePicture, frames: readonly Frame[]): 
  */
 export function planSmartRender(picture: SourcePicture, ranges: readonly KeptRange[], frameRate: Rational): SmartPlan {
   const frames = framesInDisplayOrder(picture);
-  const kept = ranges.map((range) => frames.slice(Math.max(0, gridFrameAtOrAfter(range.sourceStartMs, frameRate)), Math.max(0, gridFrameAtOrAfter(range.sourceEndMs, frameRate))));
+  // A segment's ends snap to the grid as in the full render, so both keep the same frames.
+  const kept = ranges.map((range) => frames.slice(frameAtOrAfter(range.sourceStartMs / 1000, frameRate), frameAtOrAfter(range.sourceEndMs / 1000, frameRate)));
   const clean = cleanKeyframes(picture);
   const lastFrame = frames.at(-1);
   const streamEnd = lastFrame ? lastFrame.endPts : 0;

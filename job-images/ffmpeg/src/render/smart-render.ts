@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { outputFrameSize, type RenderInput } from '../../../../crds/contract/programs/render.ts';
 import type { JobLog } from '../../../lib/job-log.ts';
-import type { MediaProbe } from '../media-probe.ts';
-import { mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media-tools.ts';
+import type { MediaProbe } from '../media/probe.ts';
+import { mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media/tools.ts';
 import { countPacketsArgs, gopCopyArgs, partListText, seamEncodeArgs, seamEncoderArgs, smartAudioGraph, smartMuxArgs, smartSoundArgs } from './smart-args.ts';
 import { planSmartRender, smartPlanRefusal, SmartRenderNotWorthIt, ticksToSeconds, type SmartPart } from './smart-plan.ts';
-import { outputFrameRate } from './render-plan.ts';
+import { outputFrameRate } from './frame-grid.ts';
 import { readSmartSource } from './smart-source.ts';
 
 export { SmartRenderNotWorthIt } from './smart-plan.ts';

@@ -1,8 +1,8 @@
 // What the smart render reads from the source before planning: every picture packet's
 // timestamps and key flag, and the parameter-set ids its GOPs refer to.
 import { z } from 'zod';
-import type { MediaProbe } from '../media-probe.ts';
-import { runFfprobe, type MediaTools } from '../media-tools.ts';
+import type { MediaProbe } from '../media/probe.ts';
+import { runFfprobe, type MediaTools } from '../media/tools.ts';
 import { pictureExtradataArgs, picturePacketsArgs } from './smart-args.ts';
 import type { SourcePacket, SourcePicture } from './smart-plan.ts';
 

@@ -1,4 +1,4 @@
-import { AUDIO_SAMPLE_RATE_HZ } from './ffmpeg-args.ts';
+import { AUDIO_SAMPLE_RATE_HZ } from './artifact-args.ts';
 
 /**
  * Waveform peaks: for every 1/PEAKS_PER_SECOND s window of the 16 kHz mono audio,

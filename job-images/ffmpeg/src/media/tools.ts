@@ -1,5 +1,6 @@
+// Finding and running ffmpeg and ffprobe: the binaries, the flags every ffmpeg run of
+// this image starts with, its progress and stderr, and the failure it raises.
 import { spawn } from 'node:child_process';
-import { PROGRESS_FD } from './ffmpeg-args.ts';
 
 /** The binaries this image runs, from `FFMPEG_PATH`/`FFPROBE_PATH`. */
 export interface MediaTools {
@@ -10,6 +11,16 @@ export interface MediaTools {
 export function mediaToolsFromEnv(env: NodeJS.ProcessEnv): MediaTools {
   return { ffmpeg: env.FFMPEG_PATH || 'ffmpeg', ffprobe: env.FFPROBE_PATH || 'ffprobe' };
 }
+
+/** ffmpeg writes `-progress` key=value blocks to this file descriptor. */
+export const PROGRESS_FD = 3;
+
+/** Every ffmpeg run of this image: no stdin, progress on PROGRESS_FD, overwrite; errors only unless a filter reports at info. */
+export function commonArgsAt(logLevel: 'error' | 'info'): string[] {
+  return ['-hide_banner', '-nostdin', '-nostats', '-loglevel', logLevel, '-progress', `pipe:${PROGRESS_FD}`, '-y'];
+}
+
+export const commonArgs: readonly string[] = commonArgsAt('error');
 
 /** How much of stderr a failure message may quote. */
 const STDERR_TAIL_LINES = 20;

@@ -1,8 +1,9 @@
+// What this image knows about a source file: the ffprobe (and demux-only ffmpeg) runs
+// that ask, and the one probe model every program reads their answers into.
 import { z } from 'zod';
-import { JobFailure } from '../../lib/job-failure.ts';
-import { ffprobeArgs, keyframeProbeArgs, measureDurationArgs } from './ffmpeg-args.ts';
-import { MediaToolError, runFfmpeg, runFfprobe } from './media-tools.ts';
-import type { MediaTools } from './media-tools.ts';
+import { JobFailure } from '../../../lib/job-failure.ts';
+import { commonArgs, MediaToolError, runFfmpeg, runFfprobe } from './tools.ts';
+import type { MediaTools } from './tools.ts';
 
 /** The part of `ffprobe -print_format json -show_format -show_streams` we rely on. */
 const ffprobeStreamSchema = z.object({
@@ -122,6 +123,21 @@ export const WEB_COMPATIBLE = {
   // Browsers decode 8-bit 4:2:0 H.264 only; High 10 or 4:2:2 files play as black.
   pixelFormats: ['yuv420p', 'yuvj420p'],
 } as const;
+
+export function ffprobeArgs(source: string): string[] {
+  return ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', source];
+}
+
+/** Every packet's time and flags (K = keyframe) of one stream: keyframes without decoding. */
+export function keyframeProbeArgs(source: string, streamIndex: number): string[] {
+  return ['-v', 'error', '-select_streams', String(streamIndex), '-show_entries', 'packet=pts_time,dts_time,flags', '-print_format', 'json=compact=1', source];
+}
+
+/** A demux-only pass (no decoding) whose progress tells the duration a container left out. */
+export function measureDurationArgs(media: MediaDescription, source: string): string[] {
+  const maps = [media.videoStreamIndex, media.audioStreamIndex].flatMap((index) => (index === null ? [] : ['-map', `0:${index}`]));
+  return [...commonArgs, '-i', source, ...maps, '-c', 'copy', '-f', 'null', '-'];
+}
 
 export function parseFfprobeOutput(json: unknown): FfprobeOutput {
   const parsed = ffprobeOutputSchema.safeParse(json);
@@ -263,6 +279,11 @@ export async function probeSource(tools: MediaTools, source: string, key: string
   return describeMedia(parseFfprobeOutput(output));
 }
 
+/** Probes a file the image made or already read (its output, a checked source): ffprobe's failures pass as they are. */
+export async function describeFile(tools: MediaTools, path: string, signal?: AbortSignal): Promise<MediaDescription> {
+  return describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(path), signal)));
+}
+
 /** Browser recordings (MediaRecorder WebM) carry no duration; a demux-only pass measures it. */
 export async function withDuration(
   tools: MediaTools,
@@ -302,7 +323,7 @@ export function keyframeTimes(json: unknown, containerStartSeconds = 0): number[
  * is decoded: fast even for long files. Pass the probe when you have it.
  */
 export async function probeKeyframes(tools: MediaTools, path: string, signal?: AbortSignal, media?: MediaProbe): Promise<number[]> {
-  const probed = media ?? describeMedia(parseFfprobeOutput(await runFfprobe(tools, ffprobeArgs(path), signal)));
+  const probed = media ?? (await describeFile(tools, path, signal));
   if (probed.videoStreamIndex === null) return [];
   return keyframeTimes(await runFfprobe(tools, keyframeProbeArgs(path, probed.videoStreamIndex), signal), probed.startSeconds);
 }
