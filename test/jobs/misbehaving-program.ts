@@ -50,6 +50,7 @@ switch (behaviour) {
     process.stdout.write(formatJobEvent({ event: 'progress', step: 'hanging', progress: 5 }));
     setInterval(() => {}, 60_000);
     break;
+  case undefined:
   default:
     process.exitCode = await runJob({ programs: [artifactStandIn] });
 }
