@@ -10,6 +10,10 @@ export DATABASE_URL="$TEST_POSTGRES_URL"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 
 ensure_node_modules
+# The lint first: a finding fails the run before any test starts (LINT=0 skips it, for a quick local run).
+if [ "${LINT:-1}" != 0 ]; then
+  bash hack/lint.sh || die "lint failed: fix the findings above (bash hack/lint.sh, or npm run lint)"
+fi
 # flite speaks the test phrases the recognizer hears (hack/fixtures/speech.ts).
 ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server "${SPEECH_RECOGNIZER[@]}" "${RENDER_FONTS[@]}"
 ensure_postgres

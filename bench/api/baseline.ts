@@ -112,7 +112,7 @@ function projectSummary(row: Record<string, unknown>) {
   };
 }
 
-function plan(subscription: Record<string, any>) {
+function plan(subscription: { tier: string; status: string; trial_ends_at: Date | null }) {
   const now = new Date();
   const trialing = subscription.status === 'trialing' && !!subscription.trial_ends_at && subscription.trial_ends_at > now;
   const paid = ['active', 'past_due'].includes(subscription.status) && subscription.tier !== 'Free';

@@ -214,6 +214,9 @@ export class CaseMaker {
         headers['Accept-Language'] = random.pick(LANGUAGES);
         label = `Accept-Language ${JSON.stringify(headers['Accept-Language']).slice(0, 40)}`;
         break;
+      case 'valid':
+      case 'edges':
+        break; // the conforming request made above, as it is
     }
 
     if (rawBody === undefined && body !== undefined) rawBody = contentType?.includes('form') ? formEncode(body) : JSON.stringify(body);

@@ -131,6 +131,8 @@ function conformingString(schema: JsonSchema, context: ValueContext, name: strin
       return `https://example.test/${random.int(0, 99999)}`;
     case 'email':
       return `fuzz${random.int(0, 1e9)}@example.test`;
+    case undefined:
+      break;
   }
   if (schema.pattern) {
     const pattern = new RegExp(schema.pattern, 'u');

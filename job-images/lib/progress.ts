@@ -109,7 +109,8 @@ export function kubernetesProgressSink(patchStatus: StatusPatcher, log: JobLog, 
 
   const schedule = (): void => {
     if (timer || inFlight) return;
-    timer = setTimeout(send, Math.max(0, lastSentAt + intervalMs - Date.now()));
+    // Not awaited: send() catches (and logs) a failed patch itself; flush() awaits the one in flight.
+    timer = setTimeout(() => void send(), Math.max(0, lastSentAt + intervalMs - Date.now()));
     // A pending patch must not keep a finished program alive; flush() sends it.
     timer.unref();
   };

@@ -46,6 +46,7 @@ switch (requested.behaviour) {
     process.stdout.write(formatProgressLine({ event: 'progress', step: 'download', progress: 5 }));
     setInterval(() => {}, 60_000);
     break;
+  case undefined:
   default:
     process.exitCode = await runJob({ programs: [artifactStandIn] });
 }

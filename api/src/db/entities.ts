@@ -15,7 +15,7 @@ import { CancellationFeedback, DueAction, PaymentCustomer, PaymentEvent } from '
 import { Export } from '../exports/entities.ts';
 
 /** Every entity of the service, one line per feature. */
-export const entities: EntitySchema<any, any>[] = [
+export const entities: EntitySchema[] = [
   User,
   UserIdentity,
   DeletedAccount,

@@ -23,7 +23,8 @@ export function scheduleExportSweep(services: Pick<Services, 'config' | 'orm' | 
       },
       (error: unknown) => services.logger.warn({ err: error }, 'the expired export sweep failed'),
     );
-  const timer = setInterval(sweep, services.config.EXPORT_SWEEP_INTERVAL_SECONDS * 1000);
+  // Not awaited: sweep() logs its own failure (the rejection handler above).
+  const timer = setInterval(() => void sweep(), services.config.EXPORT_SWEEP_INTERVAL_SECONDS * 1000);
   timer.unref();
   return () => clearInterval(timer);
 }

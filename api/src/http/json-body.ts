@@ -9,7 +9,7 @@ import { InvalidInput } from '../shared/errors.ts';
 export const MAX_JSON_DEPTH = 64;
 
 // co-body's strict mode, kept: a JSON body is an object or an array.
-const STARTS_AS_OBJECT_OR_ARRAY = /^[\x20\x09\x0a\x0d]*[[{]/;
+const STARTS_AS_OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 
 /**
  * A JSON request body as a value: 400 when it is not JSON, is not an object or array, or

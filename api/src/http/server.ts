@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 
@@ -9,6 +9,9 @@ export type HttpServerConfig = Pick<
 
 const DROP_LOG_INTERVAL_MS = 60_000;
 
+/** A request handler such as Koa's callback(), which answers its own errors (ctx.onerror): its promise never rejects. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
 /**
  * The api's HTTP server, bounded so that idle or slow clients cannot hold descriptors:
  * a connection must deliver a request's headers within HTTP_HEADERS_TIMEOUT_MS (also one
@@ -17,7 +20,7 @@ const DROP_LOG_INTERVAL_MS = 60_000;
  * beyond HTTP_MAX_CONNECTIONS are closed on arrival. Event streams are not cut: their
  * request is complete at once and they set their socket's idle timeout to none.
  */
-export function createHttpServer(listener: RequestListener, config: HttpServerConfig, logger?: Logger): Server {
+export function createHttpServer(listener: RequestHandler, config: HttpServerConfig, logger?: Logger): Server {
   const server = createServer(
     {
       headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
@@ -26,7 +29,8 @@ export function createHttpServer(listener: RequestListener, config: HttpServerCo
       // How often Node looks for connections past those timeouts: its default, 30 s, would stretch them.
       connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor(config.HTTP_HEADERS_TIMEOUT_MS / 4))),
     },
-    listener,
+    // Not awaited: the handler answers its own errors (see RequestHandler).
+    (req, res) => void listener(req, res),
   );
   server.maxConnections = config.HTTP_MAX_CONNECTIONS;
 

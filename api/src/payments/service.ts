@@ -265,6 +265,8 @@ export class PlanChanges {
         return most(charged);
       case 'subscription_update':
         return Math.max(0, most(charged) - most(credited));
+      case null:
+      case undefined:
       default:
         return 0;
     }

@@ -1,0 +1,27 @@
+// Type-aware lint over the files tsconfig.json covers: rules that catch bugs (promises
+// nobody awaits, a switch that misses a case), not style. `npm run lint` / hack/lint.sh.
+// Why typescript-eslint comes from hack/lint/: docs/decisions.md ("Lint").
+import { defineConfig } from 'eslint/config';
+import tseslint from './hack/lint/index.js';
+
+export default defineConfig(
+  { ignores: ['**/node_modules/**', '.data/**', '**/*.js'] },
+  {
+    files: ['{api,operator,job-images,test,bench,hack,crds}/**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      // Promise.all over a builder that returns a value or a promise (progress-relay's marks) is fine.
+      '@typescript-eslint/await-thenable': ['error', { allowMixedPromiseArrays: true }],
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: false }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      'no-control-regex': 'error',
+    },
+  },
+);
