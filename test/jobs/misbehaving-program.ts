@@ -46,7 +46,10 @@ switch (requested.behaviour) {
     process.stdout.write(formatProgressLine({ event: 'progress', step: 'download', progress: 5 }));
     setInterval(() => {}, 60_000);
     break;
+  // through the job runtime, like a real image
+  case 'coded':
+  case 'unreadable-result':
+  case 'wait':
   case undefined:
-  default:
     process.exitCode = await runJob({ programs: [artifactStandIn] });
 }
