@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { MediaFile, type MediaFileRow } from '../../api/src/media/entities.ts';
 import { eventually } from '../../hack/fixtures/wait.ts';
 
+/** The one polling helper (shared with the benchmarks: hack/fixtures/wait.ts). */
 export { eventually };
 
 /** A media file's row once `done` holds for it. */
