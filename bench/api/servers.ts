@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { eventually } from '../../hack/fixtures/wait.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const API_MAIN = fileURLToPath(new URL('../../api/src/main.ts', import.meta.url));
@@ -84,21 +85,21 @@ export async function startServer(
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before answering`))));
-  const deadline = started + (options.timeoutMs ?? 30_000);
-  const probe = async (): Promise<void> => {
-    for (;;) {
+  const probe = eventually(
+    async () => {
       try {
         const response = await fetch(`${url}${options.probePath ?? '/healthz'}`);
         await response.arrayBuffer();
-        if (response.status === 200) return;
+        return response.status === 200 ? true : undefined;
       } catch {
-        // not listening yet
+        return undefined; // not listening yet
       }
-      if (performance.now() > deadline) throw new Error(`${name} did not answer within ${options.timeoutMs ?? 30_000} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  };
-  await Promise.race([probe(), exited]);
+    },
+    `${name} answering 200 on ${options.probePath ?? '/healthz'}`,
+    options.timeoutMs ?? 30_000,
+    5,
+  );
+  await Promise.race([probe, exited]);
   const startedInMs = performance.now() - started;
   exited.catch(() => {});
   return {

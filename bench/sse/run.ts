@@ -33,6 +33,7 @@ import { createServices } from '../../api/src/app.ts';
 import { migrateUp, openOrm } from '../../api/src/db/orm.ts';
 import { createRedis } from '../../api/src/redis.ts';
 import { EventBus } from '../../api/src/events/bus.ts';
+import { mb } from '../../hack/fixtures/units.ts';
 import { watchGcPauses, type BenchRequest, type MeasuredMessage, type ProcessMeasurement } from './measured-process.ts';
 
 const STREAMS = Number(process.env.SSE_BENCH_STREAMS ?? 10_000);
@@ -287,7 +288,6 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-const mb = (bytes: number) => bytes / 1024 / 1024;
 const line = (text: string) => process.stdout.write(`${text}\n`);
 
 ensureDescriptorLimit();
@@ -318,7 +318,7 @@ try {
     const to = await floor.measure();
     for (const response of bare) response.close();
     await floor.stop();
-    return { rssPer1000: mb(to.rssBytes - from.rssBytes) / (STREAMS / 1000), heapPerStream: (to.heapUsedBytes - from.heapUsedBytes) / STREAMS };
+    return { rssPer1000: (to.rssBytes - from.rssBytes) / mb(1) / (STREAMS / 1000), heapPerStream: (to.heapUsedBytes - from.heapUsedBytes) / STREAMS };
   };
   const nodeFloor = await floorOf('node');
   line(`Node's HTTP server alone (${STREAMS} idle event-stream responses, no Koa, no headers of ours): RSS ${nodeFloor.rssPer1000.toFixed(2)} MB per 1,000, heap ${(nodeFloor.heapPerStream / 1024).toFixed(1)} KB per response`);
@@ -345,7 +345,7 @@ try {
 
   const snapshot = (name: string) => (HEAP_SNAPSHOTS ? `${HEAP_SNAPSHOTS}/${name}.heapsnapshot` : undefined);
   const steps: { streams: number; measurement: ProcessMeasurement; seconds: number }[] = [{ streams: 0, measurement: await api.measure(snapshot('0-streams')), seconds: 0 }];
-  line(`api at 0 streams: RSS ${mb(steps[0]!.measurement.rssBytes).toFixed(1)} MB, heap ${mb(steps[0]!.measurement.heapUsedBytes).toFixed(1)} MB`);
+  line(`api at 0 streams: RSS ${(steps[0]!.measurement.rssBytes / mb(1)).toFixed(1)} MB, heap ${(steps[0]!.measurement.heapUsedBytes / mb(1)).toFixed(1)} MB`);
   for (let from = 0; from < STREAMS; from += STEP) {
     const indices = Array.from({ length: Math.min(STEP, STREAMS - from) }, (_, n) => from + n);
     started = performance.now();
@@ -354,19 +354,19 @@ try {
     const measurement = await api.measure(from + STEP >= STREAMS ? snapshot(`${STREAMS}-streams`) : undefined);
     steps.push({ streams: streams.length, measurement, seconds });
     line(
-      `${String(streams.length).padStart(6)} streams (${(indices.length / seconds).toFixed(0)} opens/s): RSS ${mb(measurement.rssBytes).toFixed(1)} MB, heap ${mb(measurement.heapUsedBytes).toFixed(1)} MB, ` +
+      `${String(streams.length).padStart(6)} streams (${(indices.length / seconds).toFixed(0)} opens/s): RSS ${(measurement.rssBytes / mb(1)).toFixed(1)} MB, heap ${(measurement.heapUsedBytes / mb(1)).toFixed(1)} MB, ` +
         `${measurement.liveWatched} EntityManagers of stream requests reachable, ${measurement.openConnections} connections`,
     );
   }
   const first = steps[0]!.measurement;
   const last = steps.at(-1)!.measurement;
-  const rssPer1000 = mb(last.rssBytes - first.rssBytes) / (STREAMS / 1000);
+  const rssPer1000 = (last.rssBytes - first.rssBytes) / mb(1) / (STREAMS / 1000);
   const heapPerStream = (last.heapUsedBytes - first.heapUsedBytes) / STREAMS;
   const heldEntityManagers = last.liveWatched;
   // From 2,000 streams on, the young generation has grown to its size under this load: what each further stream adds.
   const settled = steps.find((step) => step.streams >= 2 * STEP);
   if (settled && settled !== steps.at(-1)) {
-    const slope = mb(last.rssBytes - settled.measurement.rssBytes) / ((STREAMS - settled.streams) / 1000);
+    const slope = (last.rssBytes - settled.measurement.rssBytes) / mb(1) / ((STREAMS - settled.streams) / 1000);
     line(`RSS growth from ${settled.streams} to ${STREAMS} streams: ${slope.toFixed(2)} MB per 1,000`);
   }
   line(`RSS growth ${rssPer1000.toFixed(2)} MB per 1,000 streams (${(rssPer1000 / floorRssPer1000).toFixed(2)}× the floor); heap ${(heapPerStream / 1024).toFixed(1)} KB per stream (floor ${(floorHeapPerStream / 1024).toFixed(1)} KB); ${heldEntityManagers} EntityManagers of stream requests reachable with ${STREAMS} streams open`);

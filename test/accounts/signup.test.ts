@@ -4,6 +4,7 @@ import { decodeJwt } from 'jose';
 import { UserRead } from '../../api/src/accounts/schemas.ts';
 import { json, startTestApp } from '../support/harness.ts';
 import { Client } from '../support/users.ts';
+import { eventually } from '../support/wait.ts';
 import { newSignup, randomIp, signUpVerified, startAccountsApp, tokenOf, type AccountsTestApp } from './fixtures.ts';
 
 describe('rule 1: signup', () => {
@@ -83,8 +84,7 @@ describe('rule 1: signup', () => {
     expect(again.status).to.equal(200);
     expect(unknown.status).to.equal(200);
     expect(await json(again)).to.deep.equal(await json(unknown));
-    const deadline = Date.now() + 5000;
-    while (fixture.smtp.to(signup.email).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => (fixture.smtp.to(signup.email).length >= 2 ? true : undefined), `a second mail to ${signup.email}`, 5000, 20);
     const mails = fixture.smtp.to(signup.email);
     expect(mails).to.have.lengthOf(2);
     expect(tokenOf(mails[1]!)).not.to.equal(tokenOf(mails[0]!));

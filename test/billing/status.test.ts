@@ -3,10 +3,8 @@ import { chargeStorage, refundStorage } from '../../api/src/accounts/storage-usa
 import { BillingStatusSchema } from '../../api/src/billing/schemas.ts';
 import { TIERS, canCreateProject, storageQuotaBytes, maxProjects, tierLimits, watermarkRequired } from '../../api/src/billing/tiers.ts';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
+import { mb } from '../../hack/fixtures/units.ts';
 import { signUpAndLogin } from '../support/users.ts';
-
-const MB = 1024 * 1024;
-const GB = 1024 * MB;
 
 const SPEC_FIELDS = [
   'tier',
@@ -46,7 +44,7 @@ describe('rule 6: the tier table (DESIGN.md, spec Limits)', () => {
   it('can_watermark_free false/true/true/true; AI director for Creator and Viral; storage 500 MB, 2 GB, 25 GB, 100 GB (binary)', () => {
     expect(['Free', 'Hobby', 'Creator', 'Viral'].map((tier) => tierLimits(tier as 'Free').canWatermarkFree)).to.deep.equal([false, true, true, true]);
     expect(['Free', 'Hobby', 'Creator', 'Viral'].map((tier) => tierLimits(tier as 'Free').canUseAiDirector)).to.deep.equal([false, false, true, true]);
-    expect([storageQuotaBytes('Free'), storageQuotaBytes('Hobby'), storageQuotaBytes('Creator'), storageQuotaBytes('Viral')]).to.deep.equal([500 * MB, 2 * GB, 25 * GB, 100 * GB]);
+    expect([storageQuotaBytes('Free'), storageQuotaBytes('Hobby'), storageQuotaBytes('Creator'), storageQuotaBytes('Viral')]).to.deep.equal([mb(500), mb(2 * 1024), mb(25 * 1024), mb(100 * 1024)]);
     expect(watermarkRequired('Free')).to.equal(true);
     expect(maxProjects('Viral')).to.equal(Infinity);
     expect(canCreateProject('Free', 2)).to.equal(true);
@@ -84,7 +82,7 @@ describe('rule 6: the billing status object', () => {
       beta_renewal_date: null,
       scheduled_change: null,
       storage_used_bytes: 0,
-      storage_quota_bytes: 500 * MB,
+      storage_quota_bytes: mb(500),
       project_count: 0,
       max_projects: 3,
       can_use_ai_director: false,
@@ -95,9 +93,9 @@ describe('rule 6: the billing status object', () => {
 
   it('each paid tier shows its limits; Viral has no project limit (max_projects -1); paid users may reach support', async () => {
     const expected = {
-      Hobby: { max_projects: 20, storage_quota_bytes: 2 * GB, can_use_ai_director: false, can_watermark_free: true },
-      Creator: { max_projects: 100, storage_quota_bytes: 25 * GB, can_use_ai_director: true, can_watermark_free: true },
-      Viral: { max_projects: -1, storage_quota_bytes: 100 * GB, can_use_ai_director: true, can_watermark_free: true },
+      Hobby: { max_projects: 20, storage_quota_bytes: mb(2 * 1024), can_use_ai_director: false, can_watermark_free: true },
+      Creator: { max_projects: 100, storage_quota_bytes: mb(25 * 1024), can_use_ai_director: true, can_watermark_free: true },
+      Viral: { max_projects: -1, storage_quota_bytes: mb(100 * 1024), can_use_ai_director: true, can_watermark_free: true },
     } as const;
     for (const [tier, limits] of Object.entries(expected)) {
       const { client } = await signUpAndLogin(app, { tier: tier as keyof typeof expected });
@@ -122,14 +120,14 @@ describe('rule 6: the billing status object', () => {
   it('storage_used_bytes follows atomic charges and refunds; project_count comes from the installed counter', async () => {
     const { client, user } = await signUpAndLogin(app);
     const em = app.services.orm.em.fork();
-    expect(await chargeStorage(em, user.id, 400 * MB, storageQuotaBytes('Free'))).to.equal(true);
-    expect(await chargeStorage(em, user.id, 200 * MB, storageQuotaBytes('Free')), 'over the quota').to.equal(false);
-    await refundStorage(em, user.id, 100 * MB);
+    expect(await chargeStorage(em, user.id, mb(400), storageQuotaBytes('Free'))).to.equal(true);
+    expect(await chargeStorage(em, user.id, mb(200), storageQuotaBytes('Free')), 'over the quota').to.equal(false);
+    await refundStorage(em, user.id, mb(100));
     app.services.billing.useProjectCounter(async (_em, userId) => (userId === user.id ? 2 : 0));
     try {
       const status = await json(await client.get('/api/v1/users/me/billing'));
-      expect(status).to.include({ storage_used_bytes: 300 * MB, project_count: 2 });
-      expect((await json(await client.get('/api/v1/users/me'))).storage_used_bytes).to.equal(300 * MB);
+      expect(status).to.include({ storage_used_bytes: mb(300), project_count: 2 });
+      expect((await json(await client.get('/api/v1/users/me'))).storage_used_bytes).to.equal(mb(300));
     } finally {
       app.services.billing.useProjectCounter(async () => 0);
     }

@@ -9,19 +9,11 @@ import type { UserEvent } from '../../api/src/events/bus.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { dataOf, isEvent, openSse } from '../support/sse-stream.ts';
+import { eventually } from '../support/wait.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const macrotask = () => new Promise((resolve) => setImmediate(resolve));
-
-/** Polls until `check` holds; fails with `what` after timeoutMs. */
-async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const mediaReady = (name: string): UserEvent => ({
   type: 'media_ready',
@@ -55,7 +47,7 @@ async function rawStream(app: TestApp, user: SignedIn, httpVersion: '1.0' | '1.1
   socket.on('error', () => {});
   socket.on('close', () => (closed = true));
   socket.write(`GET /api/v1/user-stream HTTP/${httpVersion}\r\nHost: 127.0.0.1\r\nCookie: ${cookieOf(user)}\r\n\r\n`);
-  await eventually('the stream opens', () => received.includes(': connected\n\n'));
+  await eventually(async () => (received.includes(': connected\n\n') ? true : undefined), 'the stream opens', 5000, 20);
   const headEnd = received.indexOf('\r\n\r\n');
   return {
     socket,
@@ -114,7 +106,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     try {
       for (const stream of streams) await stream.next((frame) => frame === ': connected');
       expect(requests).to.have.length(6);
-      await eventually('all three are off the server', () => detachedCount(app.server) === 3);
+      await eventually(async () => (detachedCount(app.server) === 3 ? true : undefined), 'all three are off the server', 5000, 20);
       expect(await openGauge(app, 'socket'), 'cutroom_event_streams_open, held by their socket').to.equal(3);
       expect(await openGauge(app, 'response')).to.equal(0);
       for (let round = 0; round < 3; round++) {
@@ -132,8 +124,8 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     } finally {
       for (const stream of streams) stream.close();
     }
-    await eventually('the closed streams leave', async () => detachedCount(app.server) === 0 && (await subscribers()) === 0);
-    await eventually('the gauge counts them out', async () => (await openGauge(app, 'socket')) === 0);
+    await eventually(async () => (detachedCount(app.server) === 0 && (await subscribers()) === 0 ? true : undefined), 'the closed streams leave', 5000, 20);
+    await eventually(async () => ((await openGauge(app, 'socket')) === 0 ? true : undefined), 'the gauge counts them out', 5000, 20);
   });
 
   it('HTTP/1.1: the body after the head is valid chunked coding; bytes the client sends (a pipelined request) are ignored', async () => {
@@ -143,7 +135,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
       expect(stream.head.toLowerCase()).to.include('transfer-encoding: chunked');
       stream.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nnot http at all\r\n\r\n');
       await app.services.bus.publishToUser(user.user.id, mediaReady('after the pipelined request'));
-      await eventually('the event arrives', () => dechunk(stream.body()).payload.includes('after the pipelined request'));
+      await eventually(async () => (dechunk(stream.body()).payload.includes('after the pipelined request') ? true : undefined), 'the event arrives', 5000, 20);
       const { payload, complete } = dechunk(stream.body());
       expect(payload.startsWith(': connected\n\nevent: media_ready\ndata: {')).to.equal(true);
       expect(complete).to.equal(false);
@@ -159,7 +151,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
       expect(stream.head).to.match(/^HTTP\/1\.1 200 OK\r\n/);
       expect(stream.head.toLowerCase()).not.to.include('transfer-encoding');
       await app.services.bus.publishToUser(user.user.id, mediaReady('plain'));
-      await eventually('the event arrives', () => stream.body().includes('"display_name":"plain"'));
+      await eventually(async () => (stream.body().includes('"display_name":"plain"') ? true : undefined), 'the event arrives', 5000, 20);
       expect(stream.body()).to.match(/^: connected\n\nevent: media_ready\ndata: \{[^\n]*\}\n\n$/);
     } finally {
       stream.socket.destroy();
@@ -168,10 +160,10 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
 
   it('a client that half-closes its connection ends its stream: the connection, the lease and the channel are let go', async () => {
     const stream = await rawStream(app, user, '1.1');
-    await eventually('subscribed', async () => (await subscribers()) === 1);
+    await eventually(async () => ((await subscribers()) === 1 ? true : undefined), 'subscribed', 5000, 20);
     stream.socket.end();
-    await eventually('the server closes the connection', () => stream.closed());
-    await eventually('the stream leaves', async () => detachedCount(app.server) === 0 && (await subscribers()) === 0);
+    await eventually(async () => (stream.closed() ? true : undefined), 'the server closes the connection', 5000, 20);
+    await eventually(async () => (detachedCount(app.server) === 0 && (await subscribers()) === 0 ? true : undefined), 'the stream leaves', 5000, 20);
     // Every lease is back: the user can open SSE_MAX_CONNECTIONS_PER_USER streams again.
     const streams = await Promise.all([1, 2, 3, 4, 5].map(() => openSse(user.client, '/api/v1/user-stream')));
     try {
@@ -187,7 +179,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
       const ownUser = await signUpAndLogin(own);
       const stream = await rawStream(own, ownUser, '1.1');
       expect((await ownUser.client.post('/api/v1/auth/logout')).status).to.be.lessThan(300);
-      await eventually('the server closes the connection', () => stream.closed());
+      await eventually(async () => (stream.closed() ? true : undefined), 'the server closes the connection', 5000, 20);
       expect(dechunk(stream.body()).complete, 'the last chunk came before the close').to.equal(true);
       expect(detachedCount(own.server)).to.equal(0);
     } finally {
@@ -199,7 +191,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     const reader = await signUpAndLogin(app);
     const stream = await rawStream(app, reader, '1.1');
     const channelSubscribers = () => subscribersOf(app, reader);
-    await eventually('subscribed', async () => (await channelSubscribers()) === 1);
+    await eventually(async () => ((await channelSubscribers()) === 1 ? true : undefined), 'subscribed', 5000, 20);
     stream.socket.pause();
     const large = 'x'.repeat(128 * 1024);
     let published = 0;
@@ -210,7 +202,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
       await macrotask();
     }
     expect(published * large.length, 'bytes published before the drop').to.be.greaterThan(MAX_UNSENT_BYTES);
-    await eventually('the stream leaves', async () => detachedCount(app.server) === 0 && (await channelSubscribers()) === 0);
+    await eventually(async () => (detachedCount(app.server) === 0 && (await channelSubscribers()) === 0 ? true : undefined), 'the stream leaves', 5000, 20);
     stream.socket.destroy();
   });
 
@@ -235,13 +227,13 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
     socket.on('error', () => {});
     const request = `GET /api/v1/user-stream HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookieOf(piper)}\r\n\r\n`;
     socket.write(request + request);
-    await eventually('the first stream opens', () => received.includes(': connected\n\n'));
+    await eventually(async () => (received.includes(': connected\n\n') ? true : undefined), 'the first stream opens', 5000, 20);
     await app.services.bus.publishToUser(piper.user.id, mediaReady('pipelined'));
-    await eventually('the first stream gets the event', () => received.includes('"display_name":"pipelined"'));
+    await eventually(async () => (received.includes('"display_name":"pipelined"') ? true : undefined), 'the first stream gets the event', 5000, 20);
     expect(await openGauge(app, 'response'), 'the first stream stays on the server, written through its response').to.equal(1);
     socket.destroy();
-    await eventually('the gauge counts it out', async () => (await openGauge(app, 'response')) === 0);
-    await eventually('both let go', async () => (await channelSubscribers()) === 0);
+    await eventually(async () => ((await openGauge(app, 'response')) === 0 ? true : undefined), 'the gauge counts it out', 5000, 20);
+    await eventually(async () => ((await channelSubscribers()) === 0 ? true : undefined), 'both let go', 5000, 20);
     const streams = await Promise.all([1, 2, 3, 4, 5].map(() => openSse(piper.client, '/api/v1/user-stream')));
     try {
       expect(streams.map((opened) => opened.response.status), 'every lease is back').to.deep.equal([200, 200, 200, 200, 200]);
@@ -282,7 +274,7 @@ describe('event streams are taken off the HTTP server once open (issue 14)', fun
       const stream = await rawStream(own, ownUser, '1.1');
       expect(detachedCount(own.server)).to.equal(1);
       own.server.closeAllConnections();
-      await eventually('the client sees the connection close', () => stream.closed());
+      await eventually(async () => (stream.closed() ? true : undefined), 'the client sees the connection close', 5000, 20);
       expect(detachedCount(own.server)).to.equal(0);
     } finally {
       await own.close();

@@ -8,6 +8,7 @@ import { dataOf, expectKeepalives, isEvent, openSse } from '../support/sse-strea
 import { makeCorruptFile, makeVideo } from '../support/media.ts';
 import { uploadMedia } from '../support/media-upload.ts';
 import { runArtifactJob, storeItem } from '../media/library-fixtures.ts';
+import { eventually } from '../support/wait.ts';
 
 /** An open SSE response read frame by frame (comments included). */
 const openStream = (client: Client) => openSse(client, '/api/v1/user-stream');
@@ -143,11 +144,10 @@ describe('user stream: GET /api/v1/user-stream', () => {
       expect(other.response.status).to.equal(200);
       other.close();
       first.close();
-      let again = await client.get('/api/v1/user-stream');
-      for (let tries = 0; again.status === 429 && tries < 20; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        again = await client.get('/api/v1/user-stream');
-      }
+      const again = await eventually(async () => {
+        const answer = await client.get('/api/v1/user-stream');
+        return answer.status === 429 ? undefined : answer;
+      }, 'a stream admitted once the first closed', 2000, 100);
       expect(again.status).to.equal(200);
       await again.body?.cancel();
     } finally {
@@ -167,8 +167,7 @@ describe('user stream: GET /api/v1/user-stream', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await subscribers(user.id)).to.equal(1);
     two.close();
-    const deadline = Date.now() + 3000;
-    while ((await subscribers(user.id)) !== 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(async () => ((await subscribers(user.id)) === 0 ? true : undefined), 'the channel unsubscribed after the last stream', 3000, 50);
     expect(await subscribers(user.id)).to.equal(0);
     // The lease is released too: two fresh streams are admitted at once.
     const again = [await openStream(client), await openStream(client)];

@@ -10,6 +10,7 @@ import { ObjectStore } from './object-store.ts';
 import type { DeleteOptions, ListOptions } from './object-store.ts';
 import { builtinTypes, loadCustomResourceTypes, ResourceTypes } from './resource-types.ts';
 import type { KubeObject } from './resource-types.ts';
+import { eventually } from '../../hack/fixtures/wait.ts';
 
 export type { KubeObject, ObjectMeta, OwnerReference } from './resource-types.ts';
 export type { JobFailure, JobSuccess } from './job-controller.ts';
@@ -60,16 +61,6 @@ export type KubeSim = {
 
 const defaultCrdDir = fileURLToPath(new URL('../../crds/', import.meta.url));
 
-async function poll<T>(check: () => T | undefined | null | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`kube-sim: timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSim> {
   const types = new ResourceTypes([...builtinTypes, ...loadCustomResourceTypes(options.crdDir ?? defaultCrdDir)]);
   const store = new ObjectStore(types, options.historyLimit ?? 10_000);
@@ -106,7 +97,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     sendBookmarks: () => server.sendBookmarks(),
     openWatches: () => server.openWatches,
     waitForWatches: async (count, timeoutMs = 5000) => {
-      await poll(() => server.openWatches >= count, timeoutMs, `${count} open watch(es)`);
+      await eventually(async () => (server.openWatches >= count ? true : undefined), `kube-sim: ${count} open watch(es)`, timeoutMs, 10);
     },
     failNext: (fault, times = 1) => server.injectFault(fault, times),
     requests: server.requests,
@@ -119,6 +110,6 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     failJob: (namespace, name, failure) => jobs.failJob(namespace, name, failure),
     jobPods: (namespace, jobName) => jobs.jobPods(namespace, jobName),
 
-    waitFor: (check, timeoutMs = 5000) => poll(check, timeoutMs, 'a condition'),
+    waitFor: (check, timeoutMs = 5000) => eventually(async () => check() || undefined, 'kube-sim: a condition', timeoutMs, 10),
   };
 }

@@ -14,7 +14,7 @@ import { storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
 import type { BillingService } from '../../api/src/billing/billing-service.ts';
 import { producedMediaCompletion } from '../../api/src/media/media-edits/produced-media-completion.ts';
-import { eventually } from '../support/wait.ts';
+import { eventually, fileWhen } from '../support/wait.ts';
 import { runArtifactJob, storeItem } from './library-fixtures.ts';
 import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
 import type { ProducedMediaResult } from '../../crds/contract/programs/media-edit.ts';
@@ -424,12 +424,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     }
     const em = app.services.orm.em.fork();
     const fileId = (await em.findOneOrFail(MediaItem, newItemId)).file.id;
-    const deadline = Date.now() + 30_000;
-    let file = await em.fork().findOneOrFail(MediaFile, fileId);
-    while (file.proxyStatus === 'pending' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      file = await em.fork().findOneOrFail(MediaFile, fileId);
-    }
+    const file = await fileWhen(app.services.orm, fileId, (row) => row.proxyStatus !== 'pending', 30_000);
     expect([file.status, file.height, file.proxyStatus]).to.deep.equal(['UPLOADED', 1440, 'ready']);
     const [proxyJob] = await em.fork().find(Job, { program: 'proxy', mediaFileId: fileId });
     expect(proxyJob?.input).to.deep.equal({ sourceKey: file.storageKey, contentType: file.contentType });

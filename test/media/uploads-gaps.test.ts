@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { ListPartsCommand } from '@aws-sdk/client-s3';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
+import { mb } from '../../hack/fixtures/units.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { makeAudio } from '../support/media.ts';
 import { putBytes, putParts } from '../support/media-upload.ts';
@@ -12,8 +13,7 @@ import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { createUploads } from '../../api/src/media/uploads/feature.ts';
 
-const MiB = 1024 * 1024;
-const PART = 5 * MiB;
+const PART = mb(5);
 
 describe('media uploads: multipart parts listing, first part URLs and racing completes', function () {
   this.timeout(60_000);
@@ -23,7 +23,7 @@ describe('media uploads: multipart parts listing, first part URLs and racing com
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cutroom-multipart-gaps-'));
     // 5 MiB parts from 1 MiB on: a 2 MiB file is one real part, declared sizes reach 60 parts
-    app = await startTestApp({ JOB_BACKEND: 'local', MULTIPART_PART_SIZE_BYTES: String(PART), MULTIPART_CUTOFF_BYTES: String(MiB) });
+    app = await startTestApp({ JOB_BACKEND: 'local', MULTIPART_PART_SIZE_BYTES: String(PART), MULTIPART_CUTOFF_BYTES: String(mb(1)) });
   });
   after(async () => {
     await app.close();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { AbortMultipartUploadCommand, ListPartsCommand } from '@aws-sdk/client-s3';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
+import { mb } from '../../hack/fixtures/units.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { listenToUser } from '../support/events.ts';
 import { makeAudio } from '../support/media.ts';
@@ -13,8 +14,7 @@ import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { createUploads } from '../../api/src/media/uploads/feature.ts';
 
-const MiB = 1024 * 1024;
-const FREE_QUOTA = 500 * MiB;
+const FREE_QUOTA = mb(500);
 
 describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', function () {
   this.timeout(60_000);
@@ -26,7 +26,7 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cutroom-multipart-'));
     // 5 MiB parts and a 1 MiB cutoff keep real multi-part uploads small; 3 parts at most
-    app = await startTestApp({ JOB_BACKEND: 'local', MULTIPART_PART_SIZE_BYTES: String(5 * MiB), MULTIPART_CUTOFF_BYTES: String(MiB), MULTIPART_MAX_PARTS: '3' });
+    app = await startTestApp({ JOB_BACKEND: 'local', MULTIPART_PART_SIZE_BYTES: String(mb(5)), MULTIPART_CUTOFF_BYTES: String(mb(1)), MULTIPART_MAX_PARTS: '3' });
     wav = await makeAudio(dir, 'long.wav', { seconds: 65 });
     wavSize = (await stat(wav)).size;
   });
@@ -50,7 +50,7 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
     const events = await listenToUser(app.services.bus, account.user.id);
     try {
       const started = await initiate(account);
-      expect(started).to.include({ part_size_bytes: 5 * MiB, parts_count: 3, expires_in: 7200 });
+      expect(started).to.include({ part_size_bytes: mb(5), parts_count: 3, expires_in: 7200 });
       expect(started.key, 'parts go to the upload\'s staging key').to.match(new RegExp(`^uploads/${started.media_file_id}/[0-9a-f-]{36}$`));
       expect(started.parts.map((p: { part_number: number }) => p.part_number)).to.deep.equal([1, 2, 3]);
       expect((await em().findOneOrFail(MediaFile, started.media_file_id)).status).to.equal('MULTIPART_INITIATED');
@@ -164,14 +164,14 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
 
   it('initiate refuses sizes below the cutoff, beyond the part count or the per-file maximum, and over the declared quota (422), charging nothing', async () => {
     const account = await signUpAndLogin(app);
-    for (const [what, size] of [['below the cutoff', MiB - 1], ['more than MULTIPART_MAX_PARTS parts', 16 * MiB], ['beyond the per-file maximum', 3 * 1024 * MiB]] as const) {
+    for (const [what, size] of [['below the cutoff', mb(1) - 1], ['more than MULTIPART_MAX_PARTS parts', mb(16)], ['beyond the per-file maximum', mb(3 * 1024)]] as const) {
       const refused = await account.client.post('/api/v1/media/multipart/initiate', initiateBody({ size_bytes: size }));
       expect(refused.status, what).to.equal(422);
     }
     expect((await account.client.post('/api/v1/media/multipart/initiate', initiateBody({ content_type: 'application/zip' }))).status).to.equal(422);
-    await chargeStorage(em(), account.user.id, FREE_QUOTA - 2 * MiB, FREE_QUOTA);
+    await chargeStorage(em(), account.user.id, FREE_QUOTA - mb(2), FREE_QUOTA);
     expect((await account.client.post('/api/v1/media/multipart/initiate', initiateBody())).status).to.equal(422);
-    expect(await used(account)).to.equal(FREE_QUOTA - 2 * MiB);
+    expect(await used(account)).to.equal(FREE_QUOTA - mb(2));
     expect(await em().count(MediaItem, { userId: account.user.id })).to.equal(0);
   });
 
@@ -193,7 +193,7 @@ describe('media uploads: multipart (initiate, parts, complete, abort, sweep)', f
     const account = await signUpAndLogin(app);
     const before = await used(account);
     const presigned = await json(await account.client.post('/api/v1/media/presign', { filename: 'small.wav', content_type: 'audio/wav', size_bytes: 1000, scope: 'library' }));
-    await putBytes(presigned.upload_url, new Uint8Array(MiB + 1), 'audio/wav');
+    await putBytes(presigned.upload_url, new Uint8Array(mb(1) + 1), 'audio/wav');
     const confirmed = await account.client.post(`/api/v1/media/${presigned.media_file_id}/confirm`);
     expect(confirmed.status).to.equal(400);
     expect(await json(confirmed)).to.include({ code: 'ValidationError' });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
+import { mb } from '../../hack/fixtures/units.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { listenToUser } from '../support/events.ts';
 import { makeAudio, makeImage, makeVideo } from '../support/media.ts';
@@ -14,8 +15,7 @@ import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { reconcileStorage } from '../../api/src/media/storage-reconciliation.ts';
 import { createUploads } from '../../api/src/media/uploads/feature.ts';
 
-const MiB = 1024 * 1024;
-const FREE_QUOTA = 500 * MiB;
+const FREE_QUOTA = mb(500);
 
 describe('media uploads: single PUT (presign and confirm), content addressing and delete accounting', function () {
   this.timeout(60_000);
@@ -125,8 +125,8 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
       ['a zero size', { size_bytes: 0 }, 422],
       ['a non-integer size', { size_bytes: 10.5 }, 422],
       ['a size given as a string', { size_bytes: '100' }, 422],
-      ['a huge size (beyond the per-file maximum)', { size_bytes: 3 * 1024 * MiB, filename: 'big.mp4' }, 422],
-      ['a multipart-sized file at presign', { size_bytes: 30 * MiB }, 422],
+      ['a huge size (beyond the per-file maximum)', { size_bytes: mb(3 * 1024), filename: 'big.mp4' }, 422],
+      ['a multipart-sized file at presign', { size_bytes: mb(30) }, 422],
       ['scope project without scope_project_id', { scope: 'project' }, 422],
       ['scope library with a scope_project_id', { scope_project_id: randomUUID() }, 422],
       ["another user's (or no) project", { scope: 'project', scope_project_id: randomUUID() }, 404],
@@ -137,8 +137,8 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
       expect((await json(answer)).detail, what).to.be.a('string').and.not.empty;
     }
     // declared size beyond the quota (but within the per-file maximum)
-    await chargeStorage(em(), account.user.id, FREE_QUOTA - before - 10 * MiB, FREE_QUOTA);
-    const overQuota = await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 20 * MiB }));
+    await chargeStorage(em(), account.user.id, FREE_QUOTA - before - mb(10), FREE_QUOTA);
+    const overQuota = await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: mb(20) }));
     expect(overQuota.status).to.equal(422);
     expect((await json(overQuota)).detail).to.match(/storage/);
     await app.services.orm.em.fork().execute('update users set storage_used_bytes = ? where id = ?', [before, account.user.id]);
@@ -196,7 +196,7 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     const url = new URL(presigned.upload_url);
     expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).to.include.members(['content-length', 'content-type', 'host']);
     expect(url.pathname).to.match(new RegExp(`/uploads/${presigned.media_file_id}/[0-9a-f-]{36}$`));
-    const started = await json(await account.client.post('/api/v1/media/multipart/initiate', presignBody({ size_bytes: 30 * MiB })));
+    const started = await json(await account.client.post('/api/v1/media/multipart/initiate', presignBody({ size_bytes: mb(30) })));
     for (const part of started.parts) expect(new URL(part.url).searchParams.get('X-Amz-SignedHeaders')?.split(';')).to.include('content-length');
   });
 
@@ -285,7 +285,7 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     const scoped = { scope: 'project', scope_project_id: project.uuid };
     const presigned = await account.client.post('/api/v1/media/presign', presignBody(scoped));
     expect(presigned.status, 'presign').to.equal(404);
-    const initiated = await account.client.post('/api/v1/media/multipart/initiate', presignBody({ ...scoped, size_bytes: 30 * MiB }));
+    const initiated = await account.client.post('/api/v1/media/multipart/initiate', presignBody({ ...scoped, size_bytes: mb(30) }));
     expect(initiated.status, 'initiate').to.equal(404);
     expect(await em().count(MediaItem, { scopeProjectId: project.uuid })).to.equal(0);
     expect(await em().count(MediaFile, { uploaderId: account.user.id })).to.equal(0);

@@ -70,17 +70,3 @@ export async function grantsOf(app: TestApp, userId: string, prefix: string): Pr
     .execute<{ reference: string; minutes: string }[]>(`select reference, minutes from credit_entries where user_id = ? and kind = 'grant' and reference like ? order by created_at`, [userId, `${prefix}%`]);
   return rows.map((row) => ({ reference: row.reference, minutes: Number(row.minutes) }));
 }
-
-/** Polls until `check` passes or the time is up (for work the app does on its own: sweeps, deliveries). */
-export async function eventually(check: () => Promise<void>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}

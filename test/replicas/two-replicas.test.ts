@@ -5,6 +5,7 @@ import { Client, createAccount, uniqueUsername } from '../support/users.ts';
 import { dataOf, isEvent, openSse, type SseStream } from '../support/sse-stream.ts';
 import { newSignup, randomIp } from '../accounts/fixtures.ts';
 import { StreamConnections, streamLeaseMs } from '../../api/src/events/stream-connections.ts';
+import { eventually } from '../support/wait.ts';
 
 /**
  * Two api instances on one PostgreSQL database and one Redis key prefix, as two replicas
@@ -134,11 +135,10 @@ describe('two api replicas on one PostgreSQL and one Redis', function () {
         expect(third.headers.get('retry-after')).to.match(/^\d+$/);
       }
       onA.close();
-      let again = await user.on(b).get('/api/v1/user-stream');
-      for (let tries = 0; again.status === 429 && tries < 30; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        again = await user.on(b).get('/api/v1/user-stream');
-      }
+      const again = await eventually(async () => {
+        const answer = await user.on(b).get('/api/v1/user-stream');
+        return answer.status === 429 ? undefined : answer;
+      }, 'a stream on B admitted once the one on A closed', 3000, 100);
       expect(again.status).to.equal(200);
       await again.body?.cancel();
     });

@@ -2,17 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import { MediaFile, type MediaFileRow } from '../../api/src/media/entities.ts';
+import { eventually } from '../../hack/fixtures/wait.ts';
 
-/** Polls `probe` until it returns a value (not undefined); fails naming `what` after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, what: string | (() => string), timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${typeof what === 'string' ? what : what()}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
+/** The one polling helper (shared with the benchmarks: hack/fixtures/wait.ts). */
+export { eventually };
 
 /** A media file's row once `done` holds for it. */
 export function fileWhen(orm: MikroORM, id: string, done: (file: MediaFileRow) => boolean, timeoutMs = 30_000): Promise<MediaFileRow> {
