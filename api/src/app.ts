@@ -44,7 +44,7 @@ import { registerCanvasRoutes } from './canvases/routes.ts';
 
 export type { Services } from './services.ts';
 
-export const API_VERSION = '0.1.0';
+const API_VERSION = '0.1.0';
 
 export interface ServiceOverrides {
   logDestination?: DestinationStream;

@@ -122,7 +122,7 @@ export class ConfigError extends Error {}
  * parses, since it runs job completions but serves no HTTP.
  */
 const shape = configSchema.shape;
-export const domainConfigSchema = z.object({
+const domainConfigSchema = z.object({
   LOG_LEVEL: shape.LOG_LEVEL,
   DATABASE_URL: shape.DATABASE_URL,
   DATABASE_POOL_MAX: shape.DATABASE_POOL_MAX,

@@ -97,7 +97,7 @@ function structuralChild(keyword: string, value: unknown, at: string): unknown {
   }
 }
 
-export function resourceSchema(names: JobKindNames): StructuralSchema {
+function resourceSchema(names: JobKindNames): StructuralSchema {
   return {
     type: 'object',
     description: `${names.kind} runs one Cutroom job program as a batch/v1 Job and reports on it.`,
@@ -112,7 +112,7 @@ export function resourceSchema(names: JobKindNames): StructuralSchema {
   };
 }
 
-export function customResourceDefinition(names: JobKindNames): CustomResourceDefinition {
+function customResourceDefinition(names: JobKindNames): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

@@ -15,7 +15,7 @@ export function outputKey(outputPrefix: string, fileName: string): string {
   return `${outputPrefix.replace(/^\/+|\/+$/g, '')}/${fileName}`;
 }
 
-export const failureParamsSchema = z.record(z.string(), z.union([z.string(), z.number()]));
+const failureParamsSchema = z.record(z.string(), z.union([z.string(), z.number()]));
 export type FailureParams = z.infer<typeof failureParamsSchema>;
 
 /** What a failed program leaves in error.json. */

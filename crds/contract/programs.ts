@@ -16,7 +16,7 @@ import { renderInputSchema, renderResultSchema } from './programs/render.ts';
  * percentage: the program's own estimate of where its time goes, nothing the api's events
  * are tuned to (the api maps steps to the spec's marks itself).
  */
-export type ProgressSteps = Readonly<Record<string, readonly [from: number, to: number]>>;
+type ProgressSteps = Readonly<Record<string, readonly [from: number, to: number]>>;
 
 export interface ProgramEntry {
   kind: JobKind;

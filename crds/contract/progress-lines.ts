@@ -5,7 +5,7 @@ import { z } from 'zod';
  * JSON line. The outcome is not here: it is result.json or error.json, for both backends.
  * Lines that do not parse as a report are the program's own output.
  */
-export const progressLineSchema = z.object({
+const progressLineSchema = z.object({
   event: z.literal('progress'),
   step: z.string(),
   progress: z.int().min(0).max(100),

@@ -47,11 +47,11 @@ export const jobSpecSchema = z
   })
   .describe('What to run and for whom; immutable in practice once the job started.');
 
-export const jobPhases = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
-export const jobPhaseSchema = z.enum(jobPhases).describe('Coarse lifecycle: Pending, Running, Succeeded or Failed.');
+const jobPhases = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
+const jobPhaseSchema = z.enum(jobPhases).describe('Coarse lifecycle: Pending, Running, Succeeded or Failed.');
 
 // metav1.Condition, with the same limits, so that standard tooling reads it.
-export const jobConditionSchema = z.object({
+const jobConditionSchema = z.object({
   type: z
     .string()
     .max(316)

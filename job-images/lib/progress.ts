@@ -15,7 +15,7 @@ export interface ProgressReporter<Step extends string = string> {
 }
 
 /** One report as it leaves the program: the job's percentage, its step, the time left. */
-export interface ProgressReport {
+interface ProgressReport {
   step: string;
   progress: number;
   etaSeconds?: number;

@@ -16,8 +16,6 @@ import { programProgress, progressSinkFromEnv } from './progress.ts';
 import type { ProgressSink } from './progress.ts';
 import { DEFAULT_TERMINATION_LOG_PATH, writeTerminationMessage } from './termination-log.ts';
 
-export { ERROR_FILE_NAME, RESULT_FILE_NAME };
-
 export interface RunJobOptions {
   /** The programs this image hosts; the spec's `program` picks one by name. */
   programs: readonly AnyJobProgram[];

@@ -36,7 +36,6 @@ const resourceRequirements = z
 
 /** Where analysis Jobs find their transcription server (docs/deploy.md, "The Whisper server"). */
 export const whisperPlacements = ['shared', 'sidecar'] as const;
-export type WhisperPlacement = (typeof whisperPlacements)[number];
 
 /**
  * The operator's own knobs, by the names docs/deploy.md gives them (the Helm chart sets

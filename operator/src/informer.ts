@@ -3,7 +3,7 @@ import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, Obje
 import type { Logger } from 'pino';
 import { backoffDelay } from './queue.ts';
 
-export type ChangeType = 'add' | 'update' | 'delete';
+type ChangeType = 'add' | 'update' | 'delete';
 
 export interface WatchOptions<T extends KubernetesObject> {
   /** What is watched, for logs and metrics (a plural: `artifactjobs`, `jobs`). */

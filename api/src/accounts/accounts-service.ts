@@ -66,7 +66,7 @@ export interface StartedSession {
  */
 export type AccountDeletionStep = (em: EntityManager, user: UserRow) => Promise<AfterAccountDeletion | void>;
 /** Runs once the deletion has committed; a failure is logged, never undoes the deletion. */
-export type AfterAccountDeletion = () => Promise<void>;
+type AfterAccountDeletion = () => Promise<void>;
 
 export interface AccountsDeps {
   /** Its pool serves the session's user on every authenticated request. */

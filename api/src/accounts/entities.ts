@@ -40,8 +40,6 @@ export const UserIdentity = defineEntity({
   uniques: [{ properties: ['issuer', 'subject'] }],
 });
 
-export type UserIdentityRow = InstanceType<typeof UserIdentity.class>;
-
 /**
  * What outlives a deleted account: a hash of its e-mail, so the trial cannot be
  * claimed twice by deleting and signing up again.
@@ -56,4 +54,3 @@ export const DeletedAccount = defineEntity({
   },
 });
 
-export type DeletedAccountRow = InstanceType<typeof DeletedAccount.class>;

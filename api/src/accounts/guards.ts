@@ -14,7 +14,7 @@ export interface Auth {
 
 export const SESSION_COOKIE = 'session';
 export const CSRF_COOKIE = 'csrf_token';
-export const CSRF_HEADER = 'X-CSRF-Token';
+const CSRF_HEADER = 'X-CSRF-Token';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

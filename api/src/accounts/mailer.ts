@@ -23,7 +23,7 @@ export interface Mailer {
  * Delivers over SMTP (SMTP_URL), with timeouts so a slow server cannot hold a request.
  * nodemailer is loaded with the first mail, not at start-up.
  */
-export class SmtpMailer implements Mailer {
+class SmtpMailer implements Mailer {
   readonly #url: URL;
   readonly #from: string;
   #transport: Promise<Transporter> | undefined;
@@ -64,7 +64,7 @@ export class SmtpMailer implements Mailer {
  * includes its text and link; with `withholdContents` (production) only the recipient
  * and template, because a reset or verification link is a credential.
  */
-export class LogMailer implements Mailer {
+class LogMailer implements Mailer {
   readonly #logger: Logger;
   readonly #withholdContents: boolean;
 

@@ -3,7 +3,7 @@ import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { RateLimited } from '../shared/errors.ts';
 
 /** The spec's limits (table "Limits"), kept in Redis so every api replica shares them. */
-export const RATE_LIMITS = {
+const RATE_LIMITS = {
   /** Per IP. */
   signup: { points: 5, seconds: 600 },
   /** Per IP, one allowance for send-verification and forgot-password together (the spec's one row). */

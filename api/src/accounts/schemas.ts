@@ -16,7 +16,7 @@ export const UserRead = z
   })
   .meta({ id: 'User' });
 
-export const SessionRead = z
+const SessionRead = z
   .object({ created_at: z.iso.datetime(), expires_at: z.iso.datetime(), remember_me: z.boolean() })
   .meta({ id: 'Session' });
 

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../shared/clock.ts';
 
 /** What an e-mailed token lets its holder do, and for how long. */
-export const TOKEN_LIFETIME_SECONDS = {
+const TOKEN_LIFETIME_SECONDS = {
   'verify-email': 24 * 3600,
   'reset-password': 3600,
   'change-email': 24 * 3600,

@@ -2,7 +2,6 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { Project } from '../projects/entities.ts';
 
 export const analysisRunStatuses = ['queued', 'running', 'completed', 'failed'] as const;
-export type AnalysisRunStatus = (typeof analysisRunStatuses)[number];
 
 /**
  * One analysis of a project: its settings, the job that ran it, what it cost and what it

@@ -5,8 +5,7 @@ import { tierNames } from './tiers.ts';
 export const subscriptionStatuses = ['none', 'trialing', 'active', 'past_due', 'canceled'] as const;
 export type SubscriptionStatus = (typeof subscriptionStatuses)[number];
 
-export const creditKinds = ['grant', 'reserve', 'deduct', 'release'] as const;
-export type CreditKind = (typeof creditKinds)[number];
+const creditKinds = ['grant', 'reserve', 'deduct', 'release'] as const;
 
 /**
  * A user's plan as stored: what they pay for (or trial), never the effective tier,
@@ -60,4 +59,3 @@ export const CreditEntry = defineEntity({
   uniques: [{ name: 'credit_entries_user_kind_reference_unique', properties: ['user', 'kind', 'reference'] }],
 });
 
-export type CreditEntryRow = InstanceType<typeof CreditEntry.class>;

@@ -5,7 +5,6 @@ import { MediaItem } from '../media/entities.ts';
 export const canvasTypes = ['SINGLE', 'SPLIT', 'TALKING_HEAD', 'INSERT', 'GRID'] as const;
 export type CanvasType = (typeof canvasTypes)[number];
 export const canvasMediaRoles = ['CANVAS_FILL', 'CO_STAR', 'INSERT_ASSET'] as const;
-export type CanvasMediaRole = (typeof canvasMediaRoles)[number];
 
 /**
  * A composition tile over source time in a project's timeline, ordered by

@@ -45,7 +45,7 @@ const SpineItem = z
   .meta({ id: 'SpineItem' });
 
 /** A file's state as item read models show it: MULTIPART_INITIATED is still pending. */
-export function itemStatus(status: (typeof mediaFileStatuses)[number]): z.infer<typeof SpineItem>['status'] {
+function itemStatus(status: (typeof mediaFileStatuses)[number]): z.infer<typeof SpineItem>['status'] {
   return status === 'MULTIPART_INITIATED' ? 'pending' : (status.toLowerCase() as z.infer<typeof SpineItem>['status']);
 }
 
@@ -137,7 +137,7 @@ function subjectOf(outcome: ChangeOutcome): z.infer<typeof CanvasRead> {
 }
 
 /** The structural editor's routes: layout, swap, reorder, delete, create, PATCH. */
-export function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService): void {
+function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService): void {
   const editor = new CanvasEditor(projects);
 
   router.add({

@@ -35,7 +35,7 @@ export async function removeItemCanvases(tx: EntityManager, itemId: string, proj
 }
 
 /** Renumbers the project's canvases 0..n-1 keeping their order. */
-export async function retile(tx: EntityManager, projectId: string): Promise<void> {
+async function retile(tx: EntityManager, projectId: string): Promise<void> {
   await tx.execute(
     `update canvases c set sequence_position = o.position
        from (select id, (row_number() over (order by sequence_position, created_at, id) - 1)::int as position from canvases where project_id = ?) o

@@ -26,7 +26,7 @@ export const MAX_MAX_WORDS = 20;
 /** A silence this long always ends a line: a caption should not stay on screen over it. */
 export const LINE_BREAKING_PAUSE_MS = 1000;
 /** A pause this long is a phrase boundary (as the false-start detector reads one): a good place to break. */
-export const PHRASE_PAUSE_MS = 250;
+const PHRASE_PAUSE_MS = 250;
 
 const SENTENCE_END = /(?<![.…])[.!?。！？]["'”’)\]]*$/u;
 const PHRASE_PUNCTUATION = /[,;:…—–-]["'”’)\]]*$/u;

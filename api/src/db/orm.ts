@@ -5,7 +5,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../config.ts';
 import { entities } from './entities.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
 
 export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>): Options {
   return {

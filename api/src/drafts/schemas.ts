@@ -8,7 +8,7 @@ export const aspectRatios = ['16:9', '9:16', '1:1'] as const;
 const timelineMs = z.int().min(0).max(2_147_483_647);
 
 /** One edit's override: the fields it changes (a draft's and an export's `edit_overrides`). */
-export const EditOverride = z
+const EditOverride = z
   .strictObject({
     active: z.boolean().optional(),
     start_ms: timelineMs.optional().describe('Timeline ms; within the timeline duration.'),
@@ -25,7 +25,7 @@ export const EditOverridesSchema = z
  * What a draft keeps of the export: no analysis settings, no caption_length. Crop is zoom
  * plus pan, never a resolved region, so it survives a change of source or resolution.
  */
-export const DraftSettings = z
+const DraftSettings = z
   .strictObject({
     platform: z.string().trim().min(1).max(50).describe('Where the video is meant to go (youtube, tiktok, instagram…): free text, 1–50 characters.'),
     resolution: z.enum(resolutions),
@@ -37,7 +37,6 @@ export const DraftSettings = z
   })
   .partial()
   .meta({ id: 'DraftSettings' });
-export type DraftSettingsInput = z.infer<typeof DraftSettings>;
 // what the edge accepts is exactly what the entity stores
 DraftSettings satisfies z.ZodType<StoredDraftSettings>;
 

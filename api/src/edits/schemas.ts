@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import type { EditRow } from './entities.ts';
 
-export const visualModes = ['overlay', 'replace', 'insert', 'none'] as const;
-export const audioModes = ['mix', 'replace', 'duck', 'mute'] as const;
-export const overlayPositions = ['top_left', 'top_right', 'bottom_left', 'bottom_right', 'center', 'custom'] as const;
+const visualModes = ['overlay', 'replace', 'insert', 'none'] as const;
+const audioModes = ['mix', 'replace', 'duck', 'mute'] as const;
+const overlayPositions = ['top_left', 'top_right', 'bottom_left', 'bottom_right', 'center', 'custom'] as const;
 
 const timelineMs = z.int().min(0).max(2_147_483_647);
 const percent = z.int().min(0).max(100);
 const fraction = z.number().min(0).max(1);
 
 /** The fields of an asset edit, each optional (PATCH); the create body adds their defaults. */
-export const assetFields = {
+const assetFields = {
   media_item_id: z.uuid().describe('The asset: a media item of the caller.'),
   visual_mode: z.enum(visualModes).describe('overlay (picture over the video), replace (instead of the video), insert (extends the timeline), none (audio only).'),
   audio_mode: z.enum(audioModes).describe("mix (with the main audio), replace (instead of it), duck (main audio lowered), mute (the asset's audio off)."),

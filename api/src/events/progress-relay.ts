@@ -39,7 +39,7 @@ export type ProgressPolicy =
     };
 
 /** The programs whose progress their project's stream shows; the others' is only mirrored into the row. */
-export type ProgressPolicies = Partial<Record<ProgramName, ProgressPolicy>>;
+type ProgressPolicies = Partial<Record<ProgramName, ProgressPolicy>>;
 
 /** Throttle state and crossed marks outlive any job run (timeouts are hours at most), then expire. */
 const STATE_TTL_MS = 24 * 3600 * 1000;

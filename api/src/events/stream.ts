@@ -37,7 +37,7 @@ export interface ProjectStreamDeps extends StreamDeps {
 }
 
 /** One SSE frame: a lowercase event name and its JSON data. */
-export function sseFrame(event: string, data: unknown): string {
+function sseFrame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 

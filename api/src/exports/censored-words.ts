@@ -4,7 +4,7 @@
  * punctuation around it; an entry ending in `*` matches every word starting with it.
  * A transcript in another language (or none detected) is checked against all three lists.
  */
-export const CENSORED_WORDS: Readonly<Record<'en' | 'pt' | 'es', readonly string[]>> = {
+const CENSORED_WORDS: Readonly<Record<'en' | 'pt' | 'es', readonly string[]>> = {
   en: ['fuck*', 'motherfuck*', 'shit*', 'bullshit*', 'bitch*', 'asshole*', 'bastard*', 'cunt*', 'dick', 'dickhead*', 'piss', 'pissed', 'cock', 'cocks', 'wanker*', 'twat*', 'damn', 'goddamn*', 'crap', 'crappy', 'slut*', 'whore*'],
   pt: ['porra*', 'caralho*', 'merda*', 'foda*', 'foder*', 'fodase', 'fodido*', 'puta*', 'puto*', 'cacete*', 'buceta*', 'cu', 'viado*', 'arrombado*', 'babaca*', 'desgraçado*', 'filho-da-puta', 'bosta*'],
   es: ['mierda*', 'joder*', 'jodido*', 'coño*', 'puta*', 'puto*', 'cabrón*', 'cabron*', 'gilipollas', 'pendejo*', 'chingar*', 'chingada*', 'culero*', 'verga*', 'carajo*', 'hostia*', 'maricón*', 'cojones'],

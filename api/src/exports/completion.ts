@@ -8,7 +8,7 @@ import type { ObjectStorage } from '../storage/storage.ts';
 import { Export } from './entities.ts';
 
 /** The project-stream events of an export (events/ delivers them). */
-export type ExportEvent =
+type ExportEvent =
   | { type: 'export_started'; data: { export_uuid: string } }
   | { type: 'export_complete'; data: { export_uuid: string; storage_key: string } }
   | { type: 'export_failed'; data: { export_uuid: string; error: string } };

@@ -4,7 +4,6 @@ import type { EditOverrides } from '../timeline/timeline.ts';
 
 /** queued (job written) → rendering (the backend started it) → completed | failed; completed → expired (the sweep). */
 export const exportStatuses = ['queued', 'rendering', 'completed', 'failed', 'expired'] as const;
-export type ExportStatus = (typeof exportStatuses)[number];
 
 /** ExportSettings as resolved at creation (defaults filled, a draft's values merged): what was rendered. */
 export interface StoredExportSettings {

@@ -14,7 +14,7 @@ export interface InsertSpan {
   assetOffsetMs: number;
 }
 
-export interface OutputSegment {
+interface OutputSegment {
   mediaFileId: string;
   sourceStartMs: number;
   sourceEndMs: number;

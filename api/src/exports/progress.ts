@@ -3,10 +3,10 @@ import type { ProgressPolicy, ProgressReport, ProjectJob } from '../events/progr
 import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
 
 /** The spec's export progress marks. */
-export const EXPORT_PROGRESS_MARKS = [5, 30, 85] as const;
-export type ExportProgressMark = (typeof EXPORT_PROGRESS_MARKS)[number];
+const EXPORT_PROGRESS_MARKS = [5, 30, 85] as const;
+type ExportProgressMark = (typeof EXPORT_PROGRESS_MARKS)[number];
 
-export type ExportProgressEvent = { type: 'export_progress'; data: { progress: ExportProgressMark; message: string } };
+type ExportProgressEvent = { type: 'export_progress'; data: { progress: ExportProgressMark; message: string } };
 
 /** Share of the encode after which the render is "rendering" (30) rather than "preparing" (5). */
 const RENDERING_FROM = 0.3;
@@ -16,14 +16,14 @@ const RENDERING_FROM = 0.3;
  * the sources are in and the encode began, 30 once the encode is well under way, 85 once
  * the encode is done (loudness, mux and upload are the finish).
  */
-export function reachedExportMarks(report: ProgressReport): ExportProgressMark[] {
+function reachedExportMarks(report: ProgressReport): ExportProgressMark[] {
   if (isStepAfter('render', report.step, 'encode')) return [5, 30, 85];
   if (report.step !== 'encode') return [];
   return fractionOf('render', 'encode', report.progress) >= RENDERING_FROM ? [5, 30] : [5];
 }
 
 /** The text of an export_progress mark, in the owner's language, with the encoder's own estimate of the time left. */
-export function exportProgressText(locale: Locale, mark: ExportProgressMark, etaSeconds: number | null): string {
+function exportProgressText(locale: Locale, mark: ExportProgressMark, etaSeconds: number | null): string {
   const stage = translate(locale, `exports.progress.${mark}`);
   if (etaSeconds === null) return stage;
   return translate(locale, 'exports.progress.eta', { stage, eta: formatEta(etaSeconds) });

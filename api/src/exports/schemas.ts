@@ -19,7 +19,7 @@ export const EXPORT_DEFAULTS = {
 const hexColor = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a #rrggbb colour');
 
 /** Every field optional: what is left out comes from the draft (draft_id), then from the defaults. */
-export const ExportSettings = z
+const ExportSettings = z
   .strictObject({
     resolution: z.enum(resolutions).optional().describe('Default 1080p (or the draft\'s).'),
     aspect_ratio: z.enum(aspectRatios).optional().describe('Default 16:9 (or the draft\'s); the picture is letterboxed when its shape differs.'),
@@ -46,7 +46,6 @@ export const ExportSettings = z
     edit_overrides: EditOverridesSchema.optional().describe('Inline overrides (not with draft_id): checked against the timeline.'),
   })
   .meta({ id: 'ExportSettings' });
-export type ExportSettingsInput = z.infer<typeof ExportSettings>;
 
 export const ExportCreate = z
   .strictObject({

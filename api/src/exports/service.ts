@@ -17,7 +17,7 @@ import { renderRequest } from './render-request.ts';
 import { EXPORT_DEFAULTS, type ExportCreateInput } from './schemas.ts';
 
 /** api.md Limits: the export download URL works for an hour. */
-export const DOWNLOAD_URL_TTL_SECONDS = 3600;
+const DOWNLOAD_URL_TTL_SECONDS = 3600;
 const DAY_MS = 24 * 3600 * 1000;
 
 export interface ExportServiceDeps {

@@ -62,7 +62,7 @@ export function requestState(orm: MikroORM, supported: readonly Locale[]): Middl
 }
 
 /** An 8-character id that ties a 5xx answer to its log line. */
-export function newSupportId(): string {
+function newSupportId(): string {
   return randomBytes(6).toString('base64url').slice(0, 8);
 }
 

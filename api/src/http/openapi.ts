@@ -11,7 +11,7 @@ const swaggerDir = dirname(require.resolve('swagger-ui-dist/package.json'));
 const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png']);
 
 /** The OpenAPI 3.1 document, generated from the zod schemas the routes validate with. */
-export function buildOpenApiDocument(router: ApiRouter, version: string) {
+function buildOpenApiDocument(router: ApiRouter, version: string) {
   router.registry.registerComponent('securitySchemes', 'session', {
     type: 'apiKey',
     in: 'cookie',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PageRequest } from '../shared/page.ts';
 
-export const MAX_ITEMS_PER_PAGE = 100;
+const MAX_ITEMS_PER_PAGE = 100;
 
 /** `page` (from 1) and `items_per_page` (bounded) of every list endpoint. */
 export const pageQuery = {

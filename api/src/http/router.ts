@@ -10,7 +10,7 @@ type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
 /** Who may call a route; the guard for each is handed to the router by the composition root. */
-export type Access = 'public' | 'session' | 'superuser';
+type Access = 'public' | 'session' | 'superuser';
 
 export interface ResponseSpec {
   description: string;
@@ -171,7 +171,7 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
   };
 }
 
-export const ErrorBody = z
+const ErrorBody = z
   .object({
     detail: z.string(),
     support_id: z.string().length(8).optional().describe('On 5xx only; also in the log line of the request.'),

@@ -30,7 +30,7 @@ export type JobOutcome = { ok: true; result: Record<string, unknown> } | ({ ok: 
 export type AfterCommit = () => Promise<void>;
 
 /** A job a completion asks for next: the finished job's user unless it names another. */
-export type FollowUpJob = FollowUpRequest;
+type FollowUpJob = FollowUpRequest;
 
 /** What a handler asks for besides its own writes: all of it happens with the settlement, or not at all. */
 export interface Settlement {

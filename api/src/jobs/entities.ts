@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import type { OutcomeEvent } from '../events/bus.ts';
 
-export const jobStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type JobStatusValue = (typeof jobStatuses)[number];
+const jobStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
 /**
  * One row per job, whichever backend runs it. `completedAt` marks that the completion

@@ -23,13 +23,13 @@ const SETTLE_ATTEMPTS_ON_ERROR = 3;
 const STOP_GRACE_MS = 5000;
 
 /** What the runner starts for a job: an executable and its arguments. */
-export interface ProgramCommand {
+interface ProgramCommand {
   file: string;
   args: string[];
 }
 
 /** The program of `image` as the cluster runs it: Node on the image's entry point. */
-export function imageCommand(image: string): ProgramCommand {
+function imageCommand(image: string): ProgramCommand {
   return { file: process.execPath, args: [`${JOB_IMAGES}${image}/src/main.ts`] };
 }
 

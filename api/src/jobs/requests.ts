@@ -8,7 +8,7 @@ import type { SubjectOf } from './subjects.ts';
  * A program, its input and its subject, for each program: the triple the api may request.
  * The input is what the program's registry schema accepts, so one it would refuse does not compile.
  */
-export type ProgramRequest = { [P in ProgramName]: { program: P; input: InputOf<P> } & SubjectOf<P> }[ProgramName];
+type ProgramRequest = { [P in ProgramName]: { program: P; input: InputOf<P> } & SubjectOf<P> }[ProgramName];
 
 interface JobRequestFields {
   userId: string;

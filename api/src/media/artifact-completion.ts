@@ -9,8 +9,6 @@ import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from './en
 import { deleteObjects } from './file-objects.ts';
 import { failureColumns, failureTextsForOwners } from './failure-events.ts';
 
-export type { ArtifactResult };
-
 export interface ArtifactCompletionDeps {
   storage: ObjectStorage;
   orm: MikroORM;

@@ -3,7 +3,6 @@ import { defineEntity, p } from '@mikro-orm/core';
 export const mediaFileStatuses = ['PENDING', 'MULTIPART_INITIATED', 'PROCESSING', 'UPLOADED', 'FAILED'] as const;
 export type MediaFileStatus = (typeof mediaFileStatuses)[number];
 export const proxyStatuses = ['not_applicable', 'pending', 'ready', 'unknown'] as const;
-export type ProxyStatus = (typeof proxyStatuses)[number];
 export const mediaScopes = ['library', 'project'] as const;
 export type MediaScope = (typeof mediaScopes)[number];
 

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ObjectStorage } from '../storage/storage.ts';
 
-export interface StoredObject {
+interface StoredObject {
   key: string;
   size: number;
 }

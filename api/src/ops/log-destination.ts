@@ -2,7 +2,7 @@ import pino from 'pino';
 import { Counter, type Registry } from 'prom-client';
 
 /** The most the log holds in memory unwritten; beyond it, lines are dropped and counted. */
-export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
 
 export type LogDestination = ReturnType<typeof pino.destination>;
 

@@ -5,7 +5,7 @@ import type { ApiRouter } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import { Unauthenticated } from '../shared/errors.ts';
 
-export type Check = () => Promise<unknown>;
+type Check = () => Promise<unknown>;
 
 export interface OpsDeps {
   checks: Record<string, Check>;

@@ -33,7 +33,7 @@ export const PaymentEvent = defineEntity({
   },
 });
 
-export const dueActionKinds = ['renewal_reminder', 'beta_renewal'] as const;
+const dueActionKinds = ['renewal_reminder', 'beta_renewal'] as const;
 export type DueActionKind = (typeof dueActionKinds)[number];
 
 /**
@@ -56,8 +56,6 @@ export const DueAction = defineEntity({
   uniques: [{ name: 'payment_due_actions_user_kind_due_unique', properties: ['userId', 'kind', 'dueAt'] }],
 });
 
-export type DueActionRow = InstanceType<typeof DueAction.class>;
-
 export const cancellationOutcomes = ['cancelled', 'reminder_set', 'discount_accepted', 'kept_plan'] as const;
 export type CancellationOutcome = (typeof cancellationOutcomes)[number];
 
@@ -77,4 +75,3 @@ export const CancellationFeedback = defineEntity({
   },
 });
 
-export type CancellationFeedbackRow = InstanceType<typeof CancellationFeedback.class>;

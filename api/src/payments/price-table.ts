@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { tierNames, type TierName } from '../billing/tiers.ts';
 import { Invalid } from '../shared/errors.ts';
 
-export const billingIntervals = ['month', 'year'] as const;
+const billingIntervals = ['month', 'year'] as const;
 export type BillingInterval = (typeof billingIntervals)[number];
 
 /** One row of the price table: the integer clients send, what it buys, and Stripe's price. */

@@ -18,7 +18,7 @@ import {
 } from './schemas.ts';
 import { BillingStatusSchema } from '../billing/schemas.ts';
 
-export const WEBHOOK_PATH = '/api/v1/payments/webhook';
+const WEBHOOK_PATH = '/api/v1/payments/webhook';
 
 /**
  * Keeps the webhook's body as the bytes Stripe signed (any parsing first would break the

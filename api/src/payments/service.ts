@@ -26,7 +26,7 @@ const STATUS_OF_STRIPE: Record<string, SubscriptionStatus> = {
   paused: 'canceled',
 };
 
-export interface PlanSettings {
+interface PlanSettings {
   graceDays: number;
   reminderDays: number;
   retentionCoupon: string;
@@ -343,7 +343,7 @@ export class PlanChanges {
 }
 
 /** Minutes one paid period brings: the tier's monthly allowance, twelve of them for a year paid up front. */
-export function periodMinutes(tier: TierName, interval: BillingInterval): number {
+function periodMinutes(tier: TierName, interval: BillingInterval): number {
   return TIERS[tier].monthlyAiMinutes * (interval === 'year' ? 12 : 1);
 }
 

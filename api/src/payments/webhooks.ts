@@ -15,16 +15,6 @@ const CheckoutCompleted = z.object({
 });
 const SubscriptionEvent = z.object({ id: z.string(), customer: idOf });
 
-/** The events that change a plan; every other type is acknowledged and recorded only. */
-export const HANDLED_EVENTS = [
-  'checkout.session.completed',
-  'customer.subscription.created',
-  'customer.subscription.updated',
-  'customer.subscription.deleted',
-  'invoice.paid',
-  'invoice.payment_failed',
-] as const;
-
 export type WebhookOutcome = 'applied' | 'duplicate' | 'ignored' | 'unknown_customer';
 
 /**

@@ -17,7 +17,7 @@ import {
 import { UserPresets } from './service.ts';
 
 /** The spec's Limits row "Analysis presets: 5 per user". */
-export const MAX_ANALYSIS_PRESETS = 5;
+const MAX_ANALYSIS_PRESETS = 5;
 
 const analysisPresets = new UserPresets<AnalysisPresetRow>({ entity: AnalysisPreset, lockName: 'analysis_presets', limit: MAX_ANALYSIS_PRESETS, hasDefault: true });
 const previewPresets = new UserPresets<PreviewPresetRow>({ entity: PreviewPreset, lockName: 'preview_presets', hasDefault: false });

@@ -4,7 +4,7 @@ import type { MessageKey, MessageParams } from '../i18n/index.ts';
  * What went wrong, in the domain's words; the HTTP layer maps each kind to a status
  * (http/errors.ts) and the catalog key to the localized `detail`.
  */
-export const domainErrorKinds = [
+const domainErrorKinds = [
   'invalid_input',
   'unauthenticated',
   'insufficient_credits',

@@ -101,10 +101,8 @@ export class ObjectStorage {
   }
 }
 
-export { isNotFound };
-
 /** RFC 6266: an ASCII fallback name for old clients and the exact UTF-8 name (RFC 8187) for the rest. */
-export function attachmentDisposition(filename: string): string {
+function attachmentDisposition(filename: string): string {
   const fallback = filename.normalize('NFD').replace(/\p{M}/gu, '').replace(/[^\x20-\x7e]|["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;

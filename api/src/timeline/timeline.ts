@@ -29,7 +29,7 @@ export interface KnownTimeline {
 }
 
 /** Some source's duration_ms is still null: there is no total, so bound checks are skipped. */
-export interface UnknownTimeline {
+interface UnknownTimeline {
   known: false;
   pieces: TimelinePiece[];
   /** The pieces whose duration is unknown. */
@@ -95,9 +95,9 @@ export interface EditSpan {
 export type EditOverrides = Readonly<Record<string, { active?: boolean | undefined; start_ms?: number | undefined; end_ms?: number | undefined }>>;
 
 /** Edit types that remove time: the AI's and the user's manual cuts. Asset edits add media, they cut nothing. */
-export const cutEditTypes = ['silence', 'false_start', 'filler', 'manual'] as const;
+const cutEditTypes = ['silence', 'false_start', 'filler', 'manual'] as const;
 
-export function isCut(edit: Pick<EditSpan, 'type'>): boolean {
+function isCut(edit: Pick<EditSpan, 'type'>): boolean {
   return (cutEditTypes as readonly string[]).includes(edit.type);
 }
 

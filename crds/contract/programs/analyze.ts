@@ -3,9 +3,8 @@
 import { z } from 'zod';
 
 export const analysisModes = ['ai_edit', 'captions_only'] as const;
-export type AnalysisMode = (typeof analysisModes)[number];
 
-export const analyzeSettingsSchema = z.object({
+const analyzeSettingsSchema = z.object({
   pacing_level: z.int().min(0).max(100),
   false_start_sensitivity: z.int().min(0).max(100),
   /** ISO 639-1 code, or null to let the recognizer detect it. */
@@ -16,7 +15,7 @@ export const analyzeSettingsSchema = z.object({
 export type AnalyzeSettings = z.infer<typeof analyzeSettingsSchema>;
 
 /** One spine source, in timeline order, with where it starts on the timeline. */
-export const analyzeSourceSchema = z.object({
+const analyzeSourceSchema = z.object({
   media_file_id: z.uuid(),
   media_item_id: z.uuid(),
   /** The 16 kHz mono WAV the artifact job made; null for a source without audio. */
@@ -49,7 +48,7 @@ export const aiEditSchema = z.object({
 });
 export type AiEdit = z.infer<typeof aiEditSchema>;
 
-export const transcriptWordSchema = z.object({
+const transcriptWordSchema = z.object({
   word: z.string(),
   start_ms: z.int().min(0),
   end_ms: z.int().min(0),

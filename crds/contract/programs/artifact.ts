@@ -16,7 +16,7 @@ export const artifactInputSchema = z.object({
 });
 export type ArtifactInput = z.infer<typeof artifactInputSchema>;
 
-export const mediaKinds = ['video', 'audio', 'image'] as const;
+const mediaKinds = ['video', 'audio', 'image'] as const;
 
 export const artifactResultSchema = z.object({
   /** Of the bytes the program itself read (and, with `storeKey`, wrote). */

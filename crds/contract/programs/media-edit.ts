@@ -19,8 +19,6 @@ export const mediaEditInputSchema = z.object({
   /** Regions to remove, clipped to [startMs, endMs); overlapping cuts remove their union. */
   cuts: z.array(timeRangeSchema).default([]),
 });
-/** What the api writes (`cuts` may be left out). */
-export type MediaEditRequestInput = z.input<typeof mediaEditInputSchema>;
 /** What the program reads. */
 export type MediaEditInput = z.infer<typeof mediaEditInputSchema>;
 

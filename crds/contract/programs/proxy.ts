@@ -11,14 +11,13 @@ export const proxyInputSchema = z.object({
 export type ProxyInput = z.infer<typeof proxyInputSchema>;
 
 /** How the scrub sprite is tiled: what GET /media/{id}/proxy hands the player. */
-export const spriteLayoutSchema = z.object({
+const spriteLayoutSchema = z.object({
   tile_width_px: z.int().positive(),
   tile_height_px: z.int().positive(),
   tiles_per_row: z.int().positive(),
   total_tiles: z.int().positive(),
   seconds_per_tile: z.number().positive(),
 });
-export type SpriteLayout = z.infer<typeof spriteLayoutSchema>;
 
 export const proxyResultSchema = z.object({
   proxy_key: z.string().min(1),

@@ -8,8 +8,8 @@ import { z } from 'zod';
 const ms = z.int().min(0);
 
 /** The output's size: the short side is the resolution's lines, the long side follows the aspect. */
-export const renderResolutions = ['720p', '1080p'] as const;
-export const renderAspectRatios = ['16:9', '9:16', '1:1'] as const;
+const renderResolutions = ['720p', '1080p'] as const;
+const renderAspectRatios = ['16:9', '9:16', '1:1'] as const;
 export type RenderResolution = (typeof renderResolutions)[number];
 export type RenderAspectRatio = (typeof renderAspectRatios)[number];
 
@@ -22,7 +22,7 @@ export function outputFrameSize(resolution: RenderResolution, aspect: RenderAspe
 }
 
 /** A stored file the render reads, by media file id. */
-export const renderSourceSchema = z.object({
+const renderSourceSchema = z.object({
   key: z.string().min(1),
   kind: z.enum(['video', 'audio', 'image']),
   /** What the api knew (null while unmeasured); the program probes the file itself. */
@@ -35,7 +35,7 @@ export type RenderSource = z.infer<typeof renderSourceSchema>;
  * One stretch of a source the output plays, in output order, end to end. The main
  * footage's kept segments and inserted assets alike; an image plays for its length.
  */
-export const renderSegmentSchema = z.object({
+const renderSegmentSchema = z.object({
   sourceId: z.string().min(1),
   sourceStartMs: ms,
   sourceEndMs: ms,
@@ -44,12 +44,11 @@ export const renderSegmentSchema = z.object({
   /** An inserted asset (visual_mode insert) rather than the project's own footage. */
   inserted: z.boolean().default(false),
 });
-export type RenderSegment = z.infer<typeof renderSegmentSchema>;
 
-export const overlayPositions = ['top_left', 'top_right', 'bottom_left', 'bottom_right', 'center', 'custom'] as const;
+const overlayPositions = ['top_left', 'top_right', 'bottom_left', 'bottom_right', 'center', 'custom'] as const;
 
 /** An asset edit placed on the output (overlay, replace or none), clipped to the output. */
-export const renderAssetSchema = z.object({
+const renderAssetSchema = z.object({
   sourceId: z.string().min(1),
   outStartMs: ms,
   outEndMs: ms,
@@ -75,7 +74,7 @@ export const renderAssetSchema = z.object({
 export type RenderAsset = z.infer<typeof renderAssetSchema>;
 
 /** One caption line on the output, with its words' times for the word-highlight styles. */
-export const renderCaptionSchema = z.object({
+const renderCaptionSchema = z.object({
   outStartMs: ms,
   outEndMs: ms,
   text: z.string().min(1),
@@ -88,7 +87,7 @@ export type RenderCaption = z.infer<typeof renderCaptionSchema>;
 export const captionStyles = ['classic', 'bold', 'boxed', 'highlight', 'karaoke'] as const;
 export type CaptionStyle = (typeof captionStyles)[number];
 
-export const renderSettingsSchema = z.object({
+const renderSettingsSchema = z.object({
   resolution: z.enum(renderResolutions),
   aspectRatio: z.enum(renderAspectRatios),
   /** `#rrggbb`. */

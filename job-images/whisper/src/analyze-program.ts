@@ -21,7 +21,7 @@ import { normalizeWords, type SpokenWord } from './analysis/words.ts';
 import { Transcriber } from './transcriber.ts';
 
 /** Output file names under the job's prefix; fixed so that a retry overwrites. */
-export const ANALYZE_FILES = { transcript: 'transcript.json', edits: 'edits.json' } as const;
+const ANALYZE_FILES = { transcript: 'transcript.json', edits: 'edits.json' } as const;
 
 /** 4 KiB holds the header of every WAV that ffmpeg and sox write. */
 const WAV_HEADER_BYTES = 4096;

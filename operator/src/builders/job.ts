@@ -7,7 +7,7 @@ import { whisperSidecar } from './whisper-sidecar.ts';
 import type { WhisperSidecar, WhisperSidecarConfig } from './whisper-sidecar.ts';
 
 /** Marks the Jobs this operator made; its Job informer selects on it. */
-export const managedByLabel = { 'app.kubernetes.io/managed-by': 'cutroom-operator' } as const;
+const managedByLabel = { 'app.kubernetes.io/managed-by': 'cutroom-operator' } as const;
 export const managedBySelector = Object.entries(managedByLabel).map(([key, value]) => `${key}=${value}`).join(',');
 
 /** What differs between the kinds: everything else about their Jobs is the same. */

@@ -23,7 +23,7 @@ export interface WhisperSidecar {
 const CACHE_VOLUME = 'whisper-cache';
 
 /** Where the program finds the sidecar: loopback, since they share the pod's network. */
-export function whisperSidecarBaseUrl(config: Pick<WhisperSidecarConfig, 'JOB_WHISPER_SIDECAR_PORT'>): string {
+function whisperSidecarBaseUrl(config: Pick<WhisperSidecarConfig, 'JOB_WHISPER_SIDECAR_PORT'>): string {
   return `http://127.0.0.1:${config.JOB_WHISPER_SIDECAR_PORT}/v1`;
 }
 

@@ -6,9 +6,9 @@ import type { MediaLibrary } from './library-service.ts';
 import { pageOf, pageQuery, pageSchema } from '../../http/pagination.ts';
 import { MediaItemSchema } from './read-model.ts';
 
-export const MAX_TAGS = 50;
-export const MAX_TAG_LENGTH = 64;
-export const MAX_BEHAVIOR_DEFAULTS_BYTES = 16 * 1024;
+const MAX_TAGS = 50;
+const MAX_TAG_LENGTH = 64;
+const MAX_BEHAVIOR_DEFAULTS_BYTES = 16 * 1024;
 
 const flag = z.stringbool().optional().describe('true applies the filter; false or absent does not.');
 

@@ -31,7 +31,7 @@ const invalid = (key: MessageKey, params: MessageParams = {}) => Invalid(key, { 
  * (skipped while it is null: the worker clamps), end > start, each cut's end > its start.
  * Cuts that remove the whole known range are refused too, as nothing would be left.
  */
-export function checkEditBounds(input: EditInput, durationMs: number | null): void {
+function checkEditBounds(input: EditInput, durationMs: number | null): void {
   const cuts = input.cuts ?? [];
   if (durationMs !== null) {
     const fields: [string, number | undefined][] = [['start_ms', input.start_ms], ['end_ms', input.end_ms], ...cuts.map((cut, index): [string, number] => [`cuts[${index}].end_ms`, cut.end_ms])];

@@ -2,7 +2,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
 
 /** Which stored object of a file a playback token opens. */
-export const playbackObjects = ['source', 'proxy', 'sprite'] as const;
+const playbackObjects = ['source', 'proxy', 'sprite'] as const;
 export type PlaybackObject = (typeof playbackObjects)[number];
 
 export interface PlaybackClaims {
@@ -11,7 +11,7 @@ export interface PlaybackClaims {
   expiresAt: Date;
 }
 
-export class InvalidPlaybackToken extends Error {}
+class InvalidPlaybackToken extends Error {}
 
 const ISSUER = 'cutroom';
 const AUDIENCE = 'playback';

@@ -11,7 +11,7 @@ import { MediaItemParams } from '../library/routes.ts';
 import type { PlaybackObject, PlaybackTokens } from './playback-tokens.ts';
 
 /** Sprites never change under their key, so clients may keep the object for good (set on the store's response). */
-export const SPRITE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+const SPRITE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 /** Every redirect: it points at a presigned URL that expires in minutes, so it must never be reused. */
 const REDIRECT_CACHE_CONTROL = 'private, no-store';
 /** The presigned GET outlives its token a little, so a redirect followed late still works. */

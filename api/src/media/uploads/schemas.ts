@@ -17,7 +17,7 @@ export const PresignResponse = z
   .object({ media_file_id: z.uuid(), media_item_id: z.uuid(), upload_url: z.url(), content_type: z.string(), expires_in: z.number().int() })
   .meta({ id: 'PresignResponse' });
 
-export const PartUrl = z.object({ part_number: z.number().int(), url: z.url() });
+const PartUrl = z.object({ part_number: z.number().int(), url: z.url() });
 
 export const MultipartInitiateResponse = z
   .object({

@@ -20,11 +20,11 @@ import type { UploadInput } from './schemas.ts';
 
 const MiB = 1024 * 1024;
 /** Lifetimes and batch sizes of the spec's Limits table. */
-export const SINGLE_PUT_URL_SECONDS = 3600;
-export const PART_URL_SECONDS = 7200;
-export const INITIAL_PART_URLS = 50;
+const SINGLE_PUT_URL_SECONDS = 3600;
+const PART_URL_SECONDS = 7200;
+const INITIAL_PART_URLS = 50;
 
-export interface UploadLimits {
+interface UploadLimits {
   maxUploadBytes: number;
   multipartCutoffBytes: number;
   partSizeBytes: number;
@@ -417,13 +417,13 @@ export class UploadService {
 const isSettled = (status: MediaFileStatus) => status === 'PROCESSING' || status === 'UPLOADED';
 
 /** Object keys come from ids, never from the client's file name. */
-export function sourceKey(fileId: string): string {
+function sourceKey(fileId: string): string {
   return `media/${fileId}/source`;
 }
 
 /** Where an upload's presigned URLs write: one upload's own key, unguessable, never served. */
-export function stagingKey(fileId: string): string {
+function stagingKey(fileId: string): string {
   return `${STAGING_PREFIX}${fileId}/${randomUUID()}`;
 }
 
-export const STAGING_PREFIX = 'uploads/';
+const STAGING_PREFIX = 'uploads/';

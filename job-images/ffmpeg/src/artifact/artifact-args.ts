@@ -6,15 +6,15 @@ import type { MediaDescription } from '../media/probe.ts';
 import { commonArgs } from '../media/tools.ts';
 
 /** Thumbnails fit inside this square, never upscaled. */
-export const THUMBNAIL_BOX_PX = 640;
+const THUMBNAIL_BOX_PX = 640;
 /** The thumbnail is the frame at this fraction of the duration (past intros and fades). */
-export const THUMBNAIL_AT_FRACTION = 0.1;
+const THUMBNAIL_AT_FRACTION = 0.1;
 /**
  * How much picture after the seek point the thumbnail input reads: ffmpeg keeps
  * decoding an input after `-frames:v 1` is satisfied, so the input itself must end.
  * Long enough for a frame to exist in variable-frame-rate screen recordings.
  */
-export const THUMBNAIL_WINDOW_SECONDS = 2;
+const THUMBNAIL_WINDOW_SECONDS = 2;
 /** What the speech recognizer wants: 16 kHz mono 16-bit PCM. */
 export const AUDIO_SAMPLE_RATE_HZ = 16_000;
 

@@ -14,7 +14,7 @@ export interface TimeRange {
 }
 
 /** Kept pieces shorter than this (under a frame at 50 fps) are dropped: concat cannot join empty segments. */
-export const MIN_KEPT_RANGE_MS = 20;
+const MIN_KEPT_RANGE_MS = 20;
 
 export const EDIT_OUTPUTS = {
   video: { name: 'edited.mp4', contentType: 'video/mp4' },
@@ -24,7 +24,7 @@ export const EDIT_OUTPUTS = {
 export type EditOutputKind = keyof typeof EDIT_OUTPUTS;
 
 /** Overlapping or touching ranges become one; the result is sorted. */
-export function mergeRanges(ranges: readonly TimeRange[]): TimeRange[] {
+function mergeRanges(ranges: readonly TimeRange[]): TimeRange[] {
   const sorted = [...ranges].filter((range) => range.endMs > range.startMs).sort((a, b) => a.startMs - b.startMs);
   const merged: TimeRange[] = [];
   for (const range of sorted) {

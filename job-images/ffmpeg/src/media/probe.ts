@@ -115,7 +115,7 @@ export interface MediaDescription {
 export type MediaProbe = MediaDescription;
 
 /** Web playback needs all of these; anything else gets a 480p H.264 proxy. */
-export const WEB_COMPATIBLE = {
+const WEB_COMPATIBLE = {
   videoCodecs: ['h264'],
   audioCodecs: ['aac'],
   containers: ['mov', 'mp4'],
@@ -129,7 +129,7 @@ export function ffprobeArgs(source: string): string[] {
 }
 
 /** Every packet's time and flags (K = keyframe) of one stream: keyframes without decoding. */
-export function keyframeProbeArgs(source: string, streamIndex: number): string[] {
+function keyframeProbeArgs(source: string, streamIndex: number): string[] {
   return ['-v', 'error', '-select_streams', String(streamIndex), '-show_entries', 'packet=pts_time,dts_time,flags', '-print_format', 'json=compact=1', source];
 }
 
@@ -152,7 +152,7 @@ function seconds(value: string | undefined): number | null {
 }
 
 /** "30000/1001" → {30000, 1001}; "0/0" and garbage → null. */
-export function parseRational(value: string | undefined): Rational | null {
+function parseRational(value: string | undefined): Rational | null {
   if (value === undefined) return null;
   const [num, den] = value.split('/').map(Number);
   if (num === undefined || den === undefined || !Number.isInteger(num) || !Number.isInteger(den) || num <= 0 || den <= 0) return null;

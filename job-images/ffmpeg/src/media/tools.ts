@@ -13,7 +13,7 @@ export function mediaToolsFromEnv(env: NodeJS.ProcessEnv): MediaTools {
 }
 
 /** ffmpeg writes `-progress` key=value blocks to this file descriptor. */
-export const PROGRESS_FD = 3;
+const PROGRESS_FD = 3;
 
 /** Every ffmpeg run of this image: no stdin, progress on PROGRESS_FD, overwrite; errors only unless a filter reports at info. */
 export function commonArgsAt(logLevel: 'error' | 'info'): string[] {

@@ -4,12 +4,12 @@ import { audioEncoderArgs, ENCODER_PRESETS, even, videoEncoderArgs } from '../me
 import type { MediaDescription } from '../media/probe.ts';
 import { commonArgs } from '../media/tools.ts';
 
-export const PROXY_MAX_HEIGHT_PX = 480;
+const PROXY_MAX_HEIGHT_PX = 480;
 /** A keyframe every 2 s keeps proxy scrubbing responsive. */
-export const PROXY_KEYFRAME_SECONDS = 2;
-export const SPRITE_TILE_WIDTH_PX = 160;
-export const SPRITE_MAX_TILES = 100;
-export const SPRITE_MAX_TILES_PER_ROW = 10;
+const PROXY_KEYFRAME_SECONDS = 2;
+const SPRITE_TILE_WIDTH_PX = 160;
+const SPRITE_MAX_TILES = 100;
+const SPRITE_MAX_TILES_PER_ROW = 10;
 
 export interface SpriteLayout {
   tile_width_px: number;

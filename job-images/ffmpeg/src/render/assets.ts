@@ -9,7 +9,7 @@ import { RenderPlanError } from './render-plan-error.ts';
 import { OUTPUT_AUDIO_FORMAT, type MainSoundWindow } from './sound.ts';
 
 /** Ducking lowers the main audio by 12 dB while an asset plays. */
-export const DUCK_GAIN = 0.25;
+const DUCK_GAIN = 0.25;
 
 function overlayPosition(asset: RenderAsset, margin: number): { x: string; y: string } {
   switch (asset.position) {

@@ -4,10 +4,10 @@
 import type { CaptionStyle, RenderCaption } from '../../../../crds/contract/programs/render.ts';
 
 /** The shipped font (fonts-dejavu-core); libass finds it through the filter's fontsdir. */
-export const CAPTION_FONT = 'DejaVu Sans';
+const CAPTION_FONT = 'DejaVu Sans';
 
 /** `font_size` is in pixels of a 1080-line frame, so a 720p export looks the same. */
-export const FONT_SIZE_REFERENCE_LINES = 1080;
+const FONT_SIZE_REFERENCE_LINES = 1080;
 
 /** ASS colours are &HAABBGGRR (alpha 00 = opaque). */
 const COLOURS = {

@@ -7,8 +7,8 @@ import { RenderPlanError } from './render-plan-error.ts';
 
 export const OUTPUT_SAMPLE_RATE_HZ = ENCODER_PRESETS.render.audio.sampleRateHz;
 /** When the main footage's frame rate is unknown (or absurd, as in some variable-rate phone files). */
-export const DEFAULT_FRAME_RATE: Rational = { num: 30, den: 1 };
-export const MAX_FRAME_RATE = 60;
+const DEFAULT_FRAME_RATE: Rational = { num: 30, den: 1 };
+const MAX_FRAME_RATE = 60;
 
 export interface PlannedSegment {
   sourceId: string;

@@ -7,7 +7,7 @@ import type { LoudnessMeasurement } from './loudnorm-report.ts';
 import { OUTPUT_AUDIO_FORMAT } from './sound.ts';
 
 /** Loudness range and true-peak ceiling of the second loudnorm pass (EBU R128 streaming practice). */
-export const LOUDNESS = { loudnessRange: 11, truePeakDb: -1.5 } as const;
+const LOUDNESS = { loudnessRange: 11, truePeakDb: -1.5 } as const;
 
 export interface LoudnessPlan {
   targetLufs: number;

@@ -11,8 +11,8 @@ import { frameTime, playsAtRate, type PlannedSegment } from './frame-grid.ts';
 import { RenderPlanError } from './render-plan-error.ts';
 
 /** Overlays keep this fraction of the frame's short side from the edges they are placed against. */
-export const OVERLAY_MARGIN_FRACTION = 0.03;
-export const WATERMARK = { text: 'Cutroom', font: 'DejaVuSans-Bold.ttf', heightFraction: 0.045, opacity: 0.55 } as const;
+const OVERLAY_MARGIN_FRACTION = 0.03;
+const WATERMARK = { text: 'Cutroom', font: 'DejaVuSans-Bold.ttf', heightFraction: 0.045, opacity: 0.55 } as const;
 
 export interface FrameSize {
   width: number;
@@ -52,7 +52,7 @@ export function letterboxFilters(geometry: Geometry, output: FrameSize, colour: 
  * divided by the zoom, moved by the pan (−1 = against the left/top edge, 1 = the right/bottom),
  * then scaled to fill the output (no letterbox: the crop chose what fills it).
  */
-export function cropFilters(geometry: Geometry, output: FrameSize, crop: NonNullable<RenderSettings['crop']>): string[] {
+function cropFilters(geometry: Geometry, output: FrameSize, crop: NonNullable<RenderSettings['crop']>): string[] {
   const { frame, display } = geometry;
   const outputAspect = output.width / output.height;
   const fitsWidth = display.width / display.height <= outputAspect;

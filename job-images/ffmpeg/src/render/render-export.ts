@@ -19,9 +19,9 @@ import { RenderPlanError } from './render-plan-error.ts';
 import { smartRender, smartRenderEligibility, SmartRenderNotWorthIt } from './smart-render.ts';
 
 /** The fonts the image ships (Debian's fonts-dejavu-core); CUTROOM_FONTS_DIR points elsewhere. */
-export const DEFAULT_FONTS_DIR = '/usr/share/fonts/truetype/dejavu';
+const DEFAULT_FONTS_DIR = '/usr/share/fonts/truetype/dejavu';
 
-export type RenderStepName = 'encode' | 'loudness' | 'mux';
+type RenderStepName = 'encode' | 'loudness' | 'mux';
 
 export interface LocalRender {
   input: RenderInput;
@@ -103,7 +103,7 @@ async function ffmpegStep(tools: MediaTools, args: string[], signal: AbortSignal
 }
 
 /** Runs the full plan: one render pass, then (with normalisation) the measure pass and the loudnorm + mux pass. */
-export async function renderFull(run: LocalRender, probes: ReadonlyMap<string, MediaProbe>): Promise<LocalRenderResult> {
+async function renderFull(run: LocalRender, probes: ReadonlyMap<string, MediaProbe>): Promise<LocalRenderResult> {
   const { tools, signal, log } = run;
   const files = renderFiles(run.workDir, run.sourcePaths, run.outputPath, run.env);
   let plan: RenderPlan;

@@ -9,7 +9,7 @@ import { ticksToMicros, ticksToSeconds, type SmartPart, type SmartPlan, type Sou
 import { CUT_FADE_SECONDS, OUTPUT_AUDIO_FORMAT } from './sound.ts';
 
 /** Seams are re-encoded a little better than the export preset, so they do not show next to copied source GOPs. */
-export const SEAM_CRF = ENCODER_PRESETS.render.video.crf - 3;
+const SEAM_CRF = ENCODER_PRESETS.render.video.crf - 3;
 
 /** Every packet's timestamps and key flag, in stream ticks: the plan is built from these, nothing decoded. */
 export function picturePacketsArgs(source: string, videoStreamIndex: number): string[] {

@@ -42,7 +42,7 @@ export interface SmartPart {
   leadInFrames: number;
 }
 
-export interface SmartSegment {
+interface SmartSegment {
   startPts: number;
   endPts: number;
   frames: number;
@@ -75,9 +75,9 @@ export class SmartRenderNotWorthIt extends Error {
 }
 
 /** Deepest B-frame reordering x264 can reproduce (b-pyramid): a deeper source would break DTS order at a join. */
-export const MAX_REORDER_DELAY = 2;
+const MAX_REORDER_DELAY = 2;
 /** Above this share of re-encoding work, copying saves too little to be worth the seams. */
-export const MAX_ENCODED_SHARE = 0.5;
+const MAX_ENCODED_SHARE = 0.5;
 /** Decoding a frame only to reach a cut costs about this much of decoding and encoding one. */
 const LEAD_IN_COST = 0.3;
 

@@ -11,7 +11,7 @@ const packetsSchema = z.object({
 });
 
 /** ffprobe's packet list, in decode order; packets without a timestamp cannot be placed and are refused by the caller. */
-export function parsePicturePackets(json: unknown): SourcePacket[] | null {
+function parsePicturePackets(json: unknown): SourcePacket[] | null {
   const packets: SourcePacket[] = [];
   for (const packet of packetsSchema.parse(json).packets) {
     if (packet.pts === undefined || packet.dts === undefined) return null;
@@ -21,7 +21,7 @@ export function parsePicturePackets(json: unknown): SourcePacket[] | null {
 }
 
 /** Bytes from ffprobe's `-show_data` hex dump: "00000000: 014d 401f …" then an ASCII column, hex 40 columns wide. */
-export function hexDumpBytes(dump: string): Uint8Array {
+function hexDumpBytes(dump: string): Uint8Array {
   const bytes: number[] = [];
   for (const line of dump.split('\n')) {
     if (!/^[0-9a-f]{8}: /i.test(line)) continue;
@@ -58,7 +58,7 @@ function withoutEmulationPrevention(nal: Uint8Array): Uint8Array {
 }
 
 /** The SPS and PPS ids an avcC record (ISO 14496-15) carries; null when it is not one. */
-export function avcParameterSetIds(avcC: Uint8Array): { sps: number[]; pps: number[] } | null {
+function avcParameterSetIds(avcC: Uint8Array): { sps: number[]; pps: number[] } | null {
   if (avcC.length < 7 || avcC[0] !== 1) return null;
   const sps: number[] = [];
   const pps: number[] = [];
@@ -81,7 +81,7 @@ export function avcParameterSetIds(avcC: Uint8Array): { sps: number[]; pps: numb
 }
 
 /** The lowest id (H.264 allows 0–31) that neither the source's SPS nor its PPS use. */
-export function freeParameterSetId(used: { sps: number[]; pps: number[] }): number {
+function freeParameterSetId(used: { sps: number[]; pps: number[] }): number {
   for (let id = 1; id < 32; id += 1) if (!used.sps.includes(id) && !used.pps.includes(id)) return id;
   return 0;
 }

@@ -8,14 +8,14 @@ import { OUTPUT_SAMPLE_RATE_HZ, type PlannedSegment } from './frame-grid.ts';
 /** The fade in and out at every audio cut (full and smart render): long enough that no cut clicks, too short to hear. */
 export const CUT_FADE_SECONDS = 0.01;
 /** The bleep over censored words: 1 kHz at the sine source's own level (−18 dBFS). */
-export const BLEEP_FREQUENCY_HZ = 1000;
+const BLEEP_FREQUENCY_HZ = 1000;
 /** Audio filters switched on and off in time (censor, duck) act per frame: 10 ms frames keep their edges exact enough. */
-export const TIMED_AUDIO_FRAME_SAMPLES = 480;
+const TIMED_AUDIO_FRAME_SAMPLES = 480;
 /** Every sound the render mixes, as the export carries it: 48 kHz stereo (float while it is worked on). */
 export const OUTPUT_AUDIO_FORMAT = `aresample=${OUTPUT_SAMPLE_RATE_HZ},aformat=sample_fmts=fltp:sample_rates=${OUTPUT_SAMPLE_RATE_HZ}:channel_layouts=stereo`;
 
 /** A stretch of the output, in ms. */
-export interface OutputRange {
+interface OutputRange {
   outStartMs: number;
   outEndMs: number;
 }

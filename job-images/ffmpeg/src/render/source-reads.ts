@@ -10,7 +10,7 @@ import { frameTime, type PlannedSegment } from './frame-grid.ts';
  * One pass per source keeps ffmpeg's open decoders (and memory) few when an export has
  * dozens of cuts; a seek costs decoding from the keyframe before it anyway.
  */
-export const MAX_DECODED_GAP_SECONDS = 10;
+const MAX_DECODED_GAP_SECONDS = 10;
 /** How far past a segment's end its input reads (the trims cut exactly; this only bounds decoding). */
 const INPUT_END_MARGIN_SECONDS = 0.1;
 
@@ -60,7 +60,7 @@ function segmentInput(kind: PlannedSegment['kind'], path: string, start: number,
 }
 
 /** Where each segment's picture and sound come from: an input's own pads, or its branch of a split ('' when it has none). */
-export interface SegmentPads {
+interface SegmentPads {
   video: string;
   audio: string;
 }

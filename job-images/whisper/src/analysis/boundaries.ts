@@ -67,7 +67,7 @@ function placeBoundary(preferred: number, lo: number, hi: number, guardLo: numbe
  * the next kept word: the next kept word then follows the pause that preceded the
  * removed words, so the removal does not change the pacing. null: no room for it.
  */
-export function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom): Span | null {
+function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom): Span | null {
   let keptUntil = 0;
   for (let index = 0; index < from; index += 1) keptUntil = Math.max(keptUntil, words[index]!.end_ms);
   let removedUntil = 0;

@@ -1,7 +1,7 @@
 import { JobFailure } from '../../../lib/job-failure.ts';
 
 /** The envelope's resolution: cut boundaries snap to these frames. */
-export const ENVELOPE_FRAME_MS = 10;
+const ENVELOPE_FRAME_MS = 10;
 
 /** Loudness over time: the RMS of each `frame_ms` frame, 0..1 of full scale; the last frame may be shorter. */
 export interface EnergyEnvelope {
@@ -116,13 +116,6 @@ export class EnergyEnvelopeBuilder {
   }
 }
 
-/** The envelope of samples already in memory (mono, or interleaved channels). */
-export function rmsEnvelope(samples: Int16Array, sampleRateHz: number, channels = 1, frameMs = ENVELOPE_FRAME_MS): EnergyEnvelope {
-  const builder = new EnergyEnvelopeBuilder(sampleRateHz, channels, frameMs);
-  builder.push(new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength));
-  return builder.finish();
-}
-
 /** The envelope of a whole WAV file held in memory. */
 export function wavEnvelope(bytes: Uint8Array, frameMs = ENVELOPE_FRAME_MS): EnergyEnvelope {
   const layout = readWavLayout(bytes);
@@ -134,9 +127,4 @@ export function wavEnvelope(bytes: Uint8Array, frameMs = ENVELOPE_FRAME_MS): Ene
 /** Decibels relative to full scale; silence is -Infinity. */
 export function toDbfs(rms: number): number {
   return rms > 0 ? 20 * Math.log10(rms) : -Infinity;
-}
-
-/** Duration the envelope covers, ms (whole frames). */
-export function envelopeDurationMs(envelope: EnergyEnvelope): number {
-  return envelope.rms.length * envelope.frame_ms;
 }

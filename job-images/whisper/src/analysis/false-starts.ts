@@ -25,11 +25,11 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * dropped, so takes restarted one after the other go as one edit, and a lower
  * threshold only ever drops more words.
  */
-export const PHRASE_GAP_MS = 250;
+const PHRASE_GAP_MS = 250;
 export const MAX_FALSE_TAKE_MS = 10_000;
 export const MAX_FALSE_TAKE_WORDS = 25;
-export const COMPARE_WORDS = 4;
-export const MIN_TAKE_WORDS = 2;
+const COMPARE_WORDS = 4;
+const MIN_TAKE_WORDS = 2;
 /** Two first words "resemble" when at most this share of their letters differs. */
 const FIRST_WORD_MAX_DISTANCE = 0.34;
 

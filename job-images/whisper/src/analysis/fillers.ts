@@ -13,7 +13,7 @@ export const HESITATIONS: readonly string[] = ['um', 'umm', 'uh', 'uhh', 'uhm', 
 export const SET_OFF_FILLERS: readonly (readonly string[])[] = [['you', 'know'], ['i', 'mean'], ['like']];
 
 /** A pause this long around a word sets it off as much as a comma does. */
-export const FILLER_PAUSE_MS = 150;
+const FILLER_PAUSE_MS = 150;
 
 function boundaryBefore(words: readonly SpokenWord[], index: number): boolean {
   if (index === 0) return true;
@@ -40,7 +40,7 @@ function fillerLength(words: readonly SpokenWord[], index: number): number {
 }
 
 /** The fillers as runs of words `from` ≤ i < `to`; fillers said one after another ("um, uh,") form one run. */
-export function findFillers(words: readonly SpokenWord[]): WordRun[] {
+function findFillers(words: readonly SpokenWord[]): WordRun[] {
   const runs: WordRun[] = [];
   for (let index = 0; index < words.length; ) {
     const length = fillerLength(words, index);

@@ -4,28 +4,9 @@ import { MIN_CUT_MS, type Cut, type Span } from './spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
 
 /** Below this a frame is silent (ffmpeg `silencedetect=noise=-35dB` agrees on generated speech). */
-export const SILENCE_THRESHOLD_DB = -35;
+const SILENCE_THRESHOLD_DB = -35;
 /** Quiet shorter than this is a stop consonant or a breath between words, not a pause. */
 export const MIN_SILENCE_MS = 300;
-
-/**
- * The silences in ffmpeg `silencedetect` output (stderr). A silence still open at the
- * end runs to the duration; ends past the duration (AAC padding) are clamped to it.
- */
-export function parseSilenceDetect(stderr: string, durationMs: number): Span[] {
-  const silences: Span[] = [];
-  let openStart: number | null = null;
-  for (const match of stderr.matchAll(/silence_(start|end): (-?[\d.]+)/g)) {
-    const ms = Math.min(durationMs, Math.max(0, Math.round(Number(match[2]) * 1000)));
-    if (match[1] === 'start') openStart = ms;
-    else if (openStart !== null) {
-      if (ms > openStart) silences.push({ start_ms: openStart, end_ms: ms });
-      openStart = null;
-    }
-  }
-  if (openStart !== null && durationMs > openStart) silences.push({ start_ms: openStart, end_ms: durationMs });
-  return silences;
-}
 
 export interface SilenceDetection {
   threshold_db?: number;

@@ -36,7 +36,7 @@ export const WORD_TAIL_MS = 120;
  */
 export const WORD_LEAD_IN_MS = 180;
 
-export function noWordsFailure(): JobFailure {
+function noWordsFailure(): JobFailure {
   return new JobFailure('No speech could be recognized in the audio.', { code: 'analysis.no_words' });
 }
 
