@@ -82,7 +82,7 @@ const image: MediaDescription = {
   audioChannels: null,
 };
 
-describe('ffmpeg arguments (job-images/ffmpeg/src/ffmpeg-args.ts)', () => {
+describe('ffmpeg arguments (artifact-args, proxy-args, media/encode, media/probe in job-images/ffmpeg/src/)', () => {
   describe('encoder presets (one table for every output this image writes)', () => {
     it('proxy: veryfast CRF 26 Main; edit: veryfast CRF 20 yuv420p; render: High yuv420p, AAC 48 kHz stereo 192k', () => {
       expect(videoEncoderArgs(ENCODER_PRESETS.proxy)).to.deep.equal(['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-profile:v', 'main']);

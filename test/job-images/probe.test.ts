@@ -18,7 +18,7 @@ function mediaOf(streams: object[], format: { format_name: string; duration?: st
   return describeMedia(parseFfprobeOutput({ streams, format }));
 }
 
-describe('media classification and the web-compatibility rule (media-probe.ts)', () => {
+describe('media classification and the web-compatibility rule (media/probe.ts)', () => {
   it('H.264 + AAC in MP4/MOV up to 1080 lines is web-compatible', () => {
     expect(mediaOf([h264(), aac])).to.deep.equal({
       kind: 'video',
