@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
-/** What the operator may import from the api: the job host, the domain's config and the shared job metrics. */
-export const OPERATOR_API_ENTRIES = ['api/src/job-host.ts', 'api/src/config.ts', 'api/src/ops/metrics.ts'] as const;
+/** What the operator may import from the api: the job host, the Kubernetes dispatcher, the domain's config and the shared job metrics. */
+export const OPERATOR_API_ENTRIES = ['api/src/job-host.ts', 'api/src/jobs/kubernetes-dispatcher.ts', 'api/src/config.ts', 'api/src/ops/metrics.ts'] as const;
 
 const PRODUCT_DIRS = ['api/src', 'operator/src', 'job-images', 'crds'];
 

@@ -1,7 +1,8 @@
 // The job domain's one host: the api and the operator both build it here, so a job is
 // dispatched, relayed and settled the same way whichever process holds it. The operator
-// imports from the api only this module, config.ts and ops/metrics.ts
-// (hack/import-directions.ts enforces it).
+// imports from the api only this module, the Kubernetes dispatcher, config.ts and
+// ops/metrics.ts (hack/import-directions.ts enforces it); nothing here loads the Kubernetes
+// client, which the api loads only when it is the configured backend.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
@@ -28,7 +29,6 @@ import { systemClock, type Clock } from './shared/clock.ts';
 // What the operator's reconcilers need of the job domain besides the host itself.
 export type { JobCompletion, JobFailed, JobOutcome } from './jobs/completion.ts';
 export { imposedFailures, readJobOutcome } from './jobs/outcome.ts';
-export { KubernetesJobDispatcher } from './jobs/kubernetes-dispatcher.ts';
 export type { ObjectStorage } from './storage/storage.ts';
 
 /** What a backend's runner is given: the local runner settles the jobs it runs itself. */

@@ -1,4 +1,4 @@
-/** Structured JSON log lines on stderr: stdout is reserved for job events. */
+/** Structured JSON log lines on stderr: stdout is reserved for progress lines. */
 export interface JobLog {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;

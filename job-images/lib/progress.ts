@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { formatProgressLine } from '../../crds/contract/progress-lines.ts';
-import { percentOf, type ProgramName, type StepOf } from '../../crds/contract/programs.ts';
+import { percentOf, type ProgramName } from '../../crds/contract/programs.ts';
 import type { JobLog } from './job-log.ts';
 
 /**
@@ -9,7 +9,8 @@ import type { JobLog } from './job-log.ts';
  * never throws and never fails the job.
  */
 export interface ProgressReporter<Step extends string = string> {
-  report(step: Step, fraction: number, etaSeconds?: number | null): void;
+  // a property, not a method: checked strictly, so a reporter of one program's steps takes no other step
+  report: (step: Step, fraction: number, etaSeconds?: number | null) => void;
   /** Sends whatever is still pending; call before the final result or error. */
   flush(): Promise<void>;
 }
@@ -27,8 +28,12 @@ export interface ProgressSink {
   flush(): Promise<void>;
 }
 
-/** The reporter of `program`: a step's fraction becomes the job's percentage by the registry's slices. */
-export function programProgress<P extends ProgramName>(program: P, sink: ProgressSink): ProgressReporter<StepOf<P>> {
+/**
+ * The reporter of `program`: a step's fraction becomes the job's percentage by the registry's
+ * slices (a step the program does not have counts as 0). It takes any step name; a program
+ * sees it as a reporter of its own steps (JobContext<StepOf<P>>), which the compiler checks.
+ */
+export function programProgress(program: ProgramName, sink: ProgressSink): ProgressReporter {
   return {
     report(step, fraction, etaSeconds) {
       const eta = etaSeconds === undefined || etaSeconds === null || !Number.isFinite(etaSeconds) ? {} : { etaSeconds: Math.max(0, Math.round(etaSeconds)) };

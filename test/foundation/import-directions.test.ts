@@ -50,4 +50,20 @@ describe('architecture: import directions (hack/import-directions.ts)', () => {
       await rm(image, { recursive: true, force: true });
     }
   });
+
+  it('the api with the local backend never loads the Kubernetes client; the operator does (the check can fail)', async function () {
+    this.timeout(60_000);
+    // In-thread resolve hooks see every specifier the module graph asks for, static or dynamic.
+    const loadsClient = async (entry: string) => {
+      const script = `import { registerHooks } from 'node:module';
+let seen = false;
+registerHooks({ resolve(specifier, context, next) { if (specifier.startsWith('@kubernetes/client-node')) seen = true; return next(specifier, context); } });
+await import(${JSON.stringify(entry)});
+console.log(seen);`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root });
+      return stdout.trim();
+    };
+    expect(await loadsClient('./api/src/app.ts'), 'api/src/app.ts').to.equal('false');
+    expect(await loadsClient('./operator/src/operator.ts'), 'operator/src/operator.ts').to.equal('true');
+  });
 });

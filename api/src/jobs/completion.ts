@@ -124,10 +124,10 @@ export class JobCompletion {
     const { orm } = this.#d;
     const peek = await orm.em.fork().findOne(Job, jobId);
     if (!peek || peek.completedAt) return false;
-    if (!isProgramName(peek.program)) throw new Error(`no completion handler for program ${peek.program}`);
-    const handler = this.#d.handlers[peek.program] as CompletionHandler<ProgramName, unknown>;
+    // A row of a program this version does not know (written by another version) settles failed, with no handler to run.
+    const handler = isProgramName(peek.program) ? (this.#d.handlers[peek.program] as CompletionHandler<ProgramName, unknown>) : undefined;
     // The result is parsed once, here; S3 reads happen before any row or advisory lock is taken.
-    const { outcome, loaded } = await readResult(peek, reported, handler);
+    const { outcome, loaded } = handler ? await readResult(peek, reported, handler) : { outcome: unknownProgram(peek.program), loaded: undefined };
     let after: AfterCommit | undefined;
     let events: OutcomeEvent[] = [];
     const settled = await orm.em.fork().transactional(async (em) => {
@@ -149,7 +149,7 @@ export class JobCompletion {
       );
       if (claimed.length === 0) return false;
       const job = await em.findOneOrFail(Job, jobId);
-      const returned = outcome.ok ? await handler.succeeded(em, job, outcome.result as ResultOf<ProgramName>, loaded) : await handler.failed(em, job, outcome);
+      const returned = !handler ? undefined : outcome.ok ? await handler.succeeded(em, job, outcome.result as ResultOf<ProgramName>, loaded) : await handler.failed(em, job, outcome);
       const settlement = settlementOf(returned);
       await this.#settleCredits(em, job, outcome.ok, settlement.creditMinutesUsed);
       for (const followUp of settlement.followUps ?? []) {
@@ -303,6 +303,10 @@ async function readResult(job: JobRow, reported: JobOutcome, handler: Completion
     if (error instanceof InvalidResult) return { outcome: invalidResult(error.message), loaded: undefined };
     throw error;
   }
+}
+
+function unknownProgram(program: string): JobOutcome {
+  return { ok: false, error: `No program is called "${program}".`, code: jobSystemFailures.invalidSpec, params: { detail: program } };
 }
 
 function invalidResult(error: string): JobOutcome {

@@ -140,7 +140,10 @@ export class JobOutbox {
       });
       // Settled once the claim's row locks are gone (the completion takes its own).
       for (const { id, reason } of rejected) {
-        await this.#o.completion.complete(id, { ok: false, error: `The job backend refused the job: ${reason}`, code: jobSystemFailures.rejected, params: { detail: reason } });
+        // one row's settlement failing must not stop the pass for the others (its next pass retries it)
+        await this.#o.completion
+          .complete(id, { ok: false, error: `The job backend refused the job: ${reason}`, code: jobSystemFailures.rejected, params: { detail: reason } })
+          .catch((error: unknown) => this.#o.logger.warn({ err: error, job_id: id }, 'job outbox: settling a refused job failed; the next pass retries'));
       }
       if (handed < BATCH) break;
     }
@@ -222,18 +225,15 @@ export class JobOutbox {
 
   /**
    * Local backend at start-up: a job a previous process dispatched but never settled died
-   * with it; it runs again from scratch (outputs overwrite). Programs no longer known end
-   * failed. Assumes one api process runs local jobs.
+   * with it; it runs again from scratch (outputs overwrite). A program no longer known ends
+   * failed when the outbox hands it over. Assumes one api process runs local jobs.
    */
   async #recover(): Promise<void> {
     const em = this.#o.orm.em.fork();
-    const orphans = await em.execute<{ id: string; program: string }[]>(
+    const orphans = await em.execute<{ id: string }[]>(
       `update jobs set dispatched_at = null, status = 'queued', progress = 0, step = null, started_at = null, next_dispatch_at = null
-        where backend = 'local' and completed_at is null and dispatched_at is not null returning id, program`,
+        where backend = 'local' and completed_at is null and dispatched_at is not null returning id`,
     );
-    for (const orphan of orphans.filter((row) => !isProgramName(row.program))) {
-      await this.#o.completion.complete(orphan.id, { ok: false, error: 'The job could not be started.', code: jobSystemFailures.invalidSpec });
-    }
     if (orphans.length > 0) this.#o.logger.info({ jobs: orphans.length }, 'unfinished jobs of a previous process will run again');
   }
 }

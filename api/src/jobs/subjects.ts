@@ -17,8 +17,23 @@ interface Subjects {
 /** The subject field of a request for program `P` (none for programs without a subject). */
 export type SubjectOf<P extends ProgramName> = P extends keyof Subjects ? Subjects[P] : { subjectId?: never };
 
+/**
+ * Where a version before `subject_id` kept the subject, inside the program's input: rows an
+ * older api wrote during a rolling upgrade (after this version's migration ran) still settle.
+ */
+const LEGACY_INPUT_FIELD: Partial<Record<ProgramName, string>> = { render: 'export_id', analyze: 'run_id', 'media-edit': 'replaceItemId' };
+
+/** The job's subject: its column, or for a row an older version wrote, the input field it used. */
+export function subjectOf(job: Pick<JobRow, 'program' | 'subjectId' | 'input'>): string | undefined {
+  if (job.subjectId) return job.subjectId;
+  const legacy = LEGACY_INPUT_FIELD[job.program as ProgramName];
+  const value = legacy ? job.input[legacy] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** The subject of a job whose program requires one. */
-export function requiredSubject(job: Pick<JobRow, 'id' | 'program' | 'subjectId'>): string {
-  if (!job.subjectId) throw new Error(`job ${job.id} (${job.program}) has no subject`);
-  return job.subjectId;
+export function requiredSubject(job: Pick<JobRow, 'id' | 'program' | 'subjectId' | 'input'>): string {
+  const subject = subjectOf(job);
+  if (!subject) throw new Error(`job ${job.id} (${job.program}) has no subject`);
+  return subject;
 }

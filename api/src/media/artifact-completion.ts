@@ -2,7 +2,9 @@ import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgres
 import type { ArtifactResult } from '../../../crds/contract/programs/artifact.ts';
 import type { OutcomeEvent } from '../events/bus.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
-import type { AfterCommit, CompletionHandler, JobFailed, Settlement } from '../jobs/completion.ts';
+import { InvalidResult, type AfterCommit, type CompletionHandler, type JobFailed, type Settlement } from '../jobs/completion.ts';
+import { isNotFound } from '../../../crds/contract/s3-client.ts';
+import { z } from 'zod';
 import { releaseWaitingJobs } from '../jobs/requests.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from './entities.ts';
@@ -30,7 +32,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
   return {
     async load(_job, result) {
       const waveformKey = result.artifacts.waveform_key;
-      return { peaks: waveformKey ? peaksOf(await deps.storage.readJson<number[] | { peaks: number[] }>(waveformKey)) : null };
+      return { peaks: waveformKey ? await readPeaks(deps.storage, waveformKey) : null };
     },
 
     async succeeded(em, job, result, loaded) {
@@ -94,8 +96,21 @@ function stagingOf(file: MediaFileRow): string[] {
   return file.uploadKey && file.uploadKey !== file.storageKey ? [file.uploadKey] : [];
 }
 
-function peaksOf(waveform: number[] | { peaks: number[] }): number[] {
-  return Array.isArray(waveform) ? waveform : waveform.peaks;
+/** The waveform the program wrote (its peaks, or a document holding them): in the contract's shape, or an invalid result. */
+const waveformSchema = z.union([z.array(z.number()), z.object({ peaks: z.array(z.number()) })]);
+
+async function readPeaks(storage: ObjectStorage, key: string): Promise<number[]> {
+  let waveform: unknown;
+  try {
+    waveform = await storage.readJson<unknown>(key);
+  } catch (error) {
+    // a store outage is thrown (the completion is retried); a missing or unparseable object is the job's fault
+    if (isNotFound(error) || error instanceof SyntaxError) throw new InvalidResult(`The artifact result names ${key}, which could not be read.`);
+    throw error;
+  }
+  const parsed = waveformSchema.safeParse(waveform);
+  if (!parsed.success) throw new InvalidResult(`The waveform ${key} is not a list of peaks.`);
+  return Array.isArray(parsed.data) ? parsed.data : parsed.data.peaks;
 }
 
 /** media_ready for every item of the file, to each item's owner. */

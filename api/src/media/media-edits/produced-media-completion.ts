@@ -6,6 +6,7 @@ import { removeItemCanvases } from '../../canvases/spine.ts';
 import { settlementOf, type CompletionHandler, type JobFailed, type Settlement } from '../../jobs/completion.ts';
 import type { OutcomeEvent } from '../../events/bus.ts';
 import type { JobRow } from '../../jobs/entities.ts';
+import { subjectOf } from '../../jobs/subjects.ts';
 import { artifactCompletion, failedEvent, type ArtifactLoaded } from '../artifact-completion.ts';
 import { MediaFile, MediaItem, type MediaFileRow, type MediaItemRow } from '../entities.ts';
 import { deleteObjects } from '../file-objects.ts';
@@ -19,7 +20,7 @@ export type ProducedMediaDeps = ArtifactDeps & { billing: BillingService };
 
 /** The item a media edit with save_mode replace repoints (the job's subject); none for copies and imports. */
 function replaceItemIdOf(job: JobRow): string | undefined {
-  return job.program === 'media-edit' ? (job.subjectId ?? undefined) : undefined;
+  return job.program === 'media-edit' ? subjectOf(job) : undefined;
 }
 
 /**
