@@ -233,9 +233,10 @@ function mlt(doc: InterchangeDocument): WrittenFile {
   const markerXml = markers.map(
     (marker) => `      <properties name="${marker.index}"><property name="text">${xml(marker.text)}</property><property name="start">${mltClock(marker.start, doc.rate)}</property><property name="end">${mltClock(marker.end, doc.rate)}</property><property name="color">${marker.color}</property></properties>`,
   );
+  // Untagged video is BT.601 below 720 lines and BT.709 from there (ffmpeg's and MLT's reading): the profile matches, so no colour is converted.
   const content = `<?xml version="1.0" encoding="utf-8"?>
 <mlt LC_NUMERIC="C" version="7.12.0" title="${xml(doc.name)}">
-  <profile description="Cutroom" width="${doc.width}" height="${doc.height}" progressive="1" sample_aspect_num="1" sample_aspect_den="1" display_aspect_num="${doc.width}" display_aspect_den="${doc.height}" frame_rate_num="${doc.rate.num}" frame_rate_den="${doc.rate.den}" colorspace="709"/>
+  <profile description="Cutroom" width="${doc.width}" height="${doc.height}" progressive="1" sample_aspect_num="1" sample_aspect_den="1" display_aspect_num="${doc.width}" display_aspect_den="${doc.height}" frame_rate_num="${doc.rate.num}" frame_rate_den="${doc.rate.den}" colorspace="${doc.height >= 720 ? 709 : 601}"/>
   <producer id="black" in="0" out="${Math.max(0, doc.duration - 1)}">
     <property name="length">${Math.max(1, doc.duration)}</property>
     <property name="resource">0</property>

@@ -90,12 +90,14 @@ export function planChapters(words: readonly OutputWord[], durationMs: number): 
   return chapters;
 }
 
+/** The sentence's first words, at most TITLE_WORDS, never past its end. */
 function titleFrom(words: readonly OutputWord[], index: number): string {
-  const title = words
-    .slice(index, index + TITLE_WORDS)
-    .map((word) => word.word.trim())
-    .join(' ')
-    .replace(/[.!?,;:]+$/u, '');
+  const taken: string[] = [];
+  for (const word of words.slice(index, index + TITLE_WORDS)) {
+    taken.push(word.word.trim());
+    if (SENTENCE_END.test(word.word.trim())) break;
+  }
+  const title = taken.join(' ').replace(/[.!?,;:]+$/u, '');
   return title.charAt(0).toUpperCase() + title.slice(1);
 }
 
