@@ -171,7 +171,7 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     return (await json(response)) as TimelineBody;
   }
 
-  async function exportAndDownload(owner: SignedIn, projectId: string, body: Record<string, unknown>): Promise<{ exportId: string; path: string }> {
+  async function exportAndDownload(owner: SignedIn, projectId: string, body: Record<string, unknown>): Promise<{ exportId: string; path: string; download: { filename: string; sidecars: { format: string; filename: string; path: string }[] } }> {
     const created = await owner.client.post(`/api/v1/projects/${projectId}/exports/`, body);
     expect(created.status, await created.clone().text()).to.equal(202);
     const exportId = (await json(created)).uuid as string;
@@ -183,7 +183,7 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     const download = await json(await owner.client.get(`/api/v1/exports/${exportId}/download`));
     const path = join(dir, `export-${exportId}.mp4`);
     await writeFile(path, Buffer.from(await (await fetch(download.url)).arrayBuffer()));
-    return { exportId, path };
+    return { exportId, path, download };
   }
 
   async function frameCount(path: string): Promise<number> {
@@ -245,6 +245,14 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     console.log(`      melt vs render: ${meltFrames} frames each; PSNR at the joins (frames 29, 30, 69, 70): ${atJoins.map((value) => value.toFixed(2)).join(', ')} dB; lowest of all frames ${Math.min(...psnr).toFixed(2)} dB`);
     for (const value of atJoins) expect(value).to.be.at.least(35);
     expect(Math.min(...psnr)).to.be.at.least(35);
+
+    // the completed export's download names its sidecar files, each served re-timed to its cut
+    const stem = rendered.download.filename.replace(/\.mp4$/, '');
+    expect(rendered.download.sidecars.map((sidecar) => sidecar.filename)).to.deep.equal([`${stem}.srt`, `${stem}.vtt`, `${stem}.words.json`, `${stem}.chapters.txt`]);
+    const srt = await user.client.get(rendered.download.sidecars[0]!.path);
+    expect(srt.status, await srt.clone().text()).to.equal(200);
+    expect(srt.headers.get('content-disposition')).to.include('.srt');
+    expect(await srt.text()).to.match(/^1\n00:00:00,000 --> /);
   });
 
   it('every format reads back (independent parsers, xmllint for XML well-formedness) to the same kept segments, frame-exact on 30000/1001, the rate kept rational', async () => {
@@ -326,9 +334,10 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     expect((await json(inline)).duration_frames).to.equal(100);
     const draft = await user.client.post(`/api/v1/projects/${projectId}/drafts/`, { name: 'Longer', edit_overrides: { [editId]: { end_ms: 1520 } } });
     expect(draft.status, await draft.clone().text()).to.equal(201);
-    const drafted = await timeline(user, projectId, `format=otio&draft_id=${(await json(draft)).uuid}`);
+    const draftId = (await json(draft)).uuid as string;
+    const drafted = await timeline(user, projectId, `format=otio&draft_id=${draftId}`);
     expect(drafted.duration_frames).to.equal(87);
-    const both = await user.client.post(`/api/v1/projects/${projectId}/timeline`, { format: 'otio', draft_id: (await json(draft)).uuid, edit_overrides: {} });
+    const both = await user.client.post(`/api/v1/projects/${projectId}/timeline`, { format: 'otio', draft_id: draftId, edit_overrides: {} });
     expect(both.status).to.equal(422);
   });
 
@@ -411,7 +420,7 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
         `select (select count(*) from jobs) + (select count(*) from exports) + (select count(*) from edits) + (select count(*) from drafts) + (select count(*) from caption_lines) + (select count(*) from media_files) + (select count(*) from analysis_runs) as n`,
       );
       const projects = await app.services.orm.em.fork().getConnection().execute<{ updated_at: Date }[]>(`select updated_at from projects where id = ?`, [projectId]);
-      return `${rows[0]!.n} ${projects[0]!.updated_at.toISOString()}`;
+      return `${rows[0]!.n} ${String(projects[0]!.updated_at)}`;
     };
     const before = await counts();
     for (const format of ['fcpxml', 'xmeml', 'mlt', 'edl', 'otio']) await timeline(user, projectId, `format=${format}&source_ref=url`);

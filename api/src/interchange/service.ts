@@ -69,8 +69,9 @@ export class Interchange {
   }
 
   async sidecar(em: EntityManager, userId: string, projectId: string, selection: EditSelection, format: CaptionFormat, maxWords: number | undefined): Promise<{ filename: string; mediaType: string; content: string }> {
-    const { project, resolved, exportedMaxWords } = await this.#resolve(em, userId, projectId, selection);
-    const stem = safeStem(project.name);
+    const { project, resolved, exportedMaxWords, exportFilename } = await this.#resolve(em, userId, projectId, selection);
+    // Beside an export, the files share its name (players pick up "video.srt" next to "video.mp4").
+    const stem = exportFilename ? exportFilename.replace(/\.mp4$/, '') : safeStem(project.name);
     switch (format) {
       case 'srt':
       case 'vtt': {
@@ -86,9 +87,10 @@ export class Interchange {
     }
   }
 
-  async #resolve(em: EntityManager, userId: string, projectId: string, selection: EditSelection): Promise<{ project: ProjectRow; resolved: ResolvedEdit; exportedMaxWords: number }> {
+  async #resolve(em: EntityManager, userId: string, projectId: string, selection: EditSelection): Promise<{ project: ProjectRow; resolved: ResolvedEdit; exportedMaxWords: number; exportFilename?: string }> {
     const project = await this.#projects.owned(em, userId, projectId);
     let overrides: EditOverrides = {};
+    let exportFilename: string | undefined;
     let exportedMaxWords = captionMaxWords({ aspect_ratio: '16:9' });
     if (selection.draftId) {
       const draft = await em.findOne(Draft, { id: selection.draftId, project: project.id });
@@ -100,11 +102,12 @@ export class Interchange {
       if (!row) throw NotFound('exports.not_found');
       overrides = row.exportSettings.edit_overrides;
       exportedMaxWords = captionMaxWords(row.exportSettings);
+      exportFilename = row.filename;
     } else if (selection.editOverrides) {
       await checkEditOverrides(em, project.id, selection.editOverrides);
       overrides = selection.editOverrides;
     }
-    return { project, resolved: await resolveEdit(em, project, overrides), exportedMaxWords };
+    return { project, resolved: await resolveEdit(em, project, overrides), exportedMaxWords, ...(exportFilename ? { exportFilename } : {}) };
   }
 
   async #document(project: ProjectRow, resolved: ResolvedEdit, references: SourceReferences): Promise<InterchangeDocument> {
