@@ -8,11 +8,11 @@ import { expect } from 'chai';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
+import { completedRun } from '../support/analysis-runs.ts';
 import { uploadMedia } from '../support/media-upload.ts';
 import { eventually, fileWhen } from '../support/wait.ts';
 import { makeVideo } from '../support/media.ts';
 import { projectWithSources } from '../support/projects.ts';
-import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
 import { Export } from '../../api/src/exports/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
@@ -145,19 +145,7 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
   async function analyse(owner: SignedIn, projectId: string, words: TranscriptWord[], edits: { type: string; start_ms: number; end_ms: number; active: boolean; reason: string }[]): Promise<void> {
     const em = app.services.orm.em.fork();
     const project = await em.findOneOrFail(Project, projectId);
-    const analysis = em.create(AnalysisRun, {
-      id: randomUUID(),
-      project,
-      userId: owner.user.id,
-      status: 'completed',
-      pacingLevel: 50,
-      falseStartSensitivity: 50,
-      language: 'en',
-      analysisMode: 'ai_edit',
-      creditsReserved: 0.1,
-      transcript: { language: 'en', text: words.map((word) => word.word).join(' '), words },
-      completedAt: new Date(),
-    });
+    const analysis = completedRun(em, project, owner.user.id, words);
     for (const edit of edits) {
       em.create(Edit, { id: randomUUID(), project, runId: edit.type === 'manual' ? null : analysis.id, type: edit.type, startMs: edit.start_ms, endMs: edit.end_ms, active: edit.active, reason: edit.reason });
     }
