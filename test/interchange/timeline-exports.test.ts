@@ -311,6 +311,27 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     expect(edl).to.match(/\* LOC: 00:00:01:00 RED {4}silence: pause 0\.6 s \[applied\]/);
   });
 
+  it('an overlay asset goes on an upper track (V2, FCPXML lane 1) where the format has one; the EDL says it left it out; its look is listed as not carried', async () => {
+    const { projectId } = await projectWithVideo(user, { seconds: 4, fps: 25 });
+    const assetPath = await makeVideo(dir, `broll-${randomUUID().slice(0, 8)}.mp4`, { width: 320, height: 180, seconds: 2, fps: 25 });
+    const asset = await uploadMedia(user.client, assetPath, { contentType: 'video/mp4', scope: 'library' });
+    await fileWhen(app.services.orm, asset.mediaFileId, (file) => file.status === 'UPLOADED', 60_000);
+    const edit = await user.client.post(`/api/v1/projects/${projectId}/edits/`, { type: 'asset', start_ms: 1000, end_ms: 2000, media_item_id: asset.mediaItemId, visual_mode: 'overlay', audio_mode: 'mix' });
+    expect(edit.status, await edit.clone().text()).to.equal(201);
+    const xm = xmlParser.parse((await timeline(user, projectId, 'format=xmeml')).content);
+    expect(xm.xmeml.sequence.media.video.track).to.have.lengthOf(2);
+    expect(xm.xmeml.sequence.media.video.track[1].clipitem.map((item: Record<string, string>) => [Number(item.start), Number(item.end), Number(item.in)])).to.deep.equal([[25, 50, 0]]);
+    const otio = JSON.parse((await timeline(user, projectId, 'format=otio')).content);
+    expect(otio.tracks.children.map((track: { name: string }) => track.name)).to.deep.equal(['V1', 'V2', 'A1', 'A2']);
+    const fcp = xmlParser.parse((await timeline(user, projectId, 'format=fcpxml')).content);
+    expect(fcp.fcpxml.library.event.project.sequence.spine['asset-clip'][0]['asset-clip'][0]).to.include({ lane: '1', offset: '1s', duration: '1s' });
+    const mlt = xmlParser.parse((await timeline(user, projectId, 'format=mlt')).content);
+    expect(mlt.mlt.playlist.map((playlist: { id: string }) => playlist.id)).to.include.members(['V2', 'A2']);
+    const edl = await timeline(user, projectId, 'format=edl');
+    expect(edl.unexpressed.join(' ')).to.match(/overlay clips are left out/);
+    expect(edl.unexpressed.join(' ')).to.match(/Overlay geometry/);
+  });
+
   it('a draft and inline edit_overrides give their own cut, through the same resolution as an export', async () => {
     const { projectId } = await projectWithVideo(user, { seconds: 4, fps: 25 });
     await analyse(user, projectId, wordsFrom(0, 6), [{ type: 'silence', start_ms: 1000, end_ms: 2000, active: true, reason: 'pause 1.0 s' }]);

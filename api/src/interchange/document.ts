@@ -110,6 +110,8 @@ export interface OverlayFacts {
   outEndMs: number;
   assetOffsetMs: number;
   visualMode: string;
+  /** mute: the asset's sound is off, so it has no audio clip. */
+  audioMode: string;
 }
 
 /** Edit types a marker is made for: the cuts, the AI's and the user's. */
@@ -176,7 +178,7 @@ export function buildDocument(input: {
       duration,
       track: 'overlay',
       hasVideo: source.kind !== 'audio' && overlay.visualMode !== 'none',
-      hasAudio: source.hasAudio,
+      hasAudio: source.hasAudio && overlay.audioMode !== 'mute',
       note: `${overlay.visualMode} asset`,
     });
   }

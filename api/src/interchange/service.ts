@@ -120,7 +120,7 @@ export class Interchange {
     const overlays = assetEdits.flatMap((edit) => {
       const file = assetFiles.get(edit.mediaItemId!);
       const span = edit.visualMode === 'insert' ? null : output.spanToOutput(edit.startMs, edit.endMs);
-      return file && span ? [{ mediaFileId: file.id, ...span, assetOffsetMs: edit.assetOffsetMs ?? 0, visualMode: edit.visualMode ?? 'overlay' }] : [];
+      return file && span ? [{ mediaFileId: file.id, ...span, assetOffsetMs: edit.assetOffsetMs ?? 0, visualMode: edit.visualMode ?? 'overlay', audioMode: edit.audioMode ?? 'mix' }] : [];
     });
     const doc = buildDocument({
       name: project.name,
