@@ -423,6 +423,9 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     expect((await stranger.client.get(`/api/v1/projects/${projectId}/captions?format=srt`)).status).to.equal(404);
     const unanalysed = await user.client.get(`/api/v1/projects/${projectId}/captions?format=srt`);
     expect(unanalysed.status).to.equal(409);
+    const both = await user.client.get(`/api/v1/projects/${projectId}/captions?format=srt&draft_id=${randomUUID()}&export_id=${randomUUID()}`);
+    expect(both.status).to.equal(422);
+    expect((await stranger.client.get(`/api/v1/projects/${projectId}/captions?format=srt&draft_id=${randomUUID()}&export_id=${randomUUID()}`)).status).to.equal(404);
 
     const counts = async () => {
       const rows = await app.services.orm.em.fork().getConnection().execute<{ n: string }[]>(

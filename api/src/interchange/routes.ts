@@ -3,7 +3,6 @@ import { requireAuth } from '../accounts/guards.ts';
 import type { AppContext } from '../http/state.ts';
 import type { ApiRouter } from '../http/router.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
-import { Invalid } from '../shared/errors.ts';
 import { SidecarQuery, TimelineBody, TimelineFile, TimelineQuery } from './schemas.ts';
 import type { ExchangedFile, Interchange } from './service.ts';
 
@@ -54,7 +53,6 @@ export function registerInterchangeRoutes(router: ApiRouter, interchange: Interc
     body: TimelineBody,
     responses: { 200: { description: 'The timeline', schema: TimelineFile }, ...problems },
     handler: async (ctx, { params, body }) => {
-      if (body.draft_id && body.edit_overrides) throw Invalid('exports.overrides_with_draft', { code: 'ValidationError' });
       const file = await interchange.timeline(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, { draftId: body.draft_id, editOverrides: body.edit_overrides }, body.format, { sourceRef: body.source_ref, mediaRoot: body.media_root });
       send(ctx, body.format, file, false);
     },
@@ -74,7 +72,6 @@ export function registerInterchangeRoutes(router: ApiRouter, interchange: Interc
       422: { description: 'An unknown format (the message lists the formats), max_words outside 2–20, or draft_id with export_id' },
     },
     handler: async (ctx, { params, query }) => {
-      if (query.draft_id && query.export_id) throw Invalid('interchange.draft_or_export', { code: 'ValidationError' });
       const file = await interchange.sidecar(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, { draftId: query.draft_id, exportId: query.export_id }, query.format, query.max_words);
       ctx.set('Cache-Control', 'no-store');
       ctx.type = file.mediaType;

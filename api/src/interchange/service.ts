@@ -5,7 +5,7 @@ import { Export } from '../exports/entities.ts';
 import { captionMaxWords, captionsOf, resolveEdit, type ResolvedEdit } from '../exports/render-request.ts';
 import type { ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
-import { Conflict, NotFound } from '../shared/errors.ts';
+import { Conflict, Invalid, NotFound } from '../shared/errors.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { EditOverrides } from '../timeline/timeline.ts';
 import { buildDocument, type InterchangeDocument } from './document.ts';
@@ -89,6 +89,9 @@ export class Interchange {
 
   async #resolve(em: EntityManager, userId: string, projectId: string, selection: EditSelection): Promise<{ project: ProjectRow; resolved: ResolvedEdit; exportedMaxWords: number; exportFilename?: string }> {
     const project = await this.#projects.owned(em, userId, projectId);
+    // After ownership: another user's project is 404 whatever else the request says.
+    if (selection.draftId && selection.editOverrides) throw Invalid('exports.overrides_with_draft', { code: 'ValidationError' });
+    if (selection.draftId && selection.exportId) throw Invalid('interchange.draft_or_export', { code: 'ValidationError' });
     let overrides: EditOverrides = {};
     let exportFilename: string | undefined;
     let exportedMaxWords = captionMaxWords({ aspect_ratio: '16:9' });
