@@ -41,6 +41,7 @@ import { createExports, registerExports, scheduleExportSweep } from './exports/f
 import { registerEventStreams } from './events/feature.ts';
 import { registerProjectRoutes } from './projects/routes.ts';
 import { registerCanvasRoutes } from './canvases/routes.ts';
+import { registerInterchange } from './interchange/feature.ts';
 
 export type { Services } from './services.ts';
 
@@ -214,6 +215,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerCaptions(router, projects);
   registerDrafts(router, projects);
   registerExports(router, exports);
+  registerInterchange(router, services);
   registerEventStreams(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);

@@ -43,6 +43,7 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   export_uuid: () => 'export',
   // Body fields that name a resource take the owner's too.
   draft_id: () => 'draft',
+  export_id: () => 'export',
 };
 
 const KINDS: readonly Kind[] = ['project', 'single-put file', 'multipart file', 'media item', 'canvas', 'group', 'analysis preset', 'preview preset', 'run', 'edit', 'caption line', 'draft', 'export'];

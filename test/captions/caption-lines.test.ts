@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
+import { completedRun } from '../support/analysis-runs.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { CaptionLine } from '../../api/src/captions/entities.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
@@ -56,19 +57,7 @@ describe('caption lines: generate from the active run, list, edit', function () 
   async function addRun(user: SignedIn, projectId: string, words: TranscriptWord[], cuts: Cut[] = []): Promise<string> {
     const em = app.services.orm.em.fork();
     const project = await em.findOneOrFail(Project, projectId);
-    const run = em.create(AnalysisRun, {
-      id: randomUUID(),
-      project,
-      userId: user.user.id,
-      status: 'completed',
-      pacingLevel: 50,
-      falseStartSensitivity: 50,
-      language: 'en',
-      analysisMode: 'ai_edit',
-      creditsReserved: 0.1,
-      transcript: { language: 'en', text: words.map((word) => word.word).join(' '), words },
-      completedAt: new Date(),
-    });
+    const run = completedRun(em, project, user.user.id, words);
     for (const cut of cuts) {
       em.create(Edit, {
         id: randomUUID(),

@@ -102,6 +102,9 @@ export const ExportDownload = z
     url: z.string().describe('Presigned GET of the MP4, saved as `filename`.'),
     expires_in: z.int().describe('Seconds the URL works: 3600.'),
     filename: z.string(),
+    sidecars: z
+      .array(z.object({ format: z.enum(['srt', 'vtt', 'words', 'chapters']), filename: z.string(), path: z.string().describe('GET it with the session: the file in this export\'s output time.') }))
+      .describe('The files beside the video, re-timed to this export\'s cut: captions (SRT, WebVTT), the word-level transcript, chapters. They need an analysed project (409 otherwise).'),
   })
   .meta({ id: 'ExportDownload' });
 

@@ -96,12 +96,12 @@ export class ExportService {
   }
 
   /** A presigned GET saved under the export's filename: 409 before it completed or after it failed, 410 once expired. */
-  async download(em: EntityManager, userId: string, exportId: string): Promise<{ uuid: string; url: string; expires_in: number; filename: string }> {
+  async download(em: EntityManager, userId: string, exportId: string): Promise<{ uuid: string; url: string; expires_in: number; filename: string; sidecars: Sidecar[] }> {
     const row = await this.get(em, userId, exportId);
     if (row.status === 'expired' || (row.status === 'completed' && row.expiresAt <= this.#d.clock.now())) throw Gone('exports.expired', { params: { expired_at: row.expiresAt.toISOString() } });
     if (row.status !== 'completed' || !row.storageKey) throw Conflict('exports.not_ready', { params: { status: row.status } });
     const url = await this.#d.storage.presignGet(row.storageKey, DOWNLOAD_URL_TTL_SECONDS, { contentType: 'video/mp4', disposition: { attachment: row.filename } });
-    return { uuid: row.id, url, expires_in: DOWNLOAD_URL_TTL_SECONDS, filename: row.filename };
+    return { uuid: row.id, url, expires_in: DOWNLOAD_URL_TTL_SECONDS, filename: row.filename, sidecars: sidecarsOf(row) };
   }
 
   /** Account deletion: the outputs go after the commit (the rows go with the projects). */
@@ -117,6 +117,19 @@ export class ExportService {
     if (!draft) throw NotFound('exports.draft_not_found');
     return draft;
   }
+}
+
+interface Sidecar {
+  format: 'srt' | 'vtt' | 'words' | 'chapters';
+  filename: string;
+  path: string;
+}
+
+/** The files beside an export's video (api/src/interchange serves them), named after it. */
+function sidecarsOf(row: ExportRow): Sidecar[] {
+  const stem = row.filename.replace(/\.mp4$/, '');
+  const names = { srt: `${stem}.srt`, vtt: `${stem}.vtt`, words: `${stem}.words.json`, chapters: `${stem}.chapters.txt` } as const;
+  return (['srt', 'vtt', 'words', 'chapters'] as const).map((format) => ({ format, filename: names[format], path: `/api/v1/projects/${row.project.id}/captions?format=${format}&export_id=${row.id}` }));
 }
 
 /**

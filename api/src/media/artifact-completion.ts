@@ -68,6 +68,8 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         videoCodec: result.video_codec,
         audioCodec: result.audio_codec,
         container: result.container,
+        frameRateNum: result.frame_rate?.num ?? null,
+        frameRateDen: result.frame_rate?.den ?? null,
         waveformJson: loaded?.peaks ?? null,
         thumbnailKey: result.artifacts.thumbnail_key,
         audioKey: result.artifacts.audio_key,

@@ -36,6 +36,9 @@ export const MediaFile = defineEntity({
     videoCodec: p.string().length(64).nullable(),
     audioCodec: p.string().length(64).nullable(),
     container: p.string().length(128).nullable(),
+    /** The picture's base frame rate, num/den as probed (timeline exports keep it rational); null for audio, images and files probed before it was recorded. */
+    frameRateNum: p.integer().nullable(),
+    frameRateDen: p.integer().nullable(),
     waveformJson: p.json<number[]>().nullable(),
     thumbnailKey: p.string().length(1024).nullable(),
     audioKey: p.string().length(1024).nullable(),

@@ -31,6 +31,8 @@ export const artifactResultSchema = z.object({
   video_codec: z.string().nullable(),
   audio_codec: z.string().nullable(),
   container: z.string(),
+  /** The picture's base frame rate as a rational (24000/1001 stays 24000/1001); absent for audio, images and rate-less streams. */
+  frame_rate: z.object({ num: z.int().positive(), den: z.int().positive() }).nullable().optional(),
   /** Null for audio and images. */
   web_compatible: z.boolean().nullable().optional(),
   /** `pending`: non-web-compatible video, whose proxy and sprite the separate `proxy` task makes. */

@@ -140,6 +140,7 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifac
     video_codec: media.videoCodec,
     audio_codec: media.audioCodec,
     container: media.container,
+    frame_rate: media.kind === 'video' ? (media.video?.frameRate ?? null) : null,
     web_compatible: media.webCompatible,
     proxy_status: needsProxy(media) ? 'pending' : 'not_applicable',
     artifacts: {

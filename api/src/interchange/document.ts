@@ -1,0 +1,237 @@
+/**
+ * The edit as an editor's timeline sees it: the kept segments a render plays (the same
+ * output timeline), quantized to the sequence's frame grid with the rate kept rational,
+ * the overlays on an upper track, and every cut edit as a marker (applied ones where the
+ * cut was, offered ones over the time they would remove). Pure: the writers read it.
+ */
+import type { OutputTimeline } from '../exports/output-timeline.ts';
+
+export interface Rational {
+  num: number;
+  den: number;
+}
+
+/** The rate a sequence takes when no video source says one (audio-only projects, files probed before rates were recorded). */
+export const FALLBACK_RATE: Rational = { num: 30, den: 1 };
+
+export interface DocSource {
+  id: string;
+  /** The file name the editor looks for (unique within the document). */
+  name: string;
+  /** What the format points at: the name, a path under the chosen root, or a presigned URL. */
+  reference: string;
+  kind: 'video' | 'audio' | 'image';
+  hasAudio: boolean;
+  width: number | null;
+  height: number | null;
+  rate: Rational;
+  /** Whole frames at `rate` (0 for a still). */
+  durationFrames: number;
+}
+
+/** One clip: source frames [sourceIn, sourceIn + duration) play at record frame recordIn. */
+export interface DocClip {
+  sourceId: string;
+  sourceIn: number;
+  recordIn: number;
+  duration: number;
+  /** main: the spine's cut (V1/A1, inserts spliced in); overlay: an asset over it (V2 or A2). */
+  track: 'main' | 'overlay';
+  hasVideo: boolean;
+  hasAudio: boolean;
+  note?: string;
+}
+
+export interface DocMarker {
+  /** Record frame. */
+  at: number;
+  /** Frames (1 for an applied cut: it marks the join). */
+  duration: number;
+  type: string;
+  reason: string;
+  /** applied: the cut was made here; offered: not applied, its span still plays. */
+  state: 'applied' | 'offered';
+  editId: string;
+}
+
+export interface DocChapter {
+  at: number;
+  title: string;
+}
+
+export interface InterchangeDocument {
+  name: string;
+  rate: Rational;
+  width: number;
+  height: number;
+  /** Record frames of the whole sequence. */
+  duration: number;
+  sources: DocSource[];
+  clips: DocClip[];
+  markers: DocMarker[];
+  chapters: DocChapter[];
+  /** What the document itself leaves out, whatever the format (format writers add their own). */
+  unexpressed: string[];
+}
+
+/** ms → whole frames at `rate`, rounded to the nearest frame (the grid the cut points snap to). */
+export function framesOf(ms: number, rate: Rational): number {
+  return Math.round((ms * rate.num) / (1000 * rate.den));
+}
+
+/** Frames at `rate` → ms (exact rational, rounded to the ms only for display). */
+export function msOf(frames: number, rate: Rational): number {
+  return (frames * 1000 * rate.den) / rate.num;
+}
+
+export interface SourceFacts {
+  id: string;
+  filename: string;
+  kind: string | null | undefined;
+  hasAudio: boolean;
+  width: number | null | undefined;
+  height: number | null | undefined;
+  durationMs: number | null | undefined;
+  rate: Rational | null;
+}
+
+export interface EditFacts {
+  id: string;
+  type: string;
+  reason: string;
+  active: boolean;
+  startMs: number;
+  endMs: number;
+}
+
+export interface OverlayFacts {
+  mediaFileId: string;
+  outStartMs: number;
+  outEndMs: number;
+  assetOffsetMs: number;
+  visualMode: string;
+  /** mute: the asset's sound is off, so it has no audio clip. */
+  audioMode: string;
+}
+
+/** Edit types a marker is made for: the cuts, the AI's and the user's. */
+export const MARKED_EDIT_TYPES = ['silence', 'false_start', 'filler', 'manual'];
+
+export function buildDocument(input: {
+  name: string;
+  output: OutputTimeline;
+  files: readonly SourceFacts[];
+  edits: readonly EditFacts[];
+  overlays: readonly OverlayFacts[];
+  chapters: readonly { outMs: number; title: string }[];
+  reference: (source: { id: string; name: string }) => string;
+}): InterchangeDocument {
+  const unexpressed: string[] = [];
+  const names = uniqueNames(input.files);
+  const mainFiles = input.output.segments.map((segment) => input.files.find((file) => file.id === segment.mediaFileId)!);
+  const firstVideo = mainFiles.find((file) => file.kind === 'video' && file.rate) ?? input.files.find((file) => file.kind === 'video' && file.rate);
+  const rate = firstVideo?.rate ?? FALLBACK_RATE;
+  if (!firstVideo) unexpressed.push(`No video source states its frame rate: the sequence runs at ${rate.num}/${rate.den}.`);
+  const sizeOf = firstVideo ?? mainFiles.find((file) => file.width && file.height);
+  const sources = input.files.map((file): DocSource => {
+    const kind = (file.kind === 'audio' || file.kind === 'image' ? file.kind : 'video') as DocSource['kind'];
+    const sourceRate = file.rate ?? rate;
+    if (file.rate && (file.rate.num * rate.den !== rate.num * file.rate.den)) {
+      unexpressed.push(`${names.get(file.id)} runs at ${file.rate.num}/${file.rate.den}, the sequence at ${rate.num}/${rate.den}: its cut points are placed on the sequence's frame grid.`);
+    }
+    return {
+      id: file.id,
+      name: names.get(file.id)!,
+      reference: input.reference({ id: file.id, name: names.get(file.id)! }),
+      kind,
+      hasAudio: file.hasAudio,
+      width: file.width ?? null,
+      height: file.height ?? null,
+      rate: sourceRate,
+      durationFrames: kind === 'image' ? 0 : framesOf(file.durationMs ?? 0, sourceRate),
+    };
+  });
+  const sourceOf = (id: string) => sources.find((source) => source.id === id)!;
+
+  // Record positions are the kept segments end to end, each snapped to the frame grid on its own source times.
+  const clips: DocClip[] = [];
+  let record = 0;
+  for (const segment of input.output.segments) {
+    const source = sourceOf(segment.mediaFileId);
+    const sourceIn = framesOf(segment.sourceStartMs, rate);
+    const duration = framesOf(segment.sourceEndMs, rate) - sourceIn;
+    if (duration <= 0) continue;
+    clips.push({ sourceId: source.id, sourceIn, recordIn: record, duration, track: 'main', hasVideo: source.kind !== 'audio', hasAudio: source.hasAudio, ...(segment.inserted ? { note: 'inserted asset' } : {}) });
+    record += duration;
+  }
+  const recordOf = (outMs: number) => Math.min(record, framesOf(outMs, rate));
+
+  for (const overlay of input.overlays) {
+    const source = sourceOf(overlay.mediaFileId);
+    const recordIn = recordOf(overlay.outStartMs);
+    const duration = recordOf(overlay.outEndMs) - recordIn;
+    if (duration <= 0) continue;
+    clips.push({
+      sourceId: source.id,
+      sourceIn: source.kind === 'image' ? 0 : framesOf(overlay.assetOffsetMs, rate),
+      recordIn,
+      duration,
+      track: 'overlay',
+      hasVideo: source.kind !== 'audio' && overlay.visualMode !== 'none',
+      hasAudio: source.hasAudio && overlay.audioMode !== 'mute',
+      note: `${overlay.visualMode} asset`,
+    });
+  }
+  if (input.overlays.length > 0) unexpressed.push("Overlay geometry (position, size, opacity, rotation, flips) and asset audio modes (mix, duck, replace) are Cutroom render settings: the overlay clips are placed, their look is not.");
+
+  const markers = input.edits
+    .filter((edit) => MARKED_EDIT_TYPES.includes(edit.type))
+    .map((edit): DocMarker => {
+      const base = { type: edit.type, reason: edit.reason.trim() || edit.type.replace('_', ' '), editId: edit.id };
+      if (edit.active) return { ...base, at: recordOf(input.output.toOutput(edit.startMs, 'start')), duration: 1, state: 'applied' };
+      const span = input.output.spanToOutput(edit.startMs, edit.endMs);
+      if (!span) return { ...base, at: recordOf(input.output.toOutput(edit.startMs, 'start')), duration: 1, state: 'offered' };
+      const at = recordOf(span.outStartMs);
+      return { ...base, at, duration: Math.max(1, recordOf(span.outEndMs) - at), state: 'offered' };
+    })
+    .sort((a, b) => a.at - b.at);
+
+  return {
+    name: input.name,
+    rate,
+    width: sizeOf?.width ?? 1920,
+    height: sizeOf?.height ?? 1080,
+    duration: record,
+    sources,
+    clips,
+    markers,
+    chapters: input.chapters.map((chapter) => ({ at: recordOf(chapter.outMs), title: chapter.title })),
+    unexpressed,
+  };
+}
+
+/** The text a marker shows: its type and reason ("silence: pause 2.3 s"), and whether it was applied. */
+export function markerLabel(marker: DocMarker): string {
+  return `${marker.type}: ${marker.reason}`;
+}
+
+export function markerNote(marker: DocMarker): string {
+  return marker.state === 'applied'
+    ? `Cutroom ${marker.type} cut applied here (edit ${marker.editId}).`
+    : `Cutroom ${marker.type} offered, not applied: this span still plays (edit ${marker.editId}); activate the edit to cut it.`;
+}
+
+/** File names as the editor finds them: the uploaded name, made unique with the file's id where two share it. */
+function uniqueNames(files: readonly SourceFacts[]): Map<string, string> {
+  const names = new Map<string, string>();
+  const clean = (name: string) => name.replace(/[\\/:*?"<>|\p{Cc}]+/gu, '_').trim() || 'media';
+  for (const file of files) {
+    let name = clean(file.filename);
+    if ([...names.values()].includes(name)) {
+      const dot = name.lastIndexOf('.');
+      name = dot > 0 ? `${name.slice(0, dot)}-${file.id.slice(0, 8)}${name.slice(dot)}` : `${name}-${file.id.slice(0, 8)}`;
+    }
+    names.set(file.id, name);
+  }
+  return names;
+}
