@@ -101,7 +101,7 @@ async function detections(tracks: readonly CorpusTrack[]): Promise<{ energy: Det
     for (const track of tracks) {
       const heard = await seconds(async () => {
         const envelope = wavEnvelope(await readFile(track.path));
-        return silencesFromEnvelope(envelope, {}, track.durationMs).map((span) => ({ startMs: span.start_ms, endMs: span.end_ms }));
+        return silencesFromEnvelope(envelope, track.durationMs).map((span) => ({ startMs: span.start_ms, endMs: span.end_ms }));
       });
       energy.seconds += heard.seconds;
       energy.scores.push(scoreDetector(track, heard.value, MIN_SILENCE_MS));

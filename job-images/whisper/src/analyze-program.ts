@@ -108,7 +108,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       heardAudio.set(source.audio_key!, audio);
     }
     const { envelope, words } = stretchOf(audio, source.source_start_ms, source.duration_ms);
-    const silences = silencesFromEnvelope(envelope, {}, source.duration_ms);
+    const silences = silencesFromEnvelope(envelope, source.duration_ms);
     share('transcribing')(1);
     ctx.log.info('source transcribed', { source_index: index, words: words.length, silences: silences.length, language: audio.language });
 
