@@ -1,13 +1,49 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { analyzeResultSchema, aiEditsSchema, transcriptSchema, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
+import { readWavLayout } from '../../job-images/whisper/src/analysis/energy.ts';
 import { makeSpokenTrack, type SpokenTrack } from '../support/speech.ts';
 import { runJobProcess, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket, type JobProcessOutcome } from './job-process.ts';
+
+/**
+ * `wav` (16-bit PCM) with pink noise (a fan, an air conditioner) of `rmsDbfs` RMS added under
+ * it, written to `out`: Paul Kellet's pink filter over seeded white noise, scaled to the RMS.
+ */
+async function withPinkNoise(wav: string, out: string, rmsDbfs: number): Promise<string> {
+  const bytes = new Uint8Array(await readFile(wav));
+  const layout = readWavLayout(bytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset + layout.data_offset, layout.data_bytes);
+  const count = layout.data_bytes / 2;
+  const noise = new Float64Array(count);
+  let seed = 12345;
+  const b = [0, 0, 0, 0, 0, 0, 0];
+  let power = 0;
+  for (let index = 0; index < count; index += 1) {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    const white = seed / 2 ** 31 - 1;
+    b[0] = 0.99886 * b[0]! + white * 0.0555179;
+    b[1] = 0.99332 * b[1]! + white * 0.0750759;
+    b[2] = 0.969 * b[2]! + white * 0.153852;
+    b[3] = 0.8665 * b[3]! + white * 0.3104856;
+    b[4] = 0.55 * b[4]! + white * 0.5329522;
+    b[5] = -0.7616 * b[5]! - white * 0.016898;
+    noise[index] = b[0]! + b[1]! + b[2]! + b[3]! + b[4]! + b[5]! + b[6]! + white * 0.5362;
+    b[6] = white * 0.115926;
+    power += noise[index]! ** 2;
+  }
+  const scale = 10 ** (rmsDbfs / 20) / Math.sqrt(power / count);
+  for (let index = 0; index < count; index += 1) {
+    const sample = view.getInt16(2 * index, true) / 32768 + noise[index]! * scale;
+    view.setInt16(2 * index, Math.round(Math.max(-1, Math.min(32767 / 32768, sample)) * 32768), true);
+  }
+  await writeFile(out, bytes);
+  return out;
+}
 
 /**
  * The whisper image's `analyze` program run as its real entrypoint: against the run's offline
@@ -77,6 +113,40 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     expect(edits.filter((edit) => edit.type === 'silence')).to.have.length.at.least(1);
     const steps = run.progress.map((event) => event.step);
     expect([...new Set(steps)]).to.include.members(['preparing', 'detecting_speech', 'transcribing', 'finding_cuts', 'saving']);
+  });
+
+  it('speech is found relative to the recording: over a fan-like pink noise floor at −40 dBFS RMS the long pause is still cut, inside it, and every AI edit says why and how sure (confidence 0–1)', async () => {
+    const noisy = await withPinkNoise(track.path, join(dir, 'fan.wav'), -40);
+    const run = await analyze(process.env.WHISPER_BASE_URL!, {}, noisy);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const result = analyzeResultSchema.parse(run.result);
+    expect(result.weak_evidence).to.deep.equal([]);
+    const edits = aiEditsSchema.parse(await bucket.getJson(result.edits_key));
+    const pause = track.pauses[0]!;
+    const inside = edits.filter((edit) => edit.type === 'silence' && edit.active && edit.start_ms >= pause.startMs && edit.end_ms <= pause.endMs);
+    expect(inside, JSON.stringify(edits)).to.have.length(1);
+    expect(inside[0]!.end_ms - inside[0]!.start_ms).to.be.at.least(1000);
+    for (const edit of edits) {
+      expect(edit.reason).to.match(/^Pause of \d+\.\d s$|^False start|^Filler/);
+      expect(edit.confidence).to.be.within(0, 1);
+    }
+  });
+
+  it('where the evidence is weak, it says so instead of guessing: under a noise floor above −30 dBFS the pauses are offered inactive, with why, and the result records the source and the reason', async () => {
+    const noisy = await withPinkNoise(track.path, join(dir, 'loud-floor.wav'), -24);
+    const run = await analyze(process.env.WHISPER_BASE_URL!, {}, noisy);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const result = analyzeResultSchema.parse(run.result);
+    expect(result.weak_evidence).to.have.length(1);
+    expect(result.weak_evidence[0]!.source_index).to.equal(0);
+    expect(result.weak_evidence[0]!.reason).to.match(/noise floor|over the noise floor/);
+    const pauses = aiEditsSchema.parse(await bucket.getJson(result.edits_key)).filter((edit) => edit.type === 'silence');
+    expect(pauses, 'the pauses are offered').to.have.length.at.least(1);
+    for (const edit of pauses) {
+      expect(edit.active).to.equal(false);
+      expect(edit.reason).to.contain('offered, not cut');
+      expect(edit.confidence).to.be.at.most(0.3);
+    }
   });
 
   it('a split clip: two stretches of one audio file are analysed as two sources on the timeline, its words each in the stretch that holds them', async () => {
