@@ -1,49 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { analyzeResultSchema, aiEditsSchema, transcriptSchema, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
-import { readWavLayout } from '../../job-images/whisper/src/analysis/energy.ts';
+import { withPinkNoise } from '../support/noise.ts';
 import { makeSpokenTrack, type SpokenTrack } from '../support/speech.ts';
 import { runJobProcess, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket, type JobProcessOutcome } from './job-process.ts';
-
-/**
- * `wav` (16-bit PCM) with pink noise (a fan, an air conditioner) of `rmsDbfs` RMS added under
- * it, written to `out`: Paul Kellet's pink filter over seeded white noise, scaled to the RMS.
- */
-async function withPinkNoise(wav: string, out: string, rmsDbfs: number): Promise<string> {
-  const bytes = new Uint8Array(await readFile(wav));
-  const layout = readWavLayout(bytes);
-  const view = new DataView(bytes.buffer, bytes.byteOffset + layout.data_offset, layout.data_bytes);
-  const count = layout.data_bytes / 2;
-  const noise = new Float64Array(count);
-  let seed = 12345;
-  const b = [0, 0, 0, 0, 0, 0, 0];
-  let power = 0;
-  for (let index = 0; index < count; index += 1) {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    const white = seed / 2 ** 31 - 1;
-    b[0] = 0.99886 * b[0]! + white * 0.0555179;
-    b[1] = 0.99332 * b[1]! + white * 0.0750759;
-    b[2] = 0.969 * b[2]! + white * 0.153852;
-    b[3] = 0.8665 * b[3]! + white * 0.3104856;
-    b[4] = 0.55 * b[4]! + white * 0.5329522;
-    b[5] = -0.7616 * b[5]! - white * 0.016898;
-    noise[index] = b[0]! + b[1]! + b[2]! + b[3]! + b[4]! + b[5]! + b[6]! + white * 0.5362;
-    b[6] = white * 0.115926;
-    power += noise[index]! ** 2;
-  }
-  const scale = 10 ** (rmsDbfs / 20) / Math.sqrt(power / count);
-  for (let index = 0; index < count; index += 1) {
-    const sample = view.getInt16(2 * index, true) / 32768 + noise[index]! * scale;
-    view.setInt16(2 * index, Math.round(Math.max(-1, Math.min(32767 / 32768, sample)) * 32768), true);
-  }
-  await writeFile(out, bytes);
-  return out;
-}
 
 /**
  * The whisper image's `analyze` program run as its real entrypoint: against the run's offline
