@@ -15,7 +15,7 @@
  * - the program's wall time against one direct transcription request of the same WAV to
  *   the same server, alternating after an untimed request that warms the recognizer, the
  *   medians compared;
- * - the silence detector the program uses (10 ms RMS envelope, silencesFromEnvelope)
+ * - the silence detector the program uses (adaptive energy on the 10 ms envelope, silencesFromEnvelope)
  *   against Silero VAD (installed on demand into .data/bench-deps), on the true pauses.
  *
  *   node bench/analysis/run.ts        (BENCH_RUNS=4 timed runs of each side by default, at least 2)
@@ -95,13 +95,13 @@ function detectionLine(detection: Detection, audioMs: number): string {
 /** Both detectors on every track, one after the other track by track, so that both see the machine alike. */
 async function detections(tracks: readonly CorpusTrack[]): Promise<{ energy: Detection; silero: Detection; sileroLoadSeconds: number }> {
   const { value: silero, seconds: sileroLoadSeconds } = await seconds(() => loadSilero(join(DATA, 'bench-deps'), say));
-  const energy: Detection = { name: "energy (10 ms RMS below -35 dBFS for 300 ms, the program's)", scores: [], seconds: 0 };
+  const energy: Detection = { name: "energy (10 ms RMS relative to the recording's floor and speech level, gaps of 300 ms or more: the program's)", scores: [], seconds: 0 };
   const vad: Detection = { name: 'silero (default model, no speech padding, gaps of 300 ms or more)', scores: [], seconds: 0 };
   try {
     for (const track of tracks) {
       const heard = await seconds(async () => {
         const envelope = wavEnvelope(await readFile(track.path));
-        return silencesFromEnvelope(envelope, {}, track.durationMs).map((span) => ({ startMs: span.start_ms, endMs: span.end_ms }));
+        return silencesFromEnvelope(envelope, track.durationMs).map((span) => ({ startMs: span.start_ms, endMs: span.end_ms }));
       });
       energy.seconds += heard.seconds;
       energy.scores.push(scoreDetector(track, heard.value, MIN_SILENCE_MS));

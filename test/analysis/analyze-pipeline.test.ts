@@ -10,6 +10,7 @@ import { dataOf, isAnyEvent, isEvent, openSse } from '../support/sse-stream.ts';
 import { translate } from '../../api/src/i18n/index.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { makeVideo } from '../support/media.ts';
+import { withPinkNoise } from '../support/noise.ts';
 import { makeSpokenTrack, makeSpokenVideo, type SpokenPart, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
 import { Project } from '../../api/src/projects/entities.ts';
@@ -21,6 +22,7 @@ interface EditJson {
   end_ms: number;
   active: boolean;
   reason: string;
+  confidence: number | null;
 }
 
 /**
@@ -104,6 +106,8 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     expect(inLong[0]!.start_ms).to.be.at.least(long!.startMs + WORD_TAIL_MS - 150);
     expect(inLong[0]!.end_ms).to.be.at.most(long!.endMs - WORD_LEAD_IN_MS + 150);
     expect(inLong[0]!.end_ms - inLong[0]!.start_ms, 'most of the pause goes').to.be.at.least(1500);
+    expect(inLong[0]!.reason, 'says why').to.match(/^Pause of 2\.\d s$/);
+    for (const edit of edits) expect(edit.confidence, 'each AI edit says how sure').to.be.within(0, 1);
     expect(silences.filter((edit) => overlaps(edit, short!)), 'a 250 ms pause is kept').to.deep.equal([]);
     for (const phrase of track.phrases) {
       expect(edits.filter((edit) => edit.active && overlaps(edit, phrase)), `no active cut clips "${phrase.text}"`).to.deep.equal([]);
@@ -115,6 +119,26 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     const billing = await json(await user.client.get('/api/v1/users/me/billing'));
     expect(billing.credits.ai_minutes.reserved, 'the reservation is settled').to.equal(0);
     expect(billing.credits.ai_minutes.balance, 'a minute or less of audio costs its rounded minutes').to.be.below(10);
+  });
+
+  it('each AI edit says why and how sure (reason, confidence 0–1); where speech cannot be told from a noise floor above −30 dBFS, the pauses are offered inactive and the run records why', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const name = `noisy-${process.pid}-${++serial}`;
+    const clean = await makeSpokenTrack(dir, `${name}.wav`, [{ say: 'welcome to the show' }, { pauseMs: 2500 }, { say: 'thank you for watching' }]);
+    const noisy = await makeSpokenVideo(dir, `${name}.mp4`, { ...clean, path: await withPinkNoise(clean.path, join(dir, `${name}-noisy.wav`), -24) });
+    const projectId = await projectWith(user, [noisy]);
+    expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' })).status).to.equal('analyzed');
+    const pauses = (await editsOf(user, projectId)).filter((edit) => edit.type === 'silence');
+    expect(pauses, 'the pauses are offered').to.have.length.at.least(1);
+    for (const edit of pauses) {
+      expect(edit.active, JSON.stringify(edit)).to.equal(false);
+      expect(edit.reason).to.match(/^Pause of \d+\.\d s \(offered, not cut: /);
+      expect(edit.confidence).to.be.within(0, 0.3);
+    }
+    const [run] = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
+    expect(run.weak_evidence).to.have.length(1);
+    expect(run.weak_evidence[0]).to.include({ source_index: 0 });
+    expect(run.weak_evidence[0].reason).to.match(/noise floor/);
   });
 
   it('pacing_level picks the shortest pause that is cut: re-analysed at 0 only the 2.5 s pause goes, at 100 the 0.7 s one too; the edits follow the newest run', async () => {

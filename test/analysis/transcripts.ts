@@ -1,6 +1,9 @@
 import type { EnergyEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';
 import type { Span } from '../../job-images/whisper/src/analysis/spans.ts';
 import { normalizeWords, type SpokenWord } from '../../job-images/whisper/src/analysis/words.ts';
+import { SeededRandom } from '../../hack/fixtures/seeded-random.ts';
+
+export { SeededRandom };
 
 /** Words from `[text, start_ms, end_ms]` triples, through the same normalisation as a server's words. */
 export function wordsAt(entries: readonly (readonly [string, number, number])[]): SpokenWord[] {
@@ -47,37 +50,6 @@ export function envelopeOf(words: readonly SpokenWord[], durationMs: number, qui
   const rms = new Float32Array(Math.ceil(durationMs / 10)).fill(quiet);
   for (const word of words) rms.fill(loud, Math.floor(word.start_ms / 10), Math.ceil(word.end_ms / 10));
   return { frame_ms: 10, rms };
-}
-
-/** A small seeded generator (mulberry32): the same seed, the same transcripts, in every run. */
-export class SeededRandom {
-  private state: number;
-
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  /** 0 ≤ x < 1 */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-
-  /** An integer, min ≤ x ≤ max. */
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
-  }
-
-  chance(probability: number): boolean {
-    return this.next() < probability;
-  }
 }
 
 const VOCABULARY = ['so', 'today', 'i', 'want', 'to', 'talk', 'about', 'editing', 'video', 'cut', 'the', 'a', 'show', 'you', 'how', 'we', 'it', 'is', 'like', 'know', 'mean', 'um', 'uh', 'erm'];

@@ -80,6 +80,7 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
         end_ms: 3000,
         active: true,
         reason: 'b-roll',
+        confidence: null,
         media_item_id: itemId,
         visual_mode: 'overlay',
         audio_mode: 'duck',

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { analyzeResultSchema, aiEditsSchema, transcriptSchema, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
+import { withPinkNoise } from '../support/noise.ts';
 import { makeSpokenTrack, type SpokenTrack } from '../support/speech.ts';
 import { runJobProcess, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket, type JobProcessOutcome } from './job-process.ts';
 
@@ -77,6 +78,40 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     expect(edits.filter((edit) => edit.type === 'silence')).to.have.length.at.least(1);
     const steps = run.progress.map((event) => event.step);
     expect([...new Set(steps)]).to.include.members(['preparing', 'detecting_speech', 'transcribing', 'finding_cuts', 'saving']);
+  });
+
+  it('speech is found relative to the recording: over a fan-like pink noise floor at −36 dBFS RMS the long pause is still cut, inside it, and every AI edit says why and how sure (confidence 0–1)', async () => {
+    const noisy = await withPinkNoise(track.path, join(dir, 'fan.wav'), -36);
+    const run = await analyze(process.env.WHISPER_BASE_URL!, {}, noisy);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const result = analyzeResultSchema.parse(run.result);
+    expect(result.weak_evidence).to.deep.equal([]);
+    const edits = aiEditsSchema.parse(await bucket.getJson(result.edits_key));
+    const pause = track.pauses[0]!;
+    const inside = edits.filter((edit) => edit.type === 'silence' && edit.active && edit.start_ms >= pause.startMs && edit.end_ms <= pause.endMs);
+    expect(inside, JSON.stringify(edits)).to.have.length(1);
+    expect(inside[0]!.end_ms - inside[0]!.start_ms).to.be.at.least(1000);
+    for (const edit of edits) {
+      expect(edit.reason).to.match(/^Pause of \d+\.\d s$|^False start|^Filler/);
+      expect(edit.confidence).to.be.within(0, 1);
+    }
+  });
+
+  it('where the evidence is weak, it says so instead of guessing: under a noise floor above −30 dBFS the pauses are offered inactive, with why, and the result records the source and the reason', async () => {
+    const noisy = await withPinkNoise(track.path, join(dir, 'loud-floor.wav'), -24);
+    const run = await analyze(process.env.WHISPER_BASE_URL!, {}, noisy);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const result = analyzeResultSchema.parse(run.result);
+    expect(result.weak_evidence).to.have.length(1);
+    expect(result.weak_evidence[0]!.source_index).to.equal(0);
+    expect(result.weak_evidence[0]!.reason).to.match(/noise floor|over the noise floor/);
+    const pauses = aiEditsSchema.parse(await bucket.getJson(result.edits_key)).filter((edit) => edit.type === 'silence');
+    expect(pauses, 'the pauses are offered').to.have.length.at.least(1);
+    for (const edit of pauses) {
+      expect(edit.active).to.equal(false);
+      expect(edit.reason).to.contain('offered, not cut');
+      expect(edit.confidence).to.be.at.most(0.3);
+    }
   });
 
   it('a split clip: two stretches of one audio file are analysed as two sources on the timeline, its words each in the stretch that holds them', async () => {

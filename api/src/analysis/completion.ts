@@ -69,7 +69,7 @@ export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHand
       if (!project || !run) return; // the project was deleted meanwhile: nothing to record
       const { transcript, edits } = loaded;
       for (const edit of edits) {
-        em.create(Edit, { id: randomUUID(), project, runId, type: edit.type, startMs: edit.start_ms, endMs: edit.end_ms, active: edit.active, reason: edit.reason });
+        em.create(Edit, { id: randomUUID(), project, runId, type: edit.type, startMs: edit.start_ms, endMs: edit.end_ms, active: edit.active, reason: edit.reason, confidence: edit.confidence ?? null });
       }
       em.assign(run, {
         status: 'completed',
@@ -81,6 +81,7 @@ export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHand
         fillerCount: result.counts.filler,
         creditsCharged: run.creditsReserved,
         cost: { ai_minutes: run.creditsReserved, audio_ms: result.audio_ms, words: result.word_count },
+        weakEvidence: result.weak_evidence,
         completedAt: new Date(),
       });
       em.assign(project, { status: 'analyzed', activeRunId: runId, transcript: transcript as unknown as Record<string, unknown> });

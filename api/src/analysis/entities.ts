@@ -32,6 +32,8 @@ export const AnalysisRun = defineEntity({
     fillerCount: p.integer().default(0),
     transcript: p.json<Record<string, unknown>>().nullable(),
     cost: p.json<Record<string, unknown>>().nullable(),
+    /** Sources whose speech the analysis could not tell from their noise, and why (their pauses offered, not cut). */
+    weakEvidence: p.json<{ source_index: number; reason: string }[]>().nullable(),
     error: p.text().nullable(),
     errorCode: p.string().length(64).nullable(),
     errorParams: p.json<Record<string, string | number>>().nullable(),

@@ -36,6 +36,11 @@ export const AnalysisRunSummary = z
     credits_charged: z.number().nullable(),
     duration_ms: z.int().nullable(),
     created_at: z.iso.datetime(),
+    weak_evidence: z
+      .array(z.object({ source_index: z.int(), reason: z.string() }))
+      .describe(
+        'Beyond the spec: the sources (index in timeline order) whose speech could not be told from their noise, and why; their pauses are offered inactive instead of cut. Empty when every source was clear or the run has not completed.',
+      ),
   })
   .meta({ id: 'AnalysisRunSummary' });
 
@@ -53,5 +58,6 @@ export function runSummary(run: AnalysisRunRow): z.infer<typeof AnalysisRunSumma
     credits_charged: run.creditsCharged === null || run.creditsCharged === undefined ? null : Number(run.creditsCharged),
     duration_ms: run.durationMs ?? null,
     created_at: run.createdAt.toISOString(),
+    weak_evidence: run.weakEvidence ?? [],
   };
 }

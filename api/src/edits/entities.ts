@@ -19,6 +19,8 @@ export const Edit = defineEntity({
     endMs: p.integer(),
     active: p.boolean().default(true),
     reason: p.text().default(''),
+    /** How sure an AI edit is, 0–1 (beyond the spec); null on manual and asset edits and on edits of older runs. */
+    confidence: p.float().nullable(),
     mediaItemId: p.uuid().nullable(),
     visualMode: p.string().length(16).nullable(),
     audioMode: p.string().length(16).nullable(),

@@ -80,7 +80,15 @@ export const EditRead = z
     start_ms: z.int(),
     end_ms: z.int(),
     active: z.boolean(),
-    reason: z.string(),
+    reason: z.string().describe('Why, for a person: "Pause of 2.3 s", \'False start, restarted: "so today I want to"\'; empty or the user\'s own on manual and asset edits.'),
+    confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .describe(
+        'Beyond the spec: how sure an AI edit is, 0–1, from its evidence (a pause: how far speech stands over the noise floor; a false start: how much the take resembles its restart, times the recognizer\'s confidence; a filler: the recognizer\'s confidence). Null on manual and asset edits and on edits of runs made before it.',
+      ),
     media_item_id: z.uuid().nullable(),
     visual_mode: z.enum(visualModes).nullable(),
     audio_mode: z.enum(audioModes).nullable(),
@@ -106,6 +114,7 @@ export function editRead(edit: EditRow): z.infer<typeof EditRead> {
     end_ms: edit.endMs,
     active: edit.active,
     reason: edit.reason,
+    confidence: edit.confidence ?? null,
     media_item_id: edit.mediaItemId ?? null,
     visual_mode: (edit.visualMode ?? null) as z.infer<typeof EditRead>['visual_mode'],
     audio_mode: (edit.audioMode ?? null) as z.infer<typeof EditRead>['audio_mode'],

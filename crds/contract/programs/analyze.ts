@@ -44,7 +44,10 @@ export const aiEditSchema = z.object({
   start_ms: z.int().min(0),
   end_ms: z.int().min(1),
   active: z.boolean(),
+  /** Why, for a person: "Pause of 2.3 s", 'False start, restarted: "so today I want to"'. */
   reason: z.string().max(1000),
+  /** How sure, 0–1, from the evidence (beyond the spec; docs/decisions.md, issue 21). Absent from an older program's edits. */
+  confidence: z.number().min(0).max(1).optional(),
 });
 export type AiEdit = z.infer<typeof aiEditSchema>;
 
@@ -78,5 +81,7 @@ export const analyzeResultSchema = z.object({
   audio_ms: z.int().min(0),
   counts: z.object({ silence: z.int().min(0), false_start: z.int().min(0), filler: z.int().min(0) }),
   word_count: z.int().min(0),
+  /** Sources whose speech could not be told from their noise: their pauses were offered inactive, not cut (issue 21). */
+  weak_evidence: z.array(z.object({ source_index: z.int().min(0), reason: z.string().max(500) })).default([]),
 });
 export type AnalyzeResult = z.infer<typeof analyzeResultSchema>;

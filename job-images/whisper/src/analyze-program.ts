@@ -16,7 +16,8 @@ import type { StepOf } from '../../../crds/contract/programs.ts';
 import { stepFraction } from '../../lib/progress.ts';
 import { EnergyEnvelopeBuilder, readWavLayout, type EnergyEnvelope } from './analysis/energy.ts';
 import { countEdits, planSourceEdits, type PlannedEdit } from './analysis/plan.ts';
-import { silencesFromEnvelope } from './analysis/silences.ts';
+import { MIN_SILENCE_MS } from './analysis/silences.ts';
+import { detectSpeech, silencesBetween, withFloor } from './analysis/speech.ts';
 import { normalizeWords, type SpokenWord } from './analysis/words.ts';
 import { Transcriber } from './transcriber.ts';
 
@@ -90,6 +91,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
   const heard: HeardSource[] = [];
   const edits: PlannedEdit[] = [];
   const heardAudio = new Map<string, HeardAudio>();
+  const weakEvidence: AnalyzeResult['weak_evidence'] = [];
 
   for (const [position, { source, index }] of audible.entries()) {
     // each audible source has an equal share of every step
@@ -107,14 +109,28 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       audio = { envelope, language: transcription.language, words: normalizeWords(transcription.words) };
       heardAudio.set(source.audio_key!, audio);
     }
-    const { envelope, words } = stretchOf(audio, source.source_start_ms, source.duration_ms);
-    const silences = silencesFromEnvelope(envelope, {}, source.duration_ms);
+    const stretch = stretchOf(audio, source.source_start_ms, source.duration_ms);
+    const { words } = stretch;
+    // speech found relative to this stretch's own floor and speech level
+    const detection = detectSpeech(stretch.envelope, source.duration_ms);
+    const envelope = withFloor(stretch.envelope, detection);
+    const silences = silencesBetween(detection.speech, source.duration_ms, MIN_SILENCE_MS);
     share('transcribing')(1);
-    ctx.log.info('source transcribed', { source_index: index, words: words.length, silences: silences.length, language: audio.language });
+    ctx.log.info('source transcribed', {
+      source_index: index,
+      words: words.length,
+      silences: silences.length,
+      language: audio.language,
+      floor_db: Math.round(detection.floor_db),
+      speech_db: Math.round(detection.speech_db),
+      weak_evidence: detection.weak,
+    });
+    if (detection.weak !== null && settings.analysis_mode === 'ai_edit') weakEvidence.push({ source_index: index, reason: detection.weak });
 
     share('finding_cuts')(0);
     if (settings.analysis_mode === 'ai_edit') {
-      const plan = planSourceEdits({ source_index: index, duration_ms: source.duration_ms, words, silences, envelope }, settings);
+      const evidence = { margin_db: detection.margin_db, weak: detection.weak };
+      const plan = planSourceEdits({ source_index: index, duration_ms: source.duration_ms, words, silences, envelope, evidence }, settings);
       edits.push(...plan.edits);
     }
     heard.push({ source, index, language: audio.language, words });
@@ -133,6 +149,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
     audio_ms: audible.reduce((sum, { source }) => sum + source.duration_ms, 0),
     counts: countEdits(edits),
     word_count: transcript.words.length,
+    weak_evidence: weakEvidence,
   };
 }
 
@@ -144,6 +161,7 @@ function toTimeline(edit: PlannedEdit, source: AnalyzeSource): AiEdit {
     end_ms: source.timeline_offset_ms + edit.end_ms,
     active: edit.active,
     reason: edit.reason,
+    confidence: edit.confidence,
   };
 }
 

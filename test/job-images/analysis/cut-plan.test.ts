@@ -52,14 +52,14 @@ describe('the cut plan of one source (plan.ts)', () => {
     expect(MIN_CUT_MS).to.equal(100);
     // A 40 ms "uh" squeezed between words: 50 ms to cut at most.
     expect(summary(sourceOf(spoken('so uh so', 0, 40, 10)))).to.deep.equal([]);
-    // The detector hears a sound shortly before "cut": the filler cut reaches past the pause cut, by 70 ms, then by 220 ms.
+    // The detector hears a sound 70 ms, then 220 ms, before the lead-in of "cut": the pause cut keeps a lead-in before that sound too, and the filler cut reaches past it.
     const words = spoken('so we |300 um |1500 cut it');
     const [um, cut] = [words[2]!, words[3]!];
     for (const short of [70, 220]) {
       const silences = [{ start_ms: um.end_ms, end_ms: cut.start_ms - WORD_LEAD_IN_MS - short }];
       expect(summary({ ...sourceOf(words), silences }), `${short} ms`).to.deep.equal([
         ['filler', um.start_ms - WORD_LEAD_IN_MS, um.end_ms + WORD_TAIL_MS],
-        ['silence', um.end_ms + WORD_TAIL_MS, cut.start_ms - WORD_LEAD_IN_MS - short],
+        ['silence', um.end_ms + WORD_TAIL_MS, cut.start_ms - 2 * WORD_LEAD_IN_MS - short],
       ]);
     }
   });

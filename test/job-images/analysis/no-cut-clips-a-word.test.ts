@@ -79,7 +79,7 @@ describe('no cut ever clips a recognized word (property, generated transcripts)'
   it('every planned edit is a valid AI edit of the contract, of its source, active unless a filler, and counted by type', () => {
     everyCase(cases, (item) => {
       const { signals } = item;
-      const { edits, counts } = sourcePlanOf(plannedCuts(item), signals.source_index);
+      const { edits, counts } = sourcePlanOf(plannedCuts(item), signals);
       for (const { source_index: sourceIndex, ...edit } of edits) {
         expect(aiEditSchema.safeParse(edit).success, JSON.stringify(edit)).to.equal(true);
         expect(sourceIndex).to.equal(signals.source_index);

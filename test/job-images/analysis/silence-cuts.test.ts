@@ -73,13 +73,13 @@ describe('silence cuts are bounded by the words (silences.ts)', () => {
     expect(cutsOf({ envelope: { frame_ms: 10, rms: new Float32Array(100).fill(0.001) } })[1]).to.deep.equal([1520, 2820]);
   });
 
-  it('the detector and the recognizer disagree: a cut lies where both heard nothing', () => {
-    // The detector still hears the decay of "hello" until 1700.
-    expect(cutsOf({ silences: [{ start_ms: 1700, end_ms: 3000 }] })).to.deep.equal([[1700, 2820]]);
+  it('the detector and the recognizer disagree: a cut lies where both heard nothing, with the guard bands kept around what either heard', () => {
+    // The detector still hears the decay of "hello" until 1700: its acoustic end bounds the cut, with the tail.
+    expect(cutsOf({ silences: [{ start_ms: 1700, end_ms: 3000 }] })).to.deep.equal([[1700 + WORD_TAIL_MS, 2820]]);
     // Its silence reaches into both words: the words win.
     expect(cutsOf({ silences: [{ start_ms: 1300, end_ms: 3100 }] })).to.deep.equal([[1520, 2820]]);
     // It heard a sound the recognizer missed (a breath at 2000–2300): two pauses, each judged alone.
-    expect(cutsOf({ silences: [{ start_ms: 1400, end_ms: 2000 }, { start_ms: 2300, end_ms: 3000 }] })).to.deep.equal([[1520, 2000], [2300, 2820]]);
+    expect(cutsOf({ silences: [{ start_ms: 1400, end_ms: 2000 }, { start_ms: 2300, end_ms: 3000 }] })).to.deep.equal([[1520, 2000 - WORD_LEAD_IN_MS], [2300 + WORD_TAIL_MS, 2820]]);
     // It heard no silence at all: nothing is cut, whatever the gap between the words.
     expect(cutsOf({ silences: [] })).to.deep.equal([]);
   });

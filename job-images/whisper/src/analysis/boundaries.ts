@@ -10,13 +10,14 @@ function boundaryLoudness(envelope: EnergyEnvelope, frame: number): number {
   const before = envelope.rms[frame - 1];
   const after = envelope.rms[frame];
   if (before === undefined && after === undefined) return Infinity;
-  const loudness = Math.max(before ?? after!, after ?? before!);
+  const loudness = Math.max(before ?? after!, after ?? before!, envelope.floor_rms ?? 0);
   return Number.isNaN(loudness) ? Infinity : loudness;
 }
 
 /**
  * Moves a cut boundary to the quietest frame boundary within SNAP_WINDOW_MS of it,
- * never outside [lowest, highest]; the nearest wins a tie. No frame boundary in
+ * never outside [lowest, highest]; the nearest wins a tie, and frames under the
+ * recording's floor (`floor_rms`) tie: noise does not pull a boundary. No frame boundary in
  * range, or no usable envelope: the boundary stays.
  */
 export function snapToQuietest(ms: number, lowest: number, highest: number, envelope: EnergyEnvelope | null): number {

@@ -7,6 +7,8 @@ const ENVELOPE_FRAME_MS = 10;
 export interface EnergyEnvelope {
   frame_ms: number;
   rms: Float32Array;
+  /** Frames at or under this RMS are all the recording's floor, equally quiet for snapping (detectSpeech's `off_db`). */
+  floor_rms?: number;
 }
 
 /** Where the samples of a 16-bit PCM WAV are, from its header. */

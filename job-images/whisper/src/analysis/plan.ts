@@ -1,10 +1,11 @@
 import type { EnergyEnvelope } from './energy.ts';
-import { findFalseStartCuts } from './false-starts.ts';
+import { findFalseStartCuts, phraseResemblance } from './false-starts.ts';
 import { findFillerCuts } from './fillers.ts';
 import { minimumPauseMs } from './pacing.ts';
 import { findSilenceCuts } from './silences.ts';
 import { MIN_CUT_MS, spanLength, spansOverlap, subtractSpans, type Cut, type CutType, type Span } from './spans.ts';
-import type { SpokenWord } from './words.ts';
+import { WEAK_MARGIN_DB } from './speech.ts';
+import { matchForm, type SpokenWord } from './words.ts';
 
 /** What the analysis heard in one source (source time, ms). */
 export interface SourceSignals {
@@ -17,6 +18,16 @@ export interface SourceSignals {
   silences: readonly Span[];
   /** For snapping cut boundaries; null keeps them where the guard bands put them. */
   envelope: EnergyEnvelope | null;
+  /** What the speech detector could tell (detectSpeech); absent: nothing known of the acoustics. */
+  evidence?: AcousticEvidence;
+}
+
+/** How well a source's speech stands out of its noise. */
+export interface AcousticEvidence {
+  /** Speech level over the noise floor, dB. */
+  margin_db: number;
+  /** Why speech cannot be told from noise (then pauses are offered, not cut); null when it can. */
+  weak: string | null;
 }
 
 export interface PlanSettings {
@@ -31,6 +42,8 @@ export interface PlannedEdit {
   end_ms: number;
   active: boolean;
   reason: string;
+  /** 0–1, from the evidence (confidenceOf). */
+  confidence: number;
   source_index: number;
 }
 
@@ -92,20 +105,73 @@ export function countEdits(edits: readonly { type: CutType }[]): EditCounts {
   return counts;
 }
 
-/** The AI edits of one source's cuts (source time), and how many of each kind. */
-export function sourcePlanOf(cuts: readonly Cut[], sourceIndex: number): SourcePlan {
-  const edits = cuts.map((cut): PlannedEdit => ({
-    type: cut.type,
-    start_ms: cut.start_ms,
-    end_ms: cut.end_ms,
-    active: ACTIVE_BY_DEFAULT[cut.type],
-    reason: cut.reason,
-    source_index: sourceIndex,
-  }));
+/** A margin this far over WEAK_MARGIN_DB makes a pause as sure as the acoustics can make it. */
+const SURE_MARGIN_SPAN_DB = 25;
+/** What a recognizer that gives no word probabilities is taken to have heard: as likely as not. */
+const UNKNOWN_CONFIDENCE = 0.5;
+
+function clamp01(value: number): number {
+  return Math.min(1, Math.max(0, value));
+}
+
+function meanProbability(words: readonly SpokenWord[]): number | null {
+  const known = words.map((word) => word.probability).filter((probability): probability is number => probability !== null);
+  return known.length ? known.reduce((sum, probability) => sum + probability, 0) / known.length : null;
+}
+
+/**
+ * How sure an edit is, 0–1 (two decimals), from its evidence:
+ * - a pause: the detector's margin of speech over the floor, 0.5 at WEAK_MARGIN_DB
+ *   rising to 1 SURE_MARGIN_SPAN_DB above it; at most 0.3 when the evidence is weak;
+ *   0.5 when nothing is known of the acoustics;
+ * - a false start: how much the take resembles its restart (phraseResemblance over up to
+ *   4 words), times the recognizer's mean confidence in the words it removes;
+ * - a filler: the recognizer's mean confidence in its words.
+ */
+export function confidenceOf(cut: Cut, signals: SourceSignals): number {
+  const { words, evidence } = signals;
+  let confidence: number;
+  if (cut.type === 'silence') {
+    if (!evidence) confidence = UNKNOWN_CONFIDENCE;
+    else {
+      const strength = clamp01((evidence.margin_db - WEAK_MARGIN_DB) / SURE_MARGIN_SPAN_DB);
+      confidence = evidence.weak ? 0.3 * strength : 0.5 + 0.5 * strength;
+    }
+  } else {
+    const removed = cut.words ? words.slice(cut.words.from, cut.words.to) : [];
+    const heard = meanProbability(removed) ?? UNKNOWN_CONFIDENCE;
+    if (cut.type === 'false_start' && cut.words) {
+      const compared = Math.min(4, cut.words.to - cut.words.from, words.length - cut.words.to);
+      const forms = (from: number): string[] => words.slice(from, from + compared).map((word) => matchForm(word.text));
+      const resemblance = compared > 0 ? phraseResemblance(forms(cut.words.from), forms(cut.words.to)) : 0;
+      confidence = clamp01(resemblance) * heard;
+    } else confidence = heard;
+  }
+  return Math.round(clamp01(confidence) * 100) / 100;
+}
+
+/**
+ * The AI edits of one source's cuts (source time), and how many of each kind. Where the
+ * evidence is weak, its pauses are offered inactive, and their reason says why.
+ */
+export function sourcePlanOf(cuts: readonly Cut[], signals: SourceSignals): SourcePlan {
+  const weak = signals.evidence?.weak ?? null;
+  const edits = cuts.map((cut): PlannedEdit => {
+    const offeredOnly = cut.type === 'silence' && weak !== null;
+    return {
+      type: cut.type,
+      start_ms: cut.start_ms,
+      end_ms: cut.end_ms,
+      active: ACTIVE_BY_DEFAULT[cut.type] && !offeredOnly,
+      reason: offeredOnly ? `${cut.reason} (offered, not cut: ${weak})` : cut.reason,
+      confidence: confidenceOf(cut, signals),
+      source_index: signals.source_index,
+    };
+  });
   return { edits, counts: countEdits(edits) };
 }
 
 /** One source's AI edits and how many of each kind. */
 export function planSourceEdits(signals: SourceSignals, settings: PlanSettings): SourcePlan {
-  return sourcePlanOf(planSourceCuts(signals, settings), signals.source_index);
+  return sourcePlanOf(planSourceCuts(signals, settings), signals);
 }

@@ -1,36 +1,18 @@
 import { snapToQuietest } from './boundaries.ts';
-import { toDbfs, type EnergyEnvelope } from './energy.ts';
+import type { EnergyEnvelope } from './energy.ts';
+import { detectSpeech, silencesBetween } from './speech.ts';
 import { MIN_CUT_MS, type Cut, type Span } from './spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
 
-/** Below this a frame is silent (ffmpeg `silencedetect=noise=-35dB` agrees on generated speech). */
-const SILENCE_THRESHOLD_DB = -35;
 /** Quiet shorter than this is a stop consonant or a breath between words, not a pause. */
 export const MIN_SILENCE_MS = 300;
 
-export interface SilenceDetection {
-  threshold_db?: number;
-  min_silence_ms?: number;
-}
-
-/** Runs of frames quieter than the threshold, at least `min_silence_ms` long: the same rule as silencedetect, on the envelope. */
-export function silencesFromEnvelope(envelope: EnergyEnvelope, options: SilenceDetection = {}, durationMs = envelope.rms.length * envelope.frame_ms): Span[] {
-  const threshold = options.threshold_db ?? SILENCE_THRESHOLD_DB;
-  const minimum = options.min_silence_ms ?? MIN_SILENCE_MS;
-  const silences: Span[] = [];
-  let runStart = -1;
-  const close = (endFrame: number): void => {
-    const span = { start_ms: runStart * envelope.frame_ms, end_ms: Math.min(durationMs, endFrame * envelope.frame_ms) };
-    if (span.end_ms - span.start_ms >= minimum) silences.push(span);
-    runStart = -1;
-  };
-  for (let frame = 0; frame < envelope.rms.length; frame += 1) {
-    const quiet = toDbfs(envelope.rms[frame] ?? 0) < threshold;
-    if (quiet && runStart < 0) runStart = frame;
-    else if (!quiet && runStart >= 0) close(frame);
-  }
-  if (runStart >= 0) close(envelope.rms.length);
-  return silences;
+/**
+ * The silences of a source: the stretches between the speech regions that detectSpeech
+ * finds relative to the recording's own floor and speech level, at least MIN_SILENCE_MS long.
+ */
+export function silencesFromEnvelope(envelope: EnergyEnvelope, durationMs = envelope.rms.length * envelope.frame_ms): Span[] {
+  return silencesBetween(detectSpeech(envelope, durationMs).speech, durationMs, MIN_SILENCE_MS);
 }
 
 export interface SilenceCutInput {
@@ -66,7 +48,11 @@ export function tidySilences(silences: readonly Span[], durationMs: number): Spa
  * cut, but only from WORD_TAIL_MS after the word before it to WORD_LEAD_IN_MS before
  * the word after it, each boundary snapped inward to the quietest frame nearby. So a
  * cut never touches a recognized word or its guard bands, nor anything audible the
- * recognizer missed. Source edges need no guard band.
+ * recognizer missed. The detector's own speech is guarded the same way: a cut stays
+ * WORD_TAIL_MS after a silence begins and WORD_LEAD_IN_MS before it ends (where speech
+ * the detector heard stops and starts again), so a word's acoustic tail and onset bound
+ * a cut as well as its transcript times, whatever the recognizer said. Source edges
+ * need no guard band.
  */
 export function findSilenceCuts(input: SilenceCutInput): Cut[] {
   const { words, envelope, duration_ms: duration } = input;
@@ -88,8 +74,11 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
       const pause = { start_ms: Math.max(silences[index]!.start_ms, before), end_ms: Math.min(silences[index]!.end_ms, after) };
       const pauseMs = pause.end_ms - pause.start_ms;
       if (pauseMs < input.minimum_pause_ms) continue;
-      const lowest = Math.max(pause.start_ms, safeFrom);
-      const highest = Math.min(pause.end_ms, safeTo);
+      const silence = silences[index]!;
+      const heardUntil = silence.start_ms > 0 ? silence.start_ms + WORD_TAIL_MS : 0;
+      const heardFrom = silence.end_ms < duration ? silence.end_ms - WORD_LEAD_IN_MS : duration;
+      const lowest = Math.max(pause.start_ms, safeFrom, heardUntil);
+      const highest = Math.min(pause.end_ms, safeTo, heardFrom);
       if (highest - lowest < MIN_CUT_MS) continue;
       // A boundary at a source edge stays there: there is nothing to join it to.
       const start = lowest === 0 ? 0 : snapToQuietest(lowest, lowest, highest - MIN_CUT_MS, envelope);

@@ -1,0 +1,50 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { assembleTalks, loadClips, type Talk } from '../../../hack/fixtures/recorded-speech.ts';
+import { emptyScore, envelopeOf, pauseCuts, recognizedClips, render, scoreCuts, type Condition } from '../../../hack/fixtures/recording-conditions.ts';
+
+/** A slice of bench/analysis-robustness: about a minute of recorded speech from four speakers. */
+const CONDITIONS: Condition[] = [
+  { name: 'clean', peakDb: -3, noise: null, path: null },
+  { name: 'pink floor −38 dBFS', peakDb: -3, noise: { kind: 'pink', rmsDb: -38 }, path: null },
+  { name: 'quiet voice (−30 dBFS peak)', peakDb: -30, noise: null, path: null },
+  { name: 'AAC 96 kbit/s over a −50 dBFS room bed', peakDb: -3, noise: { kind: 'room', rmsDb: -50 }, path: 'aac96' },
+];
+
+describe('cuts that hold on recorded human speech (a slice of bench/analysis-robustness)', function () {
+  this.timeout(300_000);
+  let talks: Talk[];
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-recorded-'));
+    talks = assembleTalks(await loadClips(6), 60_000);
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the slice is recorded speech of several speakers, about a minute, with natural and long pauses', () => {
+    const speakers = new Set(talks.flatMap((talk) => talk.speech.map((span) => span.speaker)));
+    expect(speakers.size).to.be.at.least(3);
+    const speechMs = talks.reduce((sum, talk) => sum + talk.speech.reduce((total, span) => total + span.end_ms - span.start_ms, 0), 0);
+    expect(speechMs).to.be.within(45_000, 120_000);
+    const kinds = new Set(talks.flatMap((talk) => talk.pauses.map((pause) => pause.kind)));
+    expect([...kinds]).to.include.members(['natural', 'long']);
+  });
+
+  for (const condition of CONDITIONS) {
+    it(`${condition.name}: no cut removes more than 40 ms of speech, at least 0.8 of the long pauses lose half their length, and natural pauses stay`, async () => {
+      const score = emptyScore();
+      for (const [index, talk] of talks.entries()) {
+        const envelope = envelopeOf(await render(talk, condition, 1000 + index, dir));
+        scoreCuts(talk, pauseCuts(talk, envelope, recognizedClips(talk, 77 + index), 50).cuts, score);
+      }
+      expect(score.speechCuts, 'cuts into speech').to.equal(0);
+      expect(score.longHalved / score.long, `${score.longHalved} of ${score.long} long pauses halved`).to.be.at.least(0.8);
+      expect(score.naturalKept / score.natural, `${score.naturalKept} of ${score.natural} natural pauses kept`).to.be.at.least(0.95);
+    });
+  }
+});
