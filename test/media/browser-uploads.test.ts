@@ -134,7 +134,7 @@ describe('the embedded default works from a browser: a page on the api\'s origin
         { username: account.username, password: account.password },
       );
       expect(login).to.equal(200);
-      const operation = page.locator('.opblock-post', { has: page.locator('[data-path="/api/v1/projects"]') }).first();
+      const operation = page.locator('.opblock-post', { has: page.locator('[data-path="/api/v1/projects/"]') }).first();
       await operation.locator('.opblock-summary').click();
       await operation.getByRole('button', { name: 'Try it out' }).click();
       await operation.locator('textarea.body-param__text').fill(JSON.stringify({ name: 'From the reference page' }));
