@@ -164,15 +164,20 @@ function signatureMismatch(accessKeyId: string): S3Error {
 class NodeSha256 {
   readonly #hash;
 
-  constructor(secret?: string | Uint8Array) {
-    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', asBytes(secret));
   }
 
-  update(data: string | Uint8Array): void {
-    this.#hash.update(data);
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.#hash.update(asBytes(data));
   }
 
   digest(): Promise<Uint8Array> {
     return Promise.resolve(this.#hash.digest());
   }
+}
+
+function asBytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
 }
