@@ -278,6 +278,42 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     }
   });
 
+  it('attack: unfinished uploads are not free — presign and initiate count the declared bytes of unfinished uploads against the quota until they are confirmed or deleted', async () => {
+    const account = await signUpAndLogin(app);
+    await chargeStorage(em(), account.user.id, FREE_QUOTA - mb(30), FREE_QUOTA);
+    const declare = (size: number, path = '/api/v1/media/presign') => account.client.post(path, presignBody({ filename: 'big.mp4', size_bytes: size }));
+    const first = await declare(mb(12));
+    expect(first.status).to.equal(201);
+    expect((await declare(mb(12))).status).to.equal(201);
+    const over = await declare(mb(12));
+    expect(over.status, '24 MiB already promised to unfinished uploads, 6 MiB of room left').to.equal(422);
+    expect((await json(over)).detail).to.match(/only 6 MB/);
+    expect((await declare(mb(26), '/api/v1/media/multipart/initiate')).status, 'multipart initiate counts them too').to.equal(422);
+    expect((await account.client.delete(`/api/v1/media/${(await json(first)).media_item_id}`)).status).to.equal(204);
+    expect((await declare(mb(12))).status, 'a deleted unfinished upload gives its room back').to.equal(201);
+  });
+
+  it('at most 10 unfinished uploads per user: the 11th presign → 409 with the limit, and finishing one makes room', async () => {
+    const account = await signUpAndLogin(app);
+    const started = [];
+    for (let i = 0; i < 10; i++) started.push(await json(await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 }))));
+    const eleventh = await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 }));
+    expect(eleventh.status).to.equal(409);
+    expect((await json(eleventh)).detail).to.match(/10 uploads started and not finished/);
+    expect((await account.client.delete(`/api/v1/media/${started[0].media_item_id}`)).status).to.equal(204);
+    expect((await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 }))).status).to.equal(201);
+  });
+
+  it('a single PUT never confirmed is swept 15 minutes after its URL expired, not a day later', async () => {
+    const account = await signUpAndLogin(app);
+    const { uploads } = createUploads(app.services, app.services.features.projects);
+    const presigned = await json(await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 })));
+    await uploads.sweepStaleUploads(em(), new Date(Date.now() + 3600_000));
+    expect(await em().findOne(MediaFile, presigned.media_file_id), 'its URL has only just expired').to.not.equal(null);
+    await uploads.sweepStaleUploads(em(), new Date(Date.now() + 3600_000 + 16 * 60_000));
+    expect(await em().findOne(MediaFile, presigned.media_file_id), 'swept once nothing can write it').to.equal(null);
+  });
+
   it('content addressing: identical content is stored once; deletes refund each uploader and the object goes with the last reference', async () => {
     const alice = await signUpAndLogin(app);
     const bob = await signUpAndLogin(app);
