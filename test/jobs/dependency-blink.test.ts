@@ -85,3 +85,44 @@ describe('job system: a database blink at job completion, or down at boot (harde
     }
   });
 });
+
+describe('job system: an object-store blip as a local job ends (issue 25 item 8)', function () {
+  this.timeout(90_000);
+  let dir: string;
+  let store: TcpProxy;
+  let app: TestApp;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-store-blip-'));
+    const endpoint = new URL(process.env.S3_ENDPOINT!);
+    store = await startTcpProxy(endpoint.hostname, Number(endpoint.port));
+    app = await startTestApp({ JOB_BACKEND: 'local', S3_ENDPOINT: `http://127.0.0.1:${store.port}` });
+  });
+  after(async () => {
+    store.restore();
+    await app.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the store unreachable when a local job ends: reading its outcome is retried with backoff, and the job settles once the store is back — it is not left running until a restart', async () => {
+    const upload = await storedUpload(app.services, await makeVideo(dir, 'store-blip.mp4', { seconds: 2 }), 'video/mp4');
+    const job = await app.services.jobs.submit(app.services.orm.em.fork(), {
+      program: 'artifact',
+      userId: upload.userId,
+      mediaFileId: upload.file.id,
+      input: { sourceKey: upload.key, contentType: 'video/mp4' },
+    });
+    await eventually(async () => ((await app.services.orm.em.fork().findOneOrFail(Job, job.id)).status === 'running' ? true : undefined), 'the job to run');
+    store.cut();
+    const retrying = () => app.logs.find((line) => line.msg.includes('could not be read; retrying') && line.job_id === job.id);
+    await eventually(async () => retrying(), 'a read of the outcome refused while the store is away');
+    store.restore();
+    const settled = await eventually(async () => {
+      const row = await app.services.orm.em.fork().findOneOrFail(Job, job.id);
+      return row.status === 'running' ? undefined : row;
+    }, 'the job to settle after the store came back');
+    expect(settled.completedAt).to.be.instanceOf(Date);
+    expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id)).status, 'its file settles with it').to.not.equal('PROCESSING');
+  });
+});
