@@ -232,7 +232,7 @@ export class LocalJobRunner implements JobDispatcher {
    * process runs; an error `waitOut` does not accept is tried SETTLE_ATTEMPTS_ON_ERROR times.
    * False when it gave up: the job is left unfinished and the next start runs it again.
    */
-  async #withBackoff(jobId: string, step: 'read' | 'settled', waitOut: (failure: unknown) => boolean, run: () => Promise<void>): Promise<boolean> {
+  async #withBackoff(jobId: string, step: 'read' | 'settled', waitOut: (failure: unknown) => boolean, run: () => Promise<unknown>): Promise<boolean> {
     const { logger } = this.#options;
     for (let attempt = 1; ; attempt++) {
       try {
