@@ -4,14 +4,19 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
+# A random secret kept in .data/<name> across restarts (made on first use, readable by its owner only).
+persistent_secret() {
+  local file="$ROOT/.data/$1"
+  if [ ! -s "$file" ]; then
+    mkdir -p "$ROOT/.data"
+    (umask 077 && head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$file")
+  fi
+  cat "$file"
+}
+
 # A random SECRET_KEY per .data/, kept across restarts (links already e-mailed keep working); an exported one wins.
 if [ -z "${SECRET_KEY:-}" ]; then
-  SECRET_KEY_FILE="$ROOT/.data/secret-key"
-  if [ ! -s "$SECRET_KEY_FILE" ]; then
-    mkdir -p "$ROOT/.data"
-    (umask 077 && head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$SECRET_KEY_FILE")
-  fi
-  SECRET_KEY="$(cat "$SECRET_KEY_FILE")"
+  SECRET_KEY="$(persistent_secret secret-key)"
   export SECRET_KEY
 fi
 
@@ -44,7 +49,8 @@ node api/src/db/migrate.ts >&2
 
 # Without S3_ENDPOINT: the embedded S3-compatible server, as a process of its own (media bytes never cross the api).
 if [ -z "${S3_ENDPOINT:-}" ]; then
-  export S3_ENDPOINT="http://$HOST:$EMBEDDED_S3_PORT" S3_ACCESS_KEY_ID=S3RVER S3_SECRET_ACCESS_KEY=S3RVER S3_FORCE_PATH_STYLE=true
+  # The store verifies every request's signature against a secret of this .data/ (kept, so presigned URLs outlive a restart).
+  export S3_ENDPOINT="http://$HOST:$EMBEDDED_S3_PORT" S3_ACCESS_KEY_ID=S3RVER S3_SECRET_ACCESS_KEY="$(persistent_secret embedded-s3-secret)" S3_FORCE_PATH_STYLE=true
   node hack/embedded-s3/main.ts &
   STARTED_PIDS+=($!)
   wait_port "$HOST" "$EMBEDDED_S3_PORT" || die "the embedded S3 server did not start on $HOST:$EMBEDDED_S3_PORT"

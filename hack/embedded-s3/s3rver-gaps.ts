@@ -18,10 +18,15 @@ import { S3rverUploads, type RequestedPart } from './s3rver-uploads.ts';
  * and error handlers. Every other request goes to s3rver untouched.
  */
 export function fillS3rverGaps(server: S3rver): void {
-  const routerAt = server.middleware.findIndex((middleware) => 'router' in middleware);
-  if (routerAt < 0) throw new Error("s3rver's router is not in its middleware stack: the gap fills expect s3rver 3.7");
-  server.middleware.splice(routerAt, 0, s3rverGaps(server.store));
+  useBeforeRouter(server, s3rverGaps(server.store));
   listConsistently(server.store);
+}
+
+/** Adds a layer to s3rver's Koa stack just before its router (after its logger, XML body and vhost rewrite). */
+export function useBeforeRouter(server: S3rver, middleware: Middleware): void {
+  const routerAt = server.middleware.findIndex((layer) => 'router' in layer);
+  if (routerAt < 0) throw new Error("s3rver's router is not in its middleware stack: the embedded store expects s3rver 3.7");
+  server.middleware.splice(routerAt, 0, middleware);
 }
 
 /** How often a listing is walked again when it met an object mid-write or mid-delete. */

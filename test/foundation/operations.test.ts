@@ -63,7 +63,7 @@ describe('operations endpoints', () => {
 
   it('/readyz is 503 naming S3 when the object store is stopped', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cutroom-s3-stop-'));
-    const s3 = await startEmbeddedS3({ directory: dir, bucket: 'stoppable' });
+    const s3 = await startEmbeddedS3({ directory: dir, bucket: 'stoppable', secretAccessKey: process.env.S3_SECRET_ACCESS_KEY! });
     const local = await startTestApp({ S3_ENDPOINT: s3.endpoint, S3_BUCKET: 'stoppable' });
     try {
       expect((await local.fetch('/readyz')).status).to.equal(200);

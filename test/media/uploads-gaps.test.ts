@@ -3,12 +3,12 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { ListPartsCommand } from '@aws-sdk/client-s3';
+import { ListPartsCommand, UploadPartCommand } from '@aws-sdk/client-s3';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { mb } from '../../hack/fixtures/units.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { makeAudio } from '../support/media.ts';
-import { putBytes, putParts } from '../support/media-upload.ts';
+import { putParts } from '../support/media-upload.ts';
 import { chargeStorage, storageUsed } from '../../api/src/accounts/storage-usage.ts';
 import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { createUploads } from '../../api/src/media/uploads/feature.ts';
@@ -43,11 +43,14 @@ describe('media uploads: multipart parts listing, first part URLs and racing com
     const account = await signUpAndLogin(app);
     const started = await initiate(account, 5 * PART);
     expect(started.parts_count).to.equal(5);
-    // only complete checks part sizes, so small distinct bodies are enough to list
-    const etags: string[] = [];
-    for (const part of started.parts as { part_number: number; url: string }[]) etags.push(await putBytes(part.url, new Uint8Array(randomBytes(1024 + part.part_number))));
-
+    // only complete checks part sizes, so small distinct bodies are enough to list; the part URLs sign the full part length, so they are written with the service's credentials
     const { client: s3, bucket } = app.services.storage;
+    const etags: string[] = [];
+    for (const part of started.parts as { part_number: number; url: string }[]) {
+      const written = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: started.key, UploadId: started.upload_id, PartNumber: part.part_number, Body: new Uint8Array(randomBytes(1024 + part.part_number)) }));
+      etags.push(written.ETag!);
+    }
+
     const firstPage = await s3.send(new ListPartsCommand({ Bucket: bucket, Key: started.key, UploadId: started.upload_id, MaxParts: 2 }));
     expect([firstPage.Parts?.length, firstPage.IsTruncated], 'the store pages at max-parts').to.deep.equal([2, true]);
 

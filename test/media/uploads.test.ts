@@ -189,8 +189,41 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     }
   });
 
-  it('attack: a PUT of another length or content type than presigned — both are signed into the URL, so S3 refuses it', async () => {
-    // s3rver does not verify SigV4 signatures (tests cannot watch S3 refuse): what is signed is the service's part
+  it('attack: dedupe poisoning through the store itself — the attacker\'s unsigned PUT, DELETE, GET and listing of her served object → 403, and a later uploader of the original bytes plays the original', async () => {
+    const attacker = await signUpAndLogin(app);
+    const victim = await signUpAndLogin(app);
+    const original = await makeAudio(dir, 'store-poison-original.m4a', { seconds: 1 });
+    const originalBytes = await readFile(original);
+    const originalHash = sha256(originalBytes);
+    const attackerEvents = await listenToUser(app.services.bus, attacker.user.id);
+    const victimEvents = await listenToUser(app.services.bus, victim.user.id);
+    try {
+      const mine = await uploadMedia(attacker.client, original, { contentType: 'audio/mp4' });
+      await attackerEvents.next('media_ready');
+      const file = (await em().findOneOrFail(MediaItem, mine.mediaItemId, { populate: ['file'] })).file;
+      const served = `${process.env.S3_ENDPOINT}/${app.services.storage.bucket}/${file.storageKey}`;
+      const poison = randomBytes(originalBytes.length);
+      const attempts = await Promise.all([
+        fetch(served, { method: 'PUT', body: poison, headers: { 'Content-Type': 'audio/mp4' } }),
+        fetch(served, { method: 'DELETE' }),
+        fetch(served),
+        fetch(`${process.env.S3_ENDPOINT}/${app.services.storage.bucket}?list-type=2&prefix=media/`),
+      ]);
+      expect(attempts.map((response) => response.status)).to.deep.equal([403, 403, 403, 403]);
+      expect(sha256(await objectBytes(file.storageKey)), 'the served object keeps the bytes the job hashed').to.equal(originalHash);
+
+      const later = await uploadMedia(victim.client, original, { contentType: 'audio/mp4' });
+      await victimEvents.next('media_ready');
+      const victims = await em().findOneOrFail(MediaItem, later.mediaItemId, { populate: ['file'] });
+      expect(victims.file.id, 'the victim\'s item joins the stored twin').to.equal(file.id);
+      expect(sha256(await objectBytes(victims.file.storageKey)), 'the victim plays the original bytes').to.equal(originalHash);
+    } finally {
+      await attackerEvents.close();
+      await victimEvents.close();
+    }
+  });
+
+  it('attack: a PUT of another length or content type than presigned — both are signed into the URL, so the store refuses it (403) and confirm finds nothing', async () => {
     const account = await signUpAndLogin(app);
     const presigned = await json(await account.client.post('/api/v1/media/presign', presignBody({ filename: 'b.png', content_type: 'image/png', size_bytes: 64 })));
     const url = new URL(presigned.upload_url);
@@ -198,6 +231,11 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     expect(url.pathname).to.match(new RegExp(`/uploads/${presigned.media_file_id}/[0-9a-f-]{36}$`));
     const started = await json(await account.client.post('/api/v1/media/multipart/initiate', presignBody({ size_bytes: mb(30) })));
     for (const part of started.parts) expect(new URL(part.url).searchParams.get('X-Amz-SignedHeaders')?.split(';')).to.include('content-length');
+    const longer = await fetch(presigned.upload_url, { method: 'PUT', body: randomBytes(65), headers: { 'Content-Type': 'image/png' } });
+    const retyped = await fetch(presigned.upload_url, { method: 'PUT', body: randomBytes(64), headers: { 'Content-Type': 'text/html' } });
+    const longerPart = await fetch(started.parts[0].url, { method: 'PUT', body: randomBytes(10) });
+    expect([longer.status, retyped.status, longerPart.status]).to.deep.equal([403, 403, 403]);
+    expect((await account.client.post(`/api/v1/media/${presigned.media_file_id}/confirm`)).status, 'nothing was stored').to.equal(400);
   });
 
   it('attack: quota bypass through never-confirmed uploads and re-uploads after confirm — the sweep leaves nothing stored outside a charged row, and the reconciliation finds nothing', async () => {
@@ -238,6 +276,42 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     } finally {
       await events.close();
     }
+  });
+
+  it('attack: unfinished uploads are not free — presign and initiate count the declared bytes of unfinished uploads against the quota until they are confirmed or deleted', async () => {
+    const account = await signUpAndLogin(app);
+    await chargeStorage(em(), account.user.id, FREE_QUOTA - mb(30), FREE_QUOTA);
+    const declare = (size: number, path = '/api/v1/media/presign') => account.client.post(path, presignBody({ filename: 'big.mp4', size_bytes: size }));
+    const first = await declare(mb(12));
+    expect(first.status).to.equal(201);
+    expect((await declare(mb(12))).status).to.equal(201);
+    const over = await declare(mb(12));
+    expect(over.status, '24 MiB already promised to unfinished uploads, 6 MiB of room left').to.equal(422);
+    expect((await json(over)).detail).to.match(/only 6 MB/);
+    expect((await declare(mb(26), '/api/v1/media/multipart/initiate')).status, 'multipart initiate counts them too').to.equal(422);
+    expect((await account.client.delete(`/api/v1/media/${(await json(first)).media_item_id}`)).status).to.equal(204);
+    expect((await declare(mb(12))).status, 'a deleted unfinished upload gives its room back').to.equal(201);
+  });
+
+  it('at most 10 unfinished uploads per user: the 11th presign → 409 with the limit, and finishing one makes room', async () => {
+    const account = await signUpAndLogin(app);
+    const started = [];
+    for (let i = 0; i < 10; i++) started.push(await json(await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 }))));
+    const eleventh = await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 }));
+    expect(eleventh.status).to.equal(409);
+    expect((await json(eleventh)).detail).to.match(/10 uploads started and not finished/);
+    expect((await account.client.delete(`/api/v1/media/${started[0].media_item_id}`)).status).to.equal(204);
+    expect((await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 }))).status).to.equal(201);
+  });
+
+  it('a single PUT never confirmed is swept 15 minutes after its URL expired, not a day later', async () => {
+    const account = await signUpAndLogin(app);
+    const { uploads } = createUploads(app.services, app.services.features.projects);
+    const presigned = await json(await account.client.post('/api/v1/media/presign', presignBody({ size_bytes: 100 })));
+    await uploads.sweepStaleUploads(em(), new Date(Date.now() + 3600_000));
+    expect(await em().findOne(MediaFile, presigned.media_file_id), 'its URL has only just expired').to.not.equal(null);
+    await uploads.sweepStaleUploads(em(), new Date(Date.now() + 3600_000 + 16 * 60_000));
+    expect(await em().findOne(MediaFile, presigned.media_file_id), 'swept once nothing can write it').to.equal(null);
   });
 
   it('content addressing: identical content is stored once; deletes refund each uploader and the object goes with the last reference', async () => {

@@ -113,6 +113,52 @@ describe('payments: webhooks (POST /api/v1/payments/webhook)', () => {
     expect(world.app.logs.some((line) => line.level === 40 && /customer we do not know/.test(line.msg) && line.event_id === event.id)).to.equal(true);
   });
 
+  const customerOf = async (userId: string): Promise<string> => {
+    const [row] = await world.app.services.orm.em.fork().execute<{ stripe_customer_id: string }[]>(`select stripe_customer_id from payment_customers where user_id = ?`, [userId]);
+    return row!.stripe_customer_id;
+  };
+  const warned = (eventId: string, pattern: RegExp) => world.app.logs.some((line) => line.level === 40 && pattern.test(line.msg) && line.event_id === eventId);
+
+  it('a Stripe-signed event with an unexpected object shape is acknowledged (200) and logged, nothing changes (it answered 500)', async () => {
+    const user = await signUpAndLogin(world.app);
+    await subscribe(world, user, PRICE.hobbyMonth);
+    for (const [type, object] of [
+      ['customer.subscription.updated', { object: 'subscription', customer: 42 }],
+      ['invoice.paid', { id: 'in_odd', object: 'invoice' }],
+      ['checkout.session.completed', { object: 'checkout.session', client_reference_id: { nested: true } }],
+    ] as const) {
+      const event = world.stripe.emit(type, object);
+      await world.stripe.settled();
+      expect(world.stripe.deliveries.get(event.id), type).to.equal(200);
+      expect(warned(event.id, /unexpected shape/), type).to.equal(true);
+    }
+    expect(await billingOf(user)).to.include({ tier: 'Hobby', subscription_status: 'active' });
+  });
+
+  it('a Stripe-signed event naming a subscription Stripe does not know is acknowledged (200) and logged (it answered 404)', async () => {
+    const user = await signUpAndLogin(world.app);
+    await subscribe(world, user, PRICE.hobbyMonth);
+    const event = world.stripe.emit('customer.subscription.updated', { id: 'sub_never_made', object: 'subscription', customer: await customerOf(user.user.id) });
+    await world.stripe.settled();
+    expect(world.stripe.deliveries.get(event.id)).to.equal(200);
+    expect(warned(event.id, /subscription Stripe does not know/)).to.equal(true);
+    expect(await billingOf(user)).to.include({ tier: 'Hobby', subscription_status: 'active' });
+  });
+
+  it('plan sync checks that the subscription belongs to the user\'s customer: an event pairing one customer with another customer\'s subscription changes neither plan', async () => {
+    const owner = await signUpAndLogin(world.app);
+    await subscribe(world, owner, PRICE.creatorMonth);
+    const other = await signUpAndLogin(world.app);
+    await subscribe(world, other, PRICE.hobbyMonth);
+    const [link] = await world.app.services.orm.em.fork().execute<{ stripe_subscription_id: string }[]>(`select stripe_subscription_id from payment_customers where user_id = ?`, [owner.user.id]);
+    const event = world.stripe.emit('customer.subscription.updated', { id: link!.stripe_subscription_id, object: 'subscription', customer: await customerOf(other.user.id) });
+    await world.stripe.settled();
+    expect(world.stripe.deliveries.get(event.id)).to.equal(200);
+    expect(warned(event.id, /belongs to another customer/)).to.equal(true);
+    expect(await billingOf(other)).to.include({ tier: 'Hobby', subscription_status: 'active' });
+    expect(await billingOf(owner)).to.include({ tier: 'Creator', subscription_status: 'active' });
+  });
+
   it('event types we do not handle are acknowledged and recorded only', async () => {
     const event = world.stripe.emit('customer.created', { id: 'cus_new', object: 'customer' });
     await world.stripe.settled();

@@ -82,6 +82,17 @@ describe('analysis requests: analyze, estimated credits, runs and activation', f
     expect(await app.services.billing.creditsOf(app.services.orm.em.fork(), user.user.id)).to.include({ reserved: 0 });
   });
 
+  it('attack: a container declaring 20 ms of audio — any analysis with audio costs at least the smallest unit (0.1 minutes), so a balance of 0 → 402 (it cost 0)', async () => {
+    const user = await signUpAndLogin(app);
+    const { projectId, mediaFileId } = await projectWithClip(user, 2);
+    // what the artifact job recorded for a Matroska file whose Segment Duration says 20 ms
+    await app.services.orm.em.fork().nativeUpdate(MediaFile, { id: mediaFileId }, { durationMs: 20 });
+    const estimate = await json(await user.client.get(`/api/v1/projects/${projectId}/estimated-credits`));
+    expect(estimate).to.deep.equal({ estimated_minutes: 0.1, balance: 0, sufficient: false });
+    expect((await analyze(user, projectId)).status).to.equal(402);
+    expect(await app.services.orm.em.fork().count(AnalysisRun, { project: projectId })).to.equal(0);
+  });
+
   it('estimated-credits → { estimated_minutes, balance, sufficient } (AI minutes of the spine audio, rounded up to 0.1)', async () => {
     const user = await signUpAndLogin(app, { credits: 1 });
     const { projectId } = await projectWithClip(user, 7);

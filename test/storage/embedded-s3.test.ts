@@ -125,6 +125,115 @@ describe('embedded S3: s3rver with the S3 behaviour it lacks filled in', () => {
     });
   });
 
+  describe('signatures: every request is verified as S3 verifies SigV4 (s3rver let unsigned requests through)', () => {
+    const objectUrl = (key: string) => `${s3.endpoint}/${bucket}/${key}`;
+
+    it('unsigned list, get, put and delete → 403 AccessDenied, and the object is untouched', async () => {
+      const key = freshKey();
+      const body = randomBytes(1000);
+      await putObject(key, body);
+      const attempts = [
+        fetch(`${s3.endpoint}/${bucket}?list-type=2`),
+        fetch(`${s3.endpoint}/`),
+        fetch(objectUrl(key)),
+        fetch(objectUrl(key), { method: 'HEAD' }),
+        fetch(objectUrl(key), { method: 'PUT', body: 'replaced' }),
+        fetch(objectUrl(key), { method: 'DELETE' }),
+        fetch(`${objectUrl(freshKey())}?uploads`, { method: 'POST' }),
+      ];
+      for (const response of await Promise.all(attempts)) {
+        expect(response.status, `${response.url}`).to.equal(403);
+        if (response.body) expect(await response.text()).to.match(/<Code>AccessDenied<\/Code>|^$/);
+      }
+      expect((await readObject(key)).equals(body)).to.equal(true);
+    });
+
+    it('a request signed with another secret → 403 SignatureDoesNotMatch (list, get, put, delete)', async () => {
+      const key = freshKey();
+      await putObject(key, randomBytes(100));
+      const forger = createS3Client({ endpoint: s3.endpoint, region: 'us-east-1', bucket, accessKeyId: EMBEDDED_S3_CREDENTIALS.accessKeyId, secretAccessKey: 'guessed', forcePathStyle: true });
+      try {
+        for (const command of [
+          new ListObjectsV2Command({ Bucket: bucket }),
+          new GetObjectCommand({ Bucket: bucket, Key: key }),
+          new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'replaced' }),
+          new DeleteObjectCommand({ Bucket: bucket, Key: key }),
+        ]) {
+          expect(await s3ErrorOf(forger.send(command as never))).to.deep.equal({ code: 'SignatureDoesNotMatch', status: 403 });
+        }
+      } finally {
+        forger.destroy();
+      }
+      expect((await readObject(key)).length).to.equal(100);
+    });
+
+    /** A presigned PUT binding the body's length and type, as the api hands them out (Storage.presignSizedPut). */
+    const sizedPutUrl = (key: string, contentType: string, contentLength: number) =>
+      getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType, ContentLength: contentLength }), { expiresIn: 300, signableHeaders: new Set(['content-type', 'content-length']) });
+
+    it('a presigned PUT with the signed length and type → 200', async () => {
+      const key = freshKey();
+      const body = randomBytes(500);
+      const response = await fetch(await sizedPutUrl(key, 'video/mp4', body.length), { method: 'PUT', body, headers: { 'Content-Type': 'video/mp4' } });
+      expect(response.status).to.equal(200);
+      expect((await readObject(key)).equals(body)).to.equal(true);
+    });
+
+    it('a presigned PUT sent to another path → 403 SignatureDoesNotMatch, and nothing is written there', async () => {
+      const key = freshKey();
+      const other = freshKey();
+      await putObject(other, Buffer.from('victim'));
+      const url = new URL(await sizedPutUrl(key, 'video/mp4', 6));
+      url.pathname = `/${bucket}/${other}`;
+      const response = await fetch(url, { method: 'PUT', body: 'forged', headers: { 'Content-Type': 'video/mp4' } });
+      expect(response.status).to.equal(403);
+      expect(await response.text()).to.contain('<Code>SignatureDoesNotMatch</Code>');
+      expect((await readObject(other)).toString()).to.equal('victim');
+    });
+
+    it('a presigned PUT with a body of another length → 403 SignatureDoesNotMatch', async () => {
+      const key = freshKey();
+      const response = await fetch(await sizedPutUrl(key, 'video/mp4', 10), { method: 'PUT', body: randomBytes(11), headers: { 'Content-Type': 'video/mp4' } });
+      expect(response.status).to.equal(403);
+      expect(await response.text()).to.contain('<Code>SignatureDoesNotMatch</Code>');
+      expect(await s3ErrorOf(client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })))).to.include({ status: 404 });
+    });
+
+    it('a presigned PUT with another content type → 403 SignatureDoesNotMatch', async () => {
+      const key = freshKey();
+      const response = await fetch(await sizedPutUrl(key, 'video/mp4', 10), { method: 'PUT', body: randomBytes(10), headers: { 'Content-Type': 'text/html' } });
+      expect(response.status).to.equal(403);
+      expect(await response.text()).to.contain('<Code>SignatureDoesNotMatch</Code>');
+    });
+
+    it('a presigned GET with a query parameter changed (response-content-type) or added → 403 SignatureDoesNotMatch', async () => {
+      const key = freshKey();
+      await putObject(key, randomBytes(10));
+      const signed = new URL(await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key, ResponseContentType: 'video/mp4' }), { expiresIn: 300 }));
+      const changed = new URL(signed);
+      changed.searchParams.set('response-content-type', 'text/html');
+      const added = new URL(signed);
+      added.searchParams.set('response-content-disposition', 'attachment');
+      for (const url of [changed, added]) {
+        const response = await fetch(url);
+        expect(response.status).to.equal(403);
+        expect(await response.text()).to.contain('<Code>SignatureDoesNotMatch</Code>');
+      }
+      expect((await fetch(signed)).status).to.equal(200);
+    });
+
+    it('a presigned URL with its signature altered → 403 SignatureDoesNotMatch', async () => {
+      const key = freshKey();
+      await putObject(key, randomBytes(10));
+      const url = new URL(await getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: 300 }));
+      const signature = url.searchParams.get('X-Amz-Signature')!;
+      url.searchParams.set('X-Amz-Signature', `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`);
+      const response = await fetch(url);
+      expect(response.status).to.equal(403);
+      expect(await response.text()).to.contain('<Code>SignatureDoesNotMatch</Code>');
+    });
+  });
+
   describe('multipart upload', () => {
     it('parts PUT through presigned UploadPart URLs answer quoted ETags; complete with them gives the uploaded bytes and S3\'s multipart ETag', async () => {
       const key = freshKey();

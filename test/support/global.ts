@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,11 +43,13 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.env.REDIS_URL ??= 'redis://127.0.0.1:6379/0';
   process.env.REDIS_KEY_PREFIX = `cutroom-test:${runId}:`;
   s3Dir = await mkdtemp(join(tmpdir(), 'cutroom-s3-'));
-  s3 = await startEmbeddedS3({ directory: s3Dir, bucket: 'cutroom-test' });
+  // A secret of this run: the store verifies every signature, so nothing passes on a well-known one.
+  const secretAccessKey = randomBytes(24).toString('base64url');
+  s3 = await startEmbeddedS3({ directory: s3Dir, bucket: 'cutroom-test', secretAccessKey });
   process.env.S3_ENDPOINT = s3.endpoint;
   process.env.S3_BUCKET = s3.bucket;
   process.env.S3_ACCESS_KEY_ID = 'S3RVER';
-  process.env.S3_SECRET_ACCESS_KEY = 'S3RVER';
+  process.env.S3_SECRET_ACCESS_KEY = secretAccessKey;
   process.env.S3_FORCE_PATH_STYLE = 'true';
   process.env.S3_REGION = 'us-east-1';
   // Always this run's own: tests know what the offline recognizer hears, not what another server would.

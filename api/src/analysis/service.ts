@@ -11,6 +11,9 @@ import { Project, type ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { AnalysisRun, type AnalysisRunRow } from './entities.ts';
 
+/** Credits are counted in tenths of a minute: the least an analysis with audio costs. */
+const SMALLEST_CHARGE_MINUTES = 0.1;
+
 export interface AnalysisDeps {
   jobs: JobService;
   billing: BillingService;
@@ -61,7 +64,9 @@ export class AnalysisService {
       };
     });
     const audioMs = sources.filter((source) => source.audio_key).reduce((sum, source) => sum + source.duration_ms, 0);
-    return { sources, minutes: roundMinutes(audioMs / 60_000) };
+    // Some source has audio (checked above), so the analysis transcribes something: never free,
+    // whatever length a container declares.
+    return { sources, minutes: Math.max(SMALLEST_CHARGE_MINUTES, roundMinutes(audioMs / 60_000)) };
   }
 
   async estimate(em: EntityManager, userId: string, projectId: string) {

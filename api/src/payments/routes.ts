@@ -168,7 +168,10 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
     tags: plans,
     access: 'public',
     responses: {
-      200: { description: 'Received (also for a redelivered event or a customer we do not know)', schema: WebhookRead },
+      200: {
+        description: 'Received (also, logged and changing nothing, for a redelivered event, a customer we do not know, a subscription Stripe does not know or of another customer, or an object of an unexpected shape)',
+        schema: WebhookRead,
+      },
       400: { description: 'The signature does not match the body' },
       503: { description: 'Stripe could not be asked for the current state; Stripe delivers again later' },
     },

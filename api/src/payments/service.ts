@@ -207,14 +207,16 @@ export class PlanChanges {
    * Makes billing's row say what Stripe says of a subscription: tier and interval from
    * the price, status, period end, grace when past due, and whether a schedule still
    * waits. A late event of a subscription the user no longer has changes nothing.
+   * False, changing nothing, when the subscription belongs to another customer than the user's.
    */
-  async applySubscription(tx: EntityManager, userId: string, view: SubscriptionView): Promise<void> {
+  async applySubscription(tx: EntityManager, userId: string, view: SubscriptionView): Promise<boolean> {
     const subscription = await this.#deps.billing.lockSubscription(tx, userId);
     const link = await tx.findOne(PaymentCustomer, { userId }, { refresh: true });
-    if (!link) return;
+    if (!link) return true;
+    if (view.customer !== link.stripeCustomerId) return false;
     const status = STATUS_OF_STRIPE[view.status];
-    if (!status) return;
-    if (link.stripeSubscriptionId && link.stripeSubscriptionId !== view.id && status === 'canceled') return;
+    if (!status) return true;
+    if (link.stripeSubscriptionId && link.stripeSubscriptionId !== view.id && status === 'canceled') return true;
     const now = this.#deps.clock.now();
     const item = view.items.data[0]!;
     const price = this.#deps.prices.byStripePrice(item.price.id);
@@ -237,6 +239,7 @@ export class PlanChanges {
     subscription.updatedAt = now;
     link.updatedAt = now;
     await tx.flush();
+    return true;
   }
 
   /**

@@ -130,6 +130,16 @@ export class StripeGateway {
     return SubscriptionView.parse(await call(() => this.#stripe.subscriptions.retrieve(id)));
   }
 
+  /** The subscription, or null when Stripe has none of that id (a webhook may name anything its signer wrote). */
+  async findSubscription(id: string): Promise<SubscriptionView | null> {
+    try {
+      return await this.retrieveSubscription(id);
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing') return null;
+      throw error;
+    }
+  }
+
   /**
    * Moves the subscription to another price and charges the prorated difference now
    * (always_invoice); error_if_incomplete makes a declined payment leave it unchanged.

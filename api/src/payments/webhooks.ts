@@ -51,29 +51,31 @@ export class StripeWebhooks {
   async #apply(tx: EntityManager, event: VerifiedEvent): Promise<WebhookOutcome> {
     switch (event.type) {
       case 'checkout.session.completed': {
-        const session = CheckoutCompleted.parse(event.object);
+        const session = this.#read(CheckoutCompleted, event);
+        if (!session) return 'ignored';
         const userId = await this.#userOfCheckout(tx, session.client_reference_id ?? null, session.customer ?? null);
         if (!userId || !(await this.#plans.billing.lockExistingSubscription(tx, userId))) return 'unknown_customer';
-        if (session.subscription) await this.#sync(tx, userId, session.subscription);
+        if (session.subscription) return this.#sync(tx, userId, session.subscription, event);
         return 'applied';
       }
       case 'customer.subscription.created':
       case 'customer.subscription.updated':
       case 'customer.subscription.deleted': {
-        const subscription = SubscriptionEvent.parse(event.object);
+        const subscription = this.#read(SubscriptionEvent, event);
+        if (!subscription) return 'ignored';
         const userId = await this.#lockedUserOf(tx, subscription.customer);
         if (!userId) return 'unknown_customer';
-        await this.#sync(tx, userId, subscription.id);
-        return 'applied';
+        return this.#sync(tx, userId, subscription.id, event);
       }
       case 'invoice.paid':
       case 'invoice.payment_failed': {
-        const invoice = InvoiceView.parse(event.object);
+        const invoice = this.#read(InvoiceView, event);
+        if (!invoice) return 'ignored';
         const userId = await this.#lockedUserOf(tx, invoice.customer);
         if (!userId) return 'unknown_customer';
         if (event.type === 'invoice.paid') await this.#plans.grantInvoiceAllowance(tx, userId, invoice);
         const subscriptionId = invoice.parent?.subscription_details?.subscription;
-        if (subscriptionId) await this.#sync(tx, userId, subscriptionId);
+        if (subscriptionId) return this.#sync(tx, userId, subscriptionId, event);
         return 'applied';
       }
       default:
@@ -91,10 +93,30 @@ export class StripeWebhooks {
     return (await this.#plans.billing.lockExistingSubscription(tx, userId)) ? userId : undefined;
   }
 
-  /** Reads the subscription's state now (the caller holds the user's row lock). */
-  async #sync(tx: EntityManager, userId: string, subscriptionId: string): Promise<void> {
-    const view = await this.#plans.gateway().retrieveSubscription(subscriptionId);
-    await this.#plans.applySubscription(tx, userId, view);
+  /**
+   * Reads the subscription's state now (the caller holds the user's row lock). A subscription
+   * Stripe does not know, or one of another customer, is logged and acknowledged: Stripe
+   * would redeliver an error for days and it would never apply.
+   */
+  async #sync(tx: EntityManager, userId: string, subscriptionId: string, event: VerifiedEvent): Promise<WebhookOutcome> {
+    const view = await this.#plans.gateway().findSubscription(subscriptionId);
+    if (!view) {
+      this.#logger.warn({ event_id: event.id, type: event.type, subscription: subscriptionId }, 'a Stripe event naming a subscription Stripe does not know: acknowledged, nothing changed');
+      return 'ignored';
+    }
+    if (!(await this.#plans.applySubscription(tx, userId, view))) {
+      this.#logger.warn({ event_id: event.id, type: event.type, subscription: subscriptionId }, 'a Stripe event naming a subscription that belongs to another customer: acknowledged, nothing changed');
+      return 'ignored';
+    }
+    return 'applied';
+  }
+
+  /** The event's object in the shape its type promises; undefined (logged) for any other shape, which is acknowledged. */
+  #read<T>(schema: z.ZodType<T>, event: VerifiedEvent): T | undefined {
+    const parsed = schema.safeParse(event.object);
+    if (parsed.success) return parsed.data;
+    this.#logger.warn({ event_id: event.id, type: event.type, issues: parsed.error.issues.slice(0, 5) }, 'a Stripe event whose object has an unexpected shape: acknowledged, nothing changed');
+    return undefined;
   }
 
   /** Checkout names our user (client_reference_id); its customer is linked if the user had none. */

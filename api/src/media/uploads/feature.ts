@@ -28,8 +28,8 @@ export function createUploads(services: UploadServices, projects: ProjectService
   return { uploads, store };
 }
 
-/** Runs the sweep of stale uploads and orphaned staging objects every hour on an unref'd timer; returns its stop. */
-export function scheduleUploadSweep(services: Pick<Services, 'orm' | 'logger'>, uploads: UploadService, everyMs = 3600_000): () => void {
+/** Runs the sweep of stale uploads and orphaned staging objects every 15 minutes (a single PUT goes soon after its URL expired) on an unref'd timer; returns its stop. */
+export function scheduleUploadSweep(services: Pick<Services, 'orm' | 'logger'>, uploads: UploadService, everyMs = 15 * 60_000): () => void {
   const timer = setInterval(() => {
     uploads.sweepStaleUploads(services.orm.em.fork()).then(
       (swept) => swept && services.logger.info({ swept }, 'stale uploads swept'),

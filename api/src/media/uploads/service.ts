@@ -23,6 +23,10 @@ const MiB = 1024 * 1024;
 const SINGLE_PUT_URL_SECONDS = 3600;
 const PART_URL_SECONDS = 7200;
 const INITIAL_PART_URLS = 50;
+/** Uploads one user may have started and not finished (presigned, or multipart initiated). */
+const MAX_UNFINISHED_UPLOADS = 10;
+/** A single PUT not confirmed this long after its URL expired is swept: nothing can write it any more. */
+const SINGLE_PUT_SWEEP_GRACE_SECONDS = 15 * 60;
 
 interface UploadLimits {
   maxUploadBytes: number;
@@ -188,15 +192,21 @@ export class UploadService {
   }
 
   /**
-   * Removes uploads never finished within MULTIPART_STALE_HOURS — single PUTs still PENDING
-   * and multipart uploads still MULTIPART_INITIATED — rows first (committed), then the store;
-   * then deletes staging objects that no upload in progress owns (written through an upload
-   * URL after its upload was confirmed, deleted or swept). Returns how many uploads went.
+   * Removes uploads never finished: single PUTs still PENDING 15 minutes after their URL
+   * expired, multipart uploads still MULTIPART_INITIATED after MULTIPART_STALE_HOURS — rows
+   * first (committed), then the store; then deletes staging objects that no upload in progress
+   * owns (written through an upload URL after its upload was confirmed, deleted or swept).
+   * Returns how many uploads went.
    */
   async sweepStaleUploads(em: EntityManager, now: Date = this.#d.clock.now()): Promise<number> {
-    const before = new Date(now.getTime() - this.#d.limits.staleHours * 3600_000);
+    const multipartBefore = new Date(now.getTime() - this.#d.limits.staleHours * 3600_000);
+    const singlePutBefore = new Date(now.getTime() - (SINGLE_PUT_URL_SECONDS + SINGLE_PUT_SWEEP_GRACE_SECONDS) * 1000);
     const unfinished = ['PENDING', 'MULTIPART_INITIATED'] as const;
-    const stale = await em.fork().find(MediaFile, { status: { $in: [...unfinished] }, createdAt: { $lt: before } }, { fields: ['id'], limit: 500 });
+    const stale = await em.fork().find(
+      MediaFile,
+      { $or: [{ status: 'PENDING', createdAt: { $lt: singlePutBefore } }, { status: 'MULTIPART_INITIATED', createdAt: { $lt: multipartBefore } }] },
+      { fields: ['id'], limit: 500 },
+    );
     let swept = 0;
     for (const { id } of stale) {
       const leftovers = await em.fork().transactional(async (tx) => {
@@ -270,12 +280,26 @@ export class UploadService {
     if (input.scope_project_id) await this.#d.projects.owned(em, userId, input.scope_project_id);
     const { maxUploadBytes } = this.#d.limits;
     if (input.size_bytes > maxUploadBytes) throw validation('upload.too_large', { size_mb: mb(input.size_bytes), max_mb: mb(maxUploadBytes) });
-    const quota = (await this.#d.billing.limitsOf(em, userId)).storageQuotaBytes;
-    const used = await storageUsed(em, userId);
-    if (used + input.size_bytes > quota) {
-      throw validation('upload.quota', { needed_mb: mb(input.size_bytes), free_mb: mb(Math.max(quota - used, 0)), quota_mb: mb(quota) });
-    }
     return contentType;
+  }
+
+  /**
+   * Room for a new upload, in the transaction that creates it, one at a time per user: at most
+   * MAX_UNFINISHED_UPLOADS unfinished, and the declared bytes of those still unfinished count
+   * against the quota with what is stored, until they are confirmed, completed, aborted or swept.
+   */
+  async #reserveRoom(tx: EntityManager, userId: string, sizeBytes: number): Promise<void> {
+    await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`uploads:${userId}`]);
+    const [unfinished] = await tx.execute<{ count: string; bytes: string }[]>(
+      `select count(*) as count, coalesce(sum(declared_size_bytes), 0) as bytes from media_files where uploader_id = ? and status in ('PENDING', 'MULTIPART_INITIATED')`,
+      [userId],
+    );
+    if (Number(unfinished!.count) >= MAX_UNFINISHED_UPLOADS) throw Conflict('upload.too_many_unfinished', { params: { max: MAX_UNFINISHED_UPLOADS } });
+    const quota = (await this.#d.billing.limitsOf(tx, userId)).storageQuotaBytes;
+    const taken = (await storageUsed(tx, userId)) + Number(unfinished!.bytes);
+    if (taken + sizeBytes > quota) {
+      throw validation('upload.quota', { needed_mb: mb(sizeBytes), free_mb: mb(Math.max(quota - taken, 0)), quota_mb: mb(quota) });
+    }
   }
 
   async #createUpload(
@@ -287,6 +311,7 @@ export class UploadService {
     multipart: { id?: string; uploadKey?: string; uploadId?: string; partsCount?: number; partSizeBytes?: number },
   ): Promise<{ file: MediaFileRow; item: MediaItemRow }> {
     return em.transactional(async (tx) => {
+      await this.#reserveRoom(tx, userId, input.size_bytes);
       const id = multipart.id ?? randomUUID();
       const file = tx.create(MediaFile, {
         id,
