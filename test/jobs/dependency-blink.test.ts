@@ -11,26 +11,6 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 
-/** An artifact job over a fresh 2 s upload, once it runs: the moment a test cuts a dependency. */
-async function runningArtifactJob(app: TestApp, dir: string, name: string) {
-  const upload = await storedUpload(app.services, await makeVideo(dir, name, { seconds: 2 }), 'video/mp4');
-  const job = await app.services.jobs.submit(app.services.orm.em.fork(), {
-    program: 'artifact',
-    userId: upload.userId,
-    mediaFileId: upload.file.id,
-    input: { sourceKey: upload.key, contentType: 'video/mp4' },
-  });
-  await eventually(async () => ((await app.services.orm.em.fork().findOneOrFail(Job, job.id)).status === 'running' ? true : undefined), 'the job to run');
-  return { upload, job };
-}
-
-/** Cuts the hop until the local runner says it retries the job's end step (reading or settling its outcome), then restores it. */
-async function cutUntilRetried(app: TestApp, hop: TcpProxy, jobId: string, step: 'read' | 'settled'): Promise<void> {
-  hop.cut();
-  await eventually(async () => app.logs.find((line) => line.msg.includes(`could not be ${step}; retrying`) && line.job_id === jobId), `the outcome ${step === 'read' ? 'read' : 'settlement'} refused while the dependency is away`);
-  hop.restore();
-}
-
 describe('job system: a database blink at job completion, or down at boot (hardening #9)', function () {
   this.timeout(90_000);
   let dir: string;
@@ -53,8 +33,18 @@ describe('job system: a database blink at job completion, or down at boot (harde
   });
 
   it('PostgreSQL unreachable when a local job ends: the settlement is retried with backoff, and the upload becomes UPLOADED once the database is back — no restart', async () => {
-    const { upload, job } = await runningArtifactJob(app, dir, 'blink.mp4');
-    await cutUntilRetried(app, proxy, job.id, 'settled');
+    const upload = await storedUpload(app.services, await makeVideo(dir, 'blink.mp4', { seconds: 2 }), 'video/mp4');
+    const job = await app.services.jobs.submit(app.services.orm.em.fork(), {
+      program: 'artifact',
+      userId: upload.userId,
+      mediaFileId: upload.file.id,
+      input: { sourceKey: upload.key, contentType: 'video/mp4' },
+    });
+    await eventually(async () => ((await app.services.orm.em.fork().findOneOrFail(Job, job.id)).status === 'running' ? true : undefined), 'the job to run');
+    proxy.cut();
+    const retrying = () => app.logs.find((line) => line.msg.includes('could not be settled; retrying') && line.job_id === job.id);
+    await eventually(async () => retrying(), 'a settlement refused while the database is away');
+    proxy.restore();
     const file = await eventually(async () => {
       const row = await app.services.orm.em.fork().findOne(MediaFile, upload.file.id);
       return row?.status === 'UPLOADED' ? row : undefined;
@@ -93,36 +83,5 @@ describe('job system: a database blink at job completion, or down at boot (harde
       await booted.close();
       await down.close();
     }
-  });
-});
-
-describe('job system: an object-store blip as a local job ends (issue 25 item 8)', function () {
-  this.timeout(90_000);
-  let dir: string;
-  let store: TcpProxy;
-  let app: TestApp;
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cutroom-store-blip-'));
-    const endpoint = new URL(process.env.S3_ENDPOINT!);
-    store = await startTcpProxy(endpoint.hostname, Number(endpoint.port));
-    app = await startTestApp({ JOB_BACKEND: 'local', S3_ENDPOINT: `http://127.0.0.1:${store.port}` });
-  });
-  after(async () => {
-    store.restore();
-    await app.close();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it('the store unreachable when a local job ends: reading its outcome is retried with backoff, and the job settles once the store is back — it is not left running until a restart', async () => {
-    const { upload, job } = await runningArtifactJob(app, dir, 'store-blip.mp4');
-    await cutUntilRetried(app, store, job.id, 'read');
-    const settled = await eventually(async () => {
-      const row = await app.services.orm.em.fork().findOneOrFail(Job, job.id);
-      return row.status === 'running' ? undefined : row;
-    }, 'the job to settle after the store came back');
-    expect(settled.completedAt).to.be.instanceOf(Date);
-    expect((await app.services.orm.em.fork().findOneOrFail(MediaFile, upload.file.id)).status, 'its file settles with it').to.not.equal('PROCESSING');
   });
 });

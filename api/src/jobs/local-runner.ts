@@ -201,12 +201,15 @@ export class LocalJobRunner implements JobDispatcher {
         : spawnError !== undefined
           ? imposedFailures.spawnFailed(spawnError)
           : undefined;
-    let outcome: JobOutcome | undefined;
-    // Any fault reading it is the store's (a missing file is an outcome): waited out while this process runs.
-    const read = await this.#withBackoff(spec.jobId, 'read', () => true, async () => {
+    let outcome;
+    try {
       outcome = await readJobOutcome(this.#options.storage, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) });
-    });
-    if (read && outcome) await this.#finish(kind, spec.jobId, started, outcome);
+    } catch (failure) {
+      // The store did not answer: left unfinished, the next start runs the job again.
+      logger.error({ err: failure, job_id: spec.jobId }, 'the outcome of a local job could not be read');
+      return;
+    }
+    await this.#finish(kind, spec.jobId, started, outcome);
   }
 
   /** Counts the run's end and settles it. */
@@ -221,31 +224,22 @@ export class LocalJobRunner implements JobDispatcher {
   /**
    * Settles with backoff while this process runs: a database blip at the end of a job must not
    * leave its media PROCESSING until the next start (which would run the whole job again).
-   * An outage is waited out; any other error is the handler's and is tried a few times only.
    */
   async #settle(jobId: string, outcome: JobOutcome): Promise<void> {
-    await this.#withBackoff(jobId, 'settled', isDependencyOutage, () => this.#options.completion.complete(jobId, outcome));
-  }
-
-  /**
-   * Runs one step of a job's end (reading its outcome, settling it) with backoff while this
-   * process runs; an error `waitOut` does not accept is tried SETTLE_ATTEMPTS_ON_ERROR times.
-   * False when it gave up: the job is left unfinished and the next start runs it again.
-   */
-  async #withBackoff(jobId: string, step: 'read' | 'settled', waitOut: (failure: unknown) => boolean, run: () => Promise<unknown>): Promise<boolean> {
-    const { logger } = this.#options;
+    const { completion, logger } = this.#options;
     for (let attempt = 1; ; attempt++) {
       try {
-        await run();
-        if (attempt > 1) logger.info({ job_id: jobId, attempts: attempt }, `local job ${step} after retries`);
-        return true;
+        await completion.complete(jobId, outcome);
+        if (attempt > 1) logger.info({ job_id: jobId, attempts: attempt }, 'local job settled after retries');
+        return;
       } catch (failure) {
-        if (this.#closed || (!waitOut(failure) && attempt >= SETTLE_ATTEMPTS_ON_ERROR)) {
-          logger.error({ err: failure, job_id: jobId }, `the outcome of a local job could not be ${step}; the next start runs it again`);
-          return false;
+        // an outage is waited out; any other error is the handler's and is tried a few times only
+        if (this.#closed || (!isDependencyOutage(failure) && attempt >= SETTLE_ATTEMPTS_ON_ERROR)) {
+          logger.error({ err: failure, job_id: jobId }, 'the outcome of a local job could not be settled; the next start runs it again');
+          return;
         }
         const delayMs = Math.min(SETTLE_RETRY_MAX_MS, SETTLE_RETRY_BASE_MS * 2 ** Math.min(attempt - 1, 10));
-        logger.warn({ err: failure, job_id: jobId, attempt, retry_in_ms: delayMs }, `the outcome of a local job could not be ${step}; retrying`);
+        logger.warn({ err: failure, job_id: jobId, attempt, retry_in_ms: delayMs }, 'the outcome of a local job could not be settled; retrying');
         await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
       }
     }
