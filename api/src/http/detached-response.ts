@@ -129,9 +129,10 @@ function socketBody(socket: Socket, server: Server, chunked: boolean): OpenBody 
       if (ended) return;
       ended = true;
       if (socket.destroyed) return;
-      // The last chunk, then the connection: its request was never complete in the server's eyes, so it cannot carry another.
-      if (chunked) socket.end('0\r\n\r\n');
-      else socket.end();
+      // No last chunk: the server will read nothing more on this connection (its parser is gone), so the
+      // body ends visibly incomplete and no client (keep-alive agent, undici, a proxy) takes it for reusable.
+      // A complete body would let a client send its next request into a socket that discards it.
+      socket.end();
     },
     onClose(listener) {
       if (socket.closed) queueMicrotask(listener);
