@@ -138,12 +138,13 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
     }
   });
 
-  it('connection cap shared with the user stream: SSE_MAX_CONNECTIONS_PER_USER streams of either kind, the next → 429', async () => {
+  it('two tabs are not a crowd: three tabs with a user stream and a project stream each all open (SSE_MAX_CONNECTIONS_PER_USER per kind); the next of either kind → 429', async () => {
     const user = await signUpAndLogin(app);
     const projectId = await projectOf(user);
-    const open = [await openSse(user.client, '/api/v1/user-stream'), await openSse(user.client, eventsOf(projectId)), await openSse(user.client, eventsOf(projectId))];
+    const open = [];
+    for (let tab = 0; tab < 3; tab++) open.push(await openSse(user.client, '/api/v1/user-stream'), await openSse(user.client, eventsOf(projectId)));
     try {
-      expect(open.map((stream) => stream.response.status)).to.deep.equal([200, 200, 200]);
+      expect(open.map((stream) => stream.response.status)).to.deep.equal([200, 200, 200, 200, 200, 200]);
       for (const path of [eventsOf(projectId), '/api/v1/user-stream']) {
         const refused = await user.client.get(path);
         expect(refused.status, path).to.equal(429);

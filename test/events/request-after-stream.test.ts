@@ -135,11 +135,11 @@ function fetchTransport(app: TestApp): Transport {
 }
 
 /** Logs in on the transport, opens a stream, logs out from elsewhere, waits for the stream's end, logs in again: `rounds` times. */
-async function streamEndings(app: TestApp, transport: Transport, account: TestAccount, rounds: number): Promise<string[]> {
+async function streamEndings(app: TestApp, transport: Transport, account: TestAccount, rounds: number, ip: string): Promise<string[]> {
   const failures: string[] = [];
   const credentials = form({ username: account.username, password: account.password });
   const login = async () => {
-    const answer = await withTimeout(transport.post('/api/v1/auth/login', FORM, credentials), 'login');
+    const answer = await withTimeout(transport.post('/api/v1/auth/login', { ...FORM, 'X-Forwarded-For': ip }, credentials), 'login');
     if (answer.status !== 200) throw new Error(`login answered ${answer.status}`);
     return cookiesOf(answer.setCookies);
   };
@@ -165,10 +165,11 @@ async function streamEndings(app: TestApp, transport: Transport, account: TestAc
 async function hundredEndings(app: TestApp, transportOf: (app: TestApp) => Transport): Promise<string[]> {
   const accounts = await Promise.all(Array.from({ length: LANES }, () => createAccount(app)));
   const lanes = await Promise.all(
-    accounts.map(async (account) => {
+    accounts.map(async (account, lane) => {
       const transport = transportOf(app);
       try {
-        return await streamEndings(app, transport, account, ROUNDS);
+        // A client address per lane: concurrent logins of one address are held to the lockout's allowance.
+        return await streamEndings(app, transport, account, ROUNDS, `10.22.0.${lane + 1}`);
       } finally {
         await transport.close();
       }
@@ -182,7 +183,7 @@ describe('a request after an event stream is never lost', function () {
   let app: TestApp;
 
   before(async () => {
-    app = await startTestApp({ SSE_KEEPALIVE_SECONDS: '1' });
+    app = await startTestApp({ SSE_KEEPALIVE_SECONDS: '1', TRUST_PROXY: 'true' });
   });
   after(async () => {
     await app.close();
