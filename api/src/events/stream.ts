@@ -69,7 +69,7 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
     method: 'get',
     path: '/api/v1/projects/{project_uuid}/events',
     summary:
-      "Server-sent events of one project: analysis_started, analysis_progress, analysis_complete, analysis_failed, export_started, export_progress, export_complete, export_failed. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
+      "Server-sent events of one project: analysis_started, analysis_progress, analysis_complete, analysis_failed, export_started, export_progress, export_complete, export_failed. Every export event carries export_uuid and every analysis event analysis_run_id (the run's id), so concurrent exports and successive analyses are told apart. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
     tags: ['events'],
     access: 'session',
     params: ProjectUuidParams,
