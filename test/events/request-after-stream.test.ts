@@ -50,6 +50,15 @@ const setCookiesOf = (headers: IncomingHttpHeaders | Record<string, string | str
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 };
 
+/** Reads a body to its end; an incomplete body (no last chunk) is an end like any other here. */
+async function drained(read: () => Promise<{ done?: boolean }>): Promise<void> {
+  try {
+    while (!(await read()).done);
+  } catch {
+    // ended without its last chunk
+  }
+}
+
 function nodeAgentTransport(app: TestApp): Transport {
   const agent = new Agent({ keepAlive: true });
   const url = new URL(app.url);
@@ -92,14 +101,7 @@ function undiciTransport(app: TestApp): Transport {
       const { body } = await client.request({ method: 'GET', path: '/api/v1/user-stream', headers: { cookie } });
       const iterator = body[Symbol.asyncIterator]();
       await iterator.next();
-      const ended = (async () => {
-        try {
-          while (!(await iterator.next()).done);
-        } catch {
-          // An incomplete body is an end like any other here.
-        }
-      })();
-      return { ended };
+      return { ended: drained(() => iterator.next()) };
     },
     async post(path, headers, body) {
       const response = await client.request({ method: 'POST', path, headers, body });
@@ -116,14 +118,7 @@ function fetchTransport(app: TestApp): Transport {
       const response = await app.fetch('/api/v1/user-stream', { headers: { Cookie: cookie } });
       const reader = response.body!.getReader();
       await reader.read();
-      const ended = (async () => {
-        try {
-          while (!(await reader.read()).done);
-        } catch {
-          // An incomplete body is an end like any other here.
-        }
-      })();
-      return { ended };
+      return { ended: drained(() => reader.read()) };
     },
     async post(path, headers, body) {
       const response = await app.fetch(path, { method: 'POST', headers, body });
