@@ -46,19 +46,13 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       // share-locked so a concurrent delete of the twin cannot leave the moved items pointing at nothing
       const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } }, { lockMode: LockMode.PESSIMISTIC_READ });
       if (twin) {
-        // media_ready goes to this upload's own items with the ids their client holds: the twin's id (or an event to
-        // the twin's owners) would tell them that someone uploaded the same bytes before
-        // read as plain rows: managed items of a file removed below would be flushed with it
-        const rows = await em.getConnection().execute<{ id: string; user_id: string; display_name: string | null }[]>(
-          `select id, user_id, display_name from media_items where media_file_id = ?`, [file.id], 'all', em.getTransactionContext());
-        const moved = rows.map((row) => readyEvent({ id: row.id, userId: row.user_id, displayName: row.display_name }, file.id, twin.proxyStatus));
         await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
         // edits asked for while this file processed read the twin's bytes (the same content)
         await releaseWaitingJobs(em, file.id, { sourceKey: twin.storageKey, durationMs: twin.durationMs ?? null });
         const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
         em.remove(file);
         await em.flush();
-        return { events: moved, afterCommit: () => deleteObjects(deps.storage, orphanKeys) };
+        return { events: await readyEvents(em, twin), afterCommit: () => deleteObjects(deps.storage, orphanKeys) };
       }
 
       em.assign(file, {
@@ -107,16 +101,11 @@ function peaksOf(waveform: number[] | { peaks: number[] }): number[] {
 /** media_ready for every item of the file, to each item's owner. */
 async function readyEvents(em: EntityManager, file: MediaFileRow): Promise<OutcomeEvent[]> {
   const items = await em.find(MediaItem, { file: file.id });
-  return items.map((item) => readyEvent(item, file.id, file.proxyStatus));
-}
-
-/** media_ready of one item, naming the file its client uploaded. */
-function readyEvent(item: Pick<MediaItemRow, 'id' | 'userId' | 'displayName'>, mediaFileId: string, proxyStatus: MediaFileRow['proxyStatus']): OutcomeEvent {
-  return {
+  return items.map((item) => ({
     to: 'user',
     userId: item.userId,
-    event: { type: 'media_ready', data: { media_file_uuid: mediaFileId, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: proxyStatus } },
-  };
+    event: { type: 'media_ready', data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: file.proxyStatus } },
+  }));
 }
 
 async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { storage: ObjectStorage }) {
