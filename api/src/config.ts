@@ -29,6 +29,7 @@ export const configSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: int(100).default(60_000).describe('A request must arrive whole (headers and body) within this time, or gets 408 and is closed. Event streams are unaffected: their request is complete at once.'),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100).default(5_000).describe('An idle keep-alive connection is closed after this time, plus the second of grace Node adds (behind a proxy that reuses connections, set it above the proxy\'s idle timeout).'),
   HTTP_MAX_CONNECTIONS: int(1).default(1000).describe('Open connections the api accepts at once (event streams included); further ones are closed on arrival. Keep it below the descriptor limit (ulimit -n) with room for database, Redis and S3 sockets.'),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: int(1).default(200).describe('Open connections one client address may hold at once (event streams included); further ones from it are closed on arrival. Behind an ingress every connection comes from the ingress: raise it above what the ingress opens, and cap per client there.'),
   METRICS_TOKEN: optional(z.string().min(16)).describe('When set, /metrics requires `Authorization: Bearer <token>` (at least 16 characters); unset, /metrics is public.'),
 
   DATABASE_URL: url.default('postgres://postgres@127.0.0.1:5432/cutroom').describe('PostgreSQL connection URL.'),
@@ -96,7 +97,8 @@ export const configSchema = z.object({
   MEDIA_TOKEN_TTL_SECONDS: int(1).default(300).describe('Lifetime of playback tokens.'),
   MAX_EXTERNAL_VIDEO_DURATION_SECONDS: int(1).default(3600).describe('Longest external video accepted for import.'),
   MAX_VIDEO_DURATION_MS: int(1).default(7_200_000).describe('Longest insert edit (2 hours).'),
-  SSE_MAX_CONNECTIONS_PER_USER: int(1).default(5).describe('Open event streams per user.'),
+  SSE_MAX_CONNECTIONS_PER_USER: int(1).default(5).describe('Open event streams per user and per kind: a user may hold this many user streams and this many project streams.'),
+  SSE_STREAM_SHARE_PERCENT: int(1).max(99).default(80).describe('Share of HTTP_MAX_CONNECTIONS one process gives to event streams; beyond it new streams get 503 with Retry-After, so ordinary requests always find a connection.'),
   SSE_KEEPALIVE_SECONDS: int(1).default(15).describe('Interval of SSE keepalive comments.'),
 
   SUPPORTED_LOCALES: z

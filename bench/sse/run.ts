@@ -74,6 +74,9 @@ const env = {
   JOB_BACKEND: 'local',
   // Every stream is a connection; the default cap (1000) is for a replica behind an ingress.
   HTTP_MAX_CONNECTIONS: String(STREAMS + 500),
+  // All from one address, nearly all streams: the per-address cap and the stream budget opened up.
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(STREAMS + 500),
+  SSE_STREAM_SHARE_PERCENT: '99',
 };
 
 /**

@@ -73,7 +73,7 @@ describe('rule 6: the credit ledger (grant, reserve, deduct, release)', () => {
     expect(reserved).to.equal(0);
   });
 
-  it('a reservation beyond the available minutes is 402 naming the minutes needed and the balance', async () => {
+  it("a reservation beyond the available minutes is 402 naming the minutes needed and the billing status's balance, with the reserved and available minutes said apart", async () => {
     const userId = await userWith(10);
     await billing().reserveCredits(em(), userId, { reference: 'analysis:f', minutes: 8 });
     try {
@@ -83,7 +83,7 @@ describe('rule 6: the credit ledger (grant, reserve, deduct, release)', () => {
       expect(error).to.be.instanceOf(DomainError);
       const appError = error as DomainError;
       expect(appError.kind).to.equal('insufficient_credits');
-      expect(translate('en', appError.key, appError.params)).to.equal('This needs 2.5 AI minutes and your balance is 2.');
+      expect(translate('en', appError.key, appError.params)).to.equal('This needs 2.5 AI minutes; your balance is 10, of which 8 are reserved by analyses in progress, so 2 are available.');
     }
   });
 

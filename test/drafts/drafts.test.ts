@@ -165,12 +165,13 @@ describe('drafts: save, list, read and change a project draft', function () {
       expect((await json(response)).detail).to.include(`edit_overrides.${editId}.start_ms`);
     });
 
-    it('override times on a project with no media → 400; without times the draft is saved', async () => {
+    it('a draft on a project with no media → 400 whatever its overrides (times, toggles only, none)', async () => {
       const projectId = await projectOf();
-      const response = await post(projectId, draft('Empty', { [randomUUID()]: { start_ms: 0 } }));
-      expect(response.status).to.equal(400);
-      expect((await json(response)).detail).to.match(/no media/);
-      await ok(await post(projectId, draft('Toggle only', { [randomUUID()]: { active: false } })), 201);
+      for (const overrides of [{ [randomUUID()]: { start_ms: 0 } }, { [randomUUID()]: { active: false } }, {}]) {
+        const response = await post(projectId, draft('Empty', overrides));
+        expect(response.status, JSON.stringify(overrides)).to.equal(400);
+        expect((await json(response)).detail).to.match(/no media/);
+      }
     });
 
     it('a source with duration_ms null → the bound check is skipped (201)', async () => {

@@ -304,15 +304,17 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
       expect((await user.client.delete(`/api/v1/edits/${edit.uuid}`)).status).to.equal(204);
     });
 
-    it('an AI-detected edit → 409 EditNotDeletable saying to toggle it inactive; it stays', async () => {
+    it('an AI-detected edit is toggled inactive instead (200 with the edit, active false); it stays, and a second DELETE keeps it so', async () => {
       const projectId = await projectWith([10_000]);
       const { editIds } = await analysed(projectId, [{ type: 'false_start', start_ms: 1000, end_ms: 2000 }]);
       const response = await user.client.delete(`/api/v1/edits/${editIds[0]}`);
-      expect(response.status).to.equal(409);
-      const body = await json(response);
-      expect(body.code).to.equal('EditNotDeletable');
-      expect(body.detail).to.include('active to false');
-      expect(await app.services.orm.em.fork().count(Edit, { id: editIds[0] })).to.equal(1);
+      expect(response.status).to.equal(200);
+      expect(await json(response)).to.include({ uuid: editIds[0], type: 'false_start', active: false });
+      const again = await user.client.delete(`/api/v1/edits/${editIds[0]}`);
+      expect(again.status).to.equal(200);
+      expect((await json(again)).active).to.equal(false);
+      const row = await app.services.orm.em.fork().findOneOrFail(Edit, editIds[0]!);
+      expect(row.active).to.equal(false);
     });
   });
 

@@ -138,12 +138,13 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
     }
   });
 
-  it('connection cap shared with the user stream: SSE_MAX_CONNECTIONS_PER_USER streams of either kind, the next → 429', async () => {
+  it('two tabs are not a crowd: three tabs with a user stream and a project stream each all open (SSE_MAX_CONNECTIONS_PER_USER per kind); the next of either kind → 429', async () => {
     const user = await signUpAndLogin(app);
     const projectId = await projectOf(user);
-    const open = [await openSse(user.client, '/api/v1/user-stream'), await openSse(user.client, eventsOf(projectId)), await openSse(user.client, eventsOf(projectId))];
+    const open = [];
+    for (let tab = 0; tab < 3; tab++) open.push(await openSse(user.client, '/api/v1/user-stream'), await openSse(user.client, eventsOf(projectId)));
     try {
-      expect(open.map((stream) => stream.response.status)).to.deep.equal([200, 200, 200]);
+      expect(open.map((stream) => stream.response.status)).to.deep.equal([200, 200, 200, 200, 200, 200]);
       for (const path of [eventsOf(projectId), '/api/v1/user-stream']) {
         const refused = await user.client.get(path);
         expect(refused.status, path).to.equal(429);
@@ -165,7 +166,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       try {
         const first = await stream.first();
         expect(isEvent('analysis_progress')(first), first).to.equal(true);
-        expect(dataOf(first)).to.deep.equal({ project_uuid: projectId, step: 'detect_silences', progress: 40 });
+        expect(dataOf(first)).to.deep.equal({ project_uuid: projectId, analysis_run_id: null, step: 'detect_silences', progress: 40 });
         await stream.next(connected);
         expect(await app.services.redis.ttl(progressSnapshotKey(projectId))).to.be.within(3590, 3600);
       } finally {
@@ -215,7 +216,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       try {
         expect(dataOf(await early.first())).to.include({ progress: 30 });
         expect(await app.services.completion.complete(jobId, { ok: false, error: 'The transcription server did not answer.' })).to.equal(true);
-        expect(dataOf(await early.next(isEvent('analysis_failed')))).to.deep.equal({ project_uuid: projectId, error: 'The transcription server did not answer.' });
+        expect(dataOf(await early.next(isEvent('analysis_failed')))).to.deep.equal({ project_uuid: projectId, analysis_run_id: run.id, error: 'The transcription server did not answer.' });
         const late = await openSse(user.client, eventsOf(projectId));
         try {
           expect(await late.first()).to.equal(': connected');
@@ -230,15 +231,16 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
   });
 
   describe('job progress relay (one path for both backends: JobCompletion.markProgress)', () => {
-    it("an analyze job's reported progress (the local runner's stdout line, the operator's CR status) reaches the stream as analysis_progress {step, progress}", async () => {
+    it("an analyze job's reported progress (the local runner's stdout line, the operator's CR status) reaches the stream as analysis_progress {analysis_run_id, step, progress}: the run's id makes it attributable", async () => {
       const user = await signUpAndLogin(app);
       const projectId = await projectOf(user);
-      const jobId = await jobOf(user, projectId, 'analyze');
+      const runId = randomUUID();
+      const jobId = await jobOf(user, projectId, 'analyze', { subjectId: runId });
       const stream = await openSse(user.client, eventsOf(projectId));
       try {
         await stream.next(connected);
         await progress(jobId, 12, 'transcribe');
-        expect(dataOf(await stream.next(isEvent('analysis_progress')))).to.deep.equal({ project_uuid: projectId, step: 'transcribe', progress: 12 });
+        expect(dataOf(await stream.next(isEvent('analysis_progress')))).to.deep.equal({ project_uuid: projectId, analysis_run_id: runId, step: 'transcribe', progress: 12 });
         const row = await app.services.orm.em.fork().findOneOrFail(Job, jobId);
         expect([row.progress, row.step]).to.deep.equal([12, 'transcribe']);
       } finally {
@@ -328,7 +330,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       }
     });
 
-    it('a render job → export_progress at exactly 5, 30 and 85 %, each once and in order, whatever progress values arrive', async () => {
+    it("a render job → export_progress at exactly 5, 30 and 85 %, each once and in order, whatever progress values arrive, each naming its export (export_uuid): two exports of one project are told apart", async () => {
       const user = await signUpAndLogin(app);
       const projectId = await projectOf(user);
       // the render program's own steps: the sources until 7 %, the encode until 87 %, then the finish
@@ -337,16 +339,19 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       try {
         await stream.next(connected);
         // The export feature words each mark; the relay only decides which marks go out.
-        const wandering = await jobOf(user, projectId, 'render', { subjectId: randomUUID() });
+        const wanderingExport = randomUUID();
+        const wandering = await jobOf(user, projectId, 'render', { subjectId: wanderingExport });
         for (const value of [0, 3, 5, 5, 12, 4, 29, 31, 30, 60, 86, 20, 90, 100, 100]) await progress(wandering, value, stepAt(value));
         // A job whose first report is past every mark still gets each, in order.
-        const leaping = await jobOf(user, projectId, 'render', { subjectId: randomUUID() });
+        const leapingExport = randomUUID();
+        const leaping = await jobOf(user, projectId, 'render', { subjectId: leapingExport });
         for (const value of [90, 95, 100]) await progress(leaping, value, 'upload');
         await app.services.bus.publishToProject(projectId, { type: 'export_complete', data: { export_uuid: 'barrier', storage_key: 'x' } });
         const { before } = await stream.until(isEvent('export_complete'));
         expect(before.filter(isAnyEvent).every(isEvent('export_progress'))).to.equal(true);
         const marks = before.filter(isEvent('export_progress')).map(dataOf);
         expect(marks.map(({ progress: value }) => value)).to.deep.equal([5, 30, 85, 5, 30, 85]);
+        expect(marks.map(({ export_uuid }) => export_uuid)).to.deep.equal([...Array(3).fill(wanderingExport), ...Array(3).fill(leapingExport)]);
         for (const { message } of marks) expect(message).to.be.a('string').that.is.not.empty;
       } finally {
         stream.close();
@@ -367,10 +372,10 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
         await stream.next(connected);
         const jobId = await jobOf(user, projectId, 'analyze');
         await progress(jobId, 20, 'transcribe');
-        expect(dataOf(await stream.next(isEvent('analysis_progress')))).to.deep.equal({ project_uuid: projectId, step: 'transcribe', progress: 20 });
+        expect(dataOf(await stream.next(isEvent('analysis_progress')))).to.deep.equal({ project_uuid: projectId, analysis_run_id: null, step: 'transcribe', progress: 20 });
         const late = await openSse(onOther, eventsOf(projectId));
         try {
-          expect(dataOf(await late.first())).to.deep.equal({ project_uuid: projectId, step: 'transcribe', progress: 20 });
+          expect(dataOf(await late.first())).to.deep.equal({ project_uuid: projectId, analysis_run_id: null, step: 'transcribe', progress: 20 });
         } finally {
           late.close();
         }
@@ -382,7 +387,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
     }
   });
 
-  it('POST analyze → analysis_started {project_uuid} on the stream, then (no transcription server here) analysis_failed with the error (end to end)', async function () {
+  it("POST analyze → analysis_started {project_uuid, analysis_run_id} on the stream, then (no transcription server here) analysis_failed with the error and the same run's id (end to end)", async function () {
     this.timeout(120_000);
     const user = await signUpAndLogin(app, { credits: 5 });
     const projectId = await projectOf(user);
@@ -394,9 +399,13 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       await stream.next(connected);
       const analyze = await user.client.post(`/api/v1/projects/${projectId}/analyze`, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' });
       expect(analyze.status).to.equal(200);
-      expect(dataOf(await stream.next(isEvent('analysis_started')))).to.deep.equal({ project_uuid: projectId });
+      const started = dataOf(await stream.next(isEvent('analysis_started')));
+      const runs = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))) as { uuid: string }[] | { data: { uuid: string }[] };
+      const runIds = (Array.isArray(runs) ? runs : runs.data).map((run) => run.uuid);
+      expect(started).to.deep.equal({ project_uuid: projectId, analysis_run_id: runIds[0] });
       const failed = dataOf(await stream.next(isEvent('analysis_failed'), 60_000));
       expect(failed.project_uuid).to.equal(projectId);
+      expect(failed.analysis_run_id).to.equal(started.analysis_run_id);
       expect(failed.error).to.be.a('string').that.is.not.empty;
     } finally {
       stream.close();

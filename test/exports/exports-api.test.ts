@@ -202,9 +202,9 @@ describe('exports: create, list, download and expire', function () {
       const { before } = await stream.until(isEvent('export_complete'));
       const marks = before.filter(isEvent('export_progress')).map(dataOf);
       expect(marks).to.deep.equal([
-        { progress: 5, message: 'A preparar a renderização — faltam cerca de 1 min 35 s' },
-        { progress: 30, message: 'A renderizar — faltam cerca de 42 s' },
-        { progress: 85, message: 'A finalizar o vídeo' },
+        { export_uuid: body.uuid, progress: 5, message: 'A preparar a renderização — faltam cerca de 1 min 35 s' },
+        { export_uuid: body.uuid, progress: 30, message: 'A renderizar — faltam cerca de 42 s' },
+        { export_uuid: body.uuid, progress: 85, message: 'A finalizar o vídeo' },
       ]);
       await settleActive(pt);
     } finally {

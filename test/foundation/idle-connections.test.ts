@@ -8,6 +8,7 @@ import { buildApp, createServices } from '../../api/src/app.ts';
 import { createHttpServer } from '../../api/src/http/server.ts';
 import type { TestApp } from '../support/harness.ts';
 import { signUpAndLogin } from '../support/users.ts';
+import { eventually } from '../support/wait.ts';
 
 const HEADERS_TIMEOUT_MS = 600;
 const REQUEST_TIMEOUT_MS = 1200;
@@ -17,7 +18,7 @@ const MAX_CONNECTIONS = 4;
 const SLACK_MS = 1500;
 
 /** The real app behind the api's own server (api/src/http/server.ts, as main.ts starts it), with small limits. */
-async function startBoundedApp(): Promise<TestApp & { server: Server }> {
+async function startBoundedApp(env: Record<string, string> = {}): Promise<TestApp & { server: Server }> {
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'test',
@@ -28,6 +29,7 @@ async function startBoundedApp(): Promise<TestApp & { server: Server }> {
     HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS),
     HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+    ...env,
   });
   const services = await createServices(config, { logDestination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   const { koa, router } = buildApp(services);
@@ -57,10 +59,10 @@ interface Watched {
   closed: Promise<number>;
 }
 
-function open(app: TestApp): Promise<Watched> {
+function open(app: TestApp, localAddress?: string): Promise<Watched> {
   const { port } = new URL(app.url);
   const started = Date.now();
-  const socket = connect(Number(port), '127.0.0.1');
+  const socket = connect({ port: Number(port), host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
   const watched: Watched = {
     socket,
     received: '',
@@ -160,6 +162,65 @@ describe('idle and slow connections are closed (HTTP_*_TIMEOUT_MS, HTTP_MAX_CONN
       expect(decoder.decode(chunk.value)).to.contain('event: media_failed');
     } finally {
       await reader.cancel();
+    }
+  });
+});
+
+describe('a crowd of streams, or one client address, cannot fill the server (issue 25 item 6)', () => {
+  it('users holding streams up to the connection cap: past the stream budget (SSE_STREAM_SHARE_PERCENT of HTTP_MAX_CONNECTIONS) new streams get 503 with Retry-After, and other requests are still served', async () => {
+    const app = await startBoundedApp({ HTTP_MAX_CONNECTIONS: '20', SSE_STREAM_SHARE_PERCENT: '50', SSE_MAX_CONNECTIONS_PER_USER: '5', HTTP_HEADERS_TIMEOUT_MS: '10000', HTTP_REQUEST_TIMEOUT_MS: '20000' });
+    const streams: Response[] = [];
+    try {
+      const users = [await signUpAndLogin(app), await signUpAndLogin(app), await signUpAndLogin(app)];
+      const refused: Response[] = [];
+      for (const user of users) {
+        for (let stream = 0; stream < 5; stream++) {
+          const response = await user.client.get('/api/v1/user-stream');
+          (response.status === 200 ? streams : refused).push(response);
+        }
+      }
+      expect(streams).to.have.length(10);
+      expect(refused.map((response) => response.status)).to.deep.equal([503, 503, 503, 503, 503]);
+      expect(refused[0]!.headers.get('retry-after')).to.equal('60');
+      expect(((await refused[0]!.json()) as { detail: string }).detail).to.match(/event stream/);
+      const others = await Promise.all(Array.from({ length: 5 }, () => app.fetch('/healthz')));
+      expect(others.map((response) => response.status)).to.deep.equal([200, 200, 200, 200, 200]);
+      // A place comes back when a stream closes.
+      await streams.pop()!.body?.cancel();
+      const again = await eventually(async () => {
+        const answer = await users[2]!.client.get('/api/v1/user-stream');
+        return answer.status === 503 ? undefined : answer;
+      }, 'a stream admitted once one closed', 3000, 100);
+      expect(again.status).to.equal(200);
+      streams.push(again);
+    } finally {
+      for (const response of streams) await response.body?.cancel();
+      await app.close();
+    }
+  });
+
+  it('one address holding HTTP_MAX_CONNECTIONS_PER_ADDRESS connections: its next one is closed at once, another address is still served', async () => {
+    const app = await startBoundedApp({ HTTP_MAX_CONNECTIONS: '50', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '3', HTTP_HEADERS_TIMEOUT_MS: '10000', HTTP_REQUEST_TIMEOUT_MS: '20000' });
+    try {
+      const held = await Promise.all(Array.from({ length: 3 }, () => open(app, '127.0.0.2')));
+      const extra = await open(app, '127.0.0.2');
+      expect(await closedWithin(extra, 2000)).to.be.below(2000);
+      const other = await open(app, '127.0.0.3');
+      other.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await closedWithin(other, 5000);
+      expect(other.received).to.match(/^HTTP\/1\.1 200 /);
+      // A place comes back when one of its connections closes.
+      held.pop()!.socket.destroy();
+      const next = await eventually(async () => {
+        const attempt = await open(app, '127.0.0.2');
+        attempt.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+        await attempt.closed;
+        return attempt.received.startsWith('HTTP/1.1 200') ? attempt : undefined;
+      }, 'a connection of that address served once one closed', 3000, 100);
+      expect(next.received).to.match(/^HTTP\/1\.1 200 /);
+      for (const watched of held) watched.socket.destroy();
+    } finally {
+      await app.close();
     }
   });
 });

@@ -88,17 +88,29 @@ describe('analysis requests: analyze, estimated credits, runs and activation', f
     // what the artifact job recorded for a Matroska file whose Segment Duration says 20 ms
     await app.services.orm.em.fork().nativeUpdate(MediaFile, { id: mediaFileId }, { durationMs: 20 });
     const estimate = await json(await user.client.get(`/api/v1/projects/${projectId}/estimated-credits`));
-    expect(estimate).to.deep.equal({ estimated_minutes: 0.1, balance: 0, sufficient: false });
+    expect(estimate).to.deep.equal({ estimated_minutes: 0.1, balance: 0, reserved: 0, available: 0, sufficient: false });
     expect((await analyze(user, projectId)).status).to.equal(402);
     expect(await app.services.orm.em.fork().count(AnalysisRun, { project: projectId })).to.equal(0);
   });
 
-  it('estimated-credits → { estimated_minutes, balance, sufficient } (AI minutes of the spine audio, rounded up to 0.1)', async () => {
+  it('estimated-credits → { estimated_minutes, balance, reserved, available, sufficient } (AI minutes of the spine audio, rounded up to 0.1)', async () => {
     const user = await signUpAndLogin(app, { credits: 1 });
     const { projectId } = await projectWithClip(user, 7);
     const response = await user.client.get(`/api/v1/projects/${projectId}/estimated-credits`);
     expect(response.status).to.equal(200);
-    expect(await json(response)).to.deep.equal({ estimated_minutes: 0.2, balance: 1, sufficient: true });
+    expect(await json(response)).to.deep.equal({ estimated_minutes: 0.2, balance: 1, reserved: 0, available: 1, sufficient: true });
+  });
+
+  it("estimated-credits' balance and the 402 state the same balance the billing status shows while minutes are reserved; available is said apart", async () => {
+    const user = await signUpAndLogin(app, { credits: 1 });
+    const { projectId } = await projectWithClip(user, 7);
+    await app.services.billing.reserveCredits(app.services.orm.em.fork(), user.user.id, { reference: `test-hold:${projectId}`, minutes: 0.9 });
+    const billing = (await json(await user.client.get('/api/v1/users/me/billing'))).credits.ai_minutes;
+    const estimate = await json(await user.client.get(`/api/v1/projects/${projectId}/estimated-credits`));
+    expect(estimate).to.deep.equal({ estimated_minutes: 0.2, balance: billing.balance, reserved: billing.reserved, available: 0.1, sufficient: false });
+    const refused = await analyze(user, projectId);
+    expect(refused.status).to.equal(402);
+    expect((await json(refused)).detail).to.equal(`This needs 0.2 AI minutes; your balance is ${billing.balance}, of which ${billing.reserved} are reserved by analyses in progress, so 0.1 are available.`);
   });
 
   it('analyze → returns at once with status analyzing and the credits reserved; a concurrent second analyze → 409 (already analyzing)', async () => {

@@ -149,7 +149,7 @@ describe('two api replicas on one PostgreSQL and one Redis', function () {
       const { account, user } = await loggedIn();
       // What a crashed replica leaves behind: a lease nobody renews or releases.
       const crashed = new StreamConnections(a.services.redis, leaseMs);
-      expect(await crashed.admit(account.user.id, 2, 'stream-of-a-crashed-replica')).to.not.equal(null);
+      expect(await crashed.admit(account.user.id, 'user', 2, 'stream-of-a-crashed-replica')).to.not.equal(null);
       const live = await open(user.on(b), '/api/v1/user-stream');
       expect(live.response.status).to.equal(200);
       expect((await user.on(a).get('/api/v1/user-stream')).status, 'the crashed lease still counts').to.equal(429);

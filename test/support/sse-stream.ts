@@ -19,7 +19,8 @@ export async function openSse(client: Client, path: string) {
   /** Reads one more chunk into `frames`; false once the server ended the body. */
   async function read(deadline: number, waitingFor: string): Promise<boolean> {
     if (!reader) throw new Error('no body');
-    pending ??= reader.read();
+    // A body the server ended without its last chunk (its end is never complete) rejects: an end all the same.
+    pending ??= reader.read().catch(() => ({ done: true as const, value: undefined }));
     const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())).unref());
     const result = await Promise.race([pending, timeout]);
     if (result === 'timeout') throw new Error(`${waitingFor}: nothing within the time; saw ${JSON.stringify(frames)}`);

@@ -16,11 +16,12 @@ import type { SnapshotRule } from '../events/bus.ts';
 import { AnalysisRun } from './entities.ts';
 
 /** The project-stream events the analysis publishes (events/ delivers them). */
+/** Each carries the run's id (analysis_run_id), so a client tells one analysis from the next. */
 export type AnalysisEvent =
-  | { type: 'analysis_started'; data: { project_uuid: string } }
-  | { type: 'analysis_progress'; data: { project_uuid: string; step: string; progress: number } }
-  | { type: 'analysis_complete'; data: { project_uuid: string; edit_count: number } }
-  | { type: 'analysis_failed'; data: { project_uuid: string; error: string } };
+  | { type: 'analysis_started'; data: { project_uuid: string; analysis_run_id: string } }
+  | { type: 'analysis_progress'; data: { project_uuid: string; analysis_run_id: string | null; step: string; progress: number } }
+  | { type: 'analysis_complete'; data: { project_uuid: string; analysis_run_id: string; edit_count: number } }
+  | { type: 'analysis_failed'; data: { project_uuid: string; analysis_run_id: string; error: string } };
 
 /**
  * `analyze` progress on the project stream: every step change, and within a step at most
@@ -29,7 +30,10 @@ export type AnalysisEvent =
 export const analysisProgress: ProgressPolicy = {
   kind: 'throttled',
   minIntervalMs: 250,
-  event: (job, { step, progress }): AnalysisEvent => ({ type: 'analysis_progress', data: { project_uuid: job.projectId, step, progress } }),
+  event: (job, { step, progress }): AnalysisEvent => ({
+    type: 'analysis_progress',
+    data: { project_uuid: job.projectId, analysis_run_id: job.subjectId ?? null, step, progress },
+  }),
 };
 
 /** The spec's late-subscriber rule: the latest analysis_progress of a project is kept 1 hour and dropped when the analysis ends. */
@@ -86,7 +90,7 @@ export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHand
       });
       em.assign(project, { status: 'analyzed', activeRunId: runId, transcript: transcript as unknown as Record<string, unknown> });
       await em.flush();
-      return { events: [{ to: 'project', projectId, event: { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: edits.length } } satisfies AnalysisEvent }] };
+      return { events: [{ to: 'project', projectId, event: { type: 'analysis_complete', data: { project_uuid: projectId, analysis_run_id: runId, edit_count: edits.length } } satisfies AnalysisEvent }] };
     },
 
     failed: (em, job, failure) => fail(em, job, failure, deps),
@@ -124,5 +128,5 @@ async function fail(em: EntityManager, job: JobRow, failure: JobFailed, deps: An
   const [owner] = await em.getConnection().execute<{ locale: string }[]>(`select locale from users where id = ?`, [job.userId], 'all', em.getTransactionContext());
   const error = failureText(negotiateLocale(owner?.locale), failure.code, failure.params, failure.error);
   deps.logger.info({ job_id: job.id, run_id: runId, code: failure.code }, 'analysis failed');
-  return { events: [{ to: 'project' as const, projectId, event: { type: 'analysis_failed', data: { project_uuid: projectId, error } } satisfies AnalysisEvent }] };
+  return { events: [{ to: 'project' as const, projectId, event: { type: 'analysis_failed', data: { project_uuid: projectId, analysis_run_id: runId, error } } satisfies AnalysisEvent }] };
 }

@@ -10,6 +10,7 @@ export function registerAnalysis(router: ApiRouter, services: Pick<Services, 'jo
   const analysis = new AnalysisService({ jobs: services.jobs, billing: services.billing, projects });
   registerAnalysisRoutes(router, {
     analysis,
-    announceStarted: (projectId) => services.bus.publishToProject(projectId, { type: 'analysis_started', data: { project_uuid: projectId } } satisfies AnalysisEvent),
+    announceStarted: (projectId, runId) =>
+      services.bus.publishToProject(projectId, { type: 'analysis_started', data: { project_uuid: projectId, analysis_run_id: runId } } satisfies AnalysisEvent),
   });
 }

@@ -8,7 +8,7 @@ import type { AnalysisService } from './service.ts';
 export interface AnalysisRouteDeps {
   analysis: AnalysisService;
   /** analysis_started on the project stream, after the request's commit. */
-  announceStarted(projectId: string): Promise<void>;
+  announceStarted(projectId: string, runId: string): Promise<void>;
 }
 
 /** Analyze, estimated credits, runs and their activation (the active run's edits: edits/routes.ts). */
@@ -30,8 +30,8 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
       422: { description: 'Every source is silent' },
     },
     handler: async (ctx, { params, body }) => {
-      const { project } = await analysis.analyze(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body);
-      await announceStarted(project.id);
+      const { project, run } = await analysis.analyze(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body);
+      await announceStarted(project.id, run.id);
       ctx.body = projectRead(project);
     },
   });

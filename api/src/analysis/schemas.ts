@@ -19,7 +19,13 @@ export const ProjectRunParams = z.object({ project_uuid: z.uuid(), run_uuid: z.u
 export const RunsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 
 export const EstimatedCredits = z
-  .object({ estimated_minutes: z.number(), balance: z.number(), sufficient: z.boolean() })
+  .object({
+    estimated_minutes: z.number(),
+    balance: z.number().describe("AI minutes, as the billing status's credits.ai_minutes.balance"),
+    reserved: z.number().describe('Minutes held by analyses in progress (credits.ai_minutes.reserved)'),
+    available: z.number().describe('balance less reserved: what an analysis may use now'),
+    sufficient: z.boolean(),
+  })
   .meta({ id: 'EstimatedCredits' });
 
 export const AnalysisRunSummary = z

@@ -72,8 +72,9 @@ export class AnalysisService {
   async estimate(em: EntityManager, userId: string, projectId: string) {
     await this.#d.projects.owned(em, userId, projectId);
     const { minutes } = await this.plan(em, projectId);
-    const { available } = await this.#d.billing.creditsOf(em, userId);
-    return { estimated_minutes: minutes, balance: Math.max(0, available), sufficient: available >= minutes };
+    const { balance, reserved, available } = await this.#d.billing.creditsOf(em, userId);
+    // balance and reserved as the billing status shows them; available is what an analysis may use now
+    return { estimated_minutes: minutes, balance, reserved, available: Math.max(0, available), sufficient: available >= minutes };
   }
 
   /**

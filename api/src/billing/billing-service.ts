@@ -304,9 +304,11 @@ export class BillingService {
     return em.transactional(async (tx) => {
       await this.#lockSubscription(tx, userId);
       if (await this.#hasEntry(tx, userId, 'reserve', change.reference)) return false;
-      const { available } = await this.creditsOf(tx, userId);
+      const { balance, reserved, available } = await this.creditsOf(tx, userId);
       if (available < minutes) {
-        throw InsufficientCredits('billing.insufficient_credits', { params: { needed: minutes, balance: Math.max(0, available) } });
+        // The balance the billing status shows; what running analyses hold is said apart.
+        const key = reserved > 0 ? 'billing.insufficient_credits_reserved' : 'billing.insufficient_credits';
+        throw InsufficientCredits(key, { params: { needed: minutes, balance, reserved, available: Math.max(0, available) } });
       }
       return this.#insertEntry(tx, userId, 'reserve', change.reference, minutes);
     });

@@ -67,8 +67,9 @@ export class DraftService {
 
 /**
  * A draft's or an inline export's overrides (api.md "Draft validation"): end_ms <= start_ms
- * when both are given → 422; then every start_ms and end_ms, each on its own, within the
- * timeline (400, or 400 for no media), once there is a time to bound.
+ * when both are given → 422; then 400 for a project with no media, whatever the overrides
+ * (none, or only toggles: a draft of nothing cannot be exported), and every start_ms and
+ * end_ms, each on its own, within the timeline.
  */
 export async function checkEditOverrides(em: EntityManager, projectId: string, overrides: EditOverrides): Promise<void> {
   const entries = Object.entries(overrides);
@@ -80,5 +81,5 @@ export async function checkEditOverrides(em: EntityManager, projectId: string, o
   const times = entries.flatMap(([editId, override]) =>
     (['start_ms', 'end_ms'] as const).map((field) => ({ field: `edit_overrides.${editId}.${field}`, ms: override[field] })).filter((value) => value.ms !== undefined),
   );
-  if (times.length > 0) assertWithinTimeline(await projectTimeline(em, projectId), times);
+  assertWithinTimeline(await projectTimeline(em, projectId), times);
 }

@@ -10,7 +10,6 @@ export const editMessages = defineMessages({
     'edits.asset_offset_beyond': "asset_offset_ms ({offset_ms}) must be less than the asset's duration ({duration_ms} ms).",
     'edits.asset_not_ready': 'The media item is still {status}; an asset edit can switch to it once it is uploaded.',
     'edits.asset_field_on_cut': '{field} applies to asset edits only; this edit is {type}.',
-    'edits.ai_not_deletable': 'Edits found by the analysis cannot be deleted; set active to false to turn this one off.',
   },
   pt: {
     'edits.not_found': 'Edição não encontrada.',
@@ -20,7 +19,6 @@ export const editMessages = defineMessages({
     'edits.asset_offset_beyond': 'asset_offset_ms ({offset_ms}) tem de ser menor que a duração do recurso ({duration_ms} ms).',
     'edits.asset_not_ready': 'O item de mídia ainda está {status}; uma edição de recurso poderá usá-lo quando o carregamento terminar.',
     'edits.asset_field_on_cut': '{field} aplica-se só a edições de recurso; esta edição é {type}.',
-    'edits.ai_not_deletable': 'As edições encontradas pela análise não podem ser apagadas; defina active como false para desligar esta.',
   },
   es: {
     'edits.not_found': 'Edición no encontrada.',
@@ -30,6 +28,5 @@ export const editMessages = defineMessages({
     'edits.asset_offset_beyond': 'asset_offset_ms ({offset_ms}) debe ser menor que la duración del recurso ({duration_ms} ms).',
     'edits.asset_not_ready': 'El elemento multimedia aún está {status}; una edición de recurso podrá usarlo cuando termine de subirse.',
     'edits.asset_field_on_cut': '{field} solo se aplica a ediciones de recurso; esta edición es {type}.',
-    'edits.ai_not_deletable': 'Las ediciones encontradas por el análisis no se pueden eliminar; ponga active en false para desactivar esta.',
   },
 });

@@ -67,18 +67,19 @@ export function registerEditRoutes(router: ApiRouter, edits: EditService): void 
   router.add({
     method: 'delete',
     path: '/api/v1/edits/{edit_uuid}',
-    summary: 'Deletes a manual or asset edit. Edits found by the analysis are not deleted: set active to false instead.',
+    summary: 'Deletes a manual or asset edit (204). An edit found by the analysis is not deleted but toggled inactive, and answered (200).',
     tags: ['edits'],
     access: 'session',
     params: EditUuidParams,
     responses: {
-      204: { description: 'Deleted' },
+      200: { description: 'An edit found by the analysis, now inactive', schema: EditRead },
+      204: { description: 'A manual or asset edit, deleted' },
       404: { description: 'No such edit of the caller' },
-      409: { description: 'An edit found by the analysis (code EditNotDeletable)' },
     },
     handler: async (ctx, { params }) => {
-      await edits.remove(ctx.state.em, requireAuth(ctx).user.id, params.edit_uuid);
-      ctx.status = 204;
+      const outcome = await edits.remove(ctx.state.em, requireAuth(ctx).user.id, params.edit_uuid);
+      if (outcome.deleted) ctx.status = 204;
+      else ctx.body = editRead(outcome.edit);
     },
   });
 }

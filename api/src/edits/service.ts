@@ -121,11 +121,21 @@ export class EditService {
   }
 
   /** Manual and asset edits are deleted; the analysis' edits are 409 (toggle them inactive instead). */
-  async remove(em: EntityManager, userId: string, editId: string): Promise<void> {
+  /**
+   * The spec's rule: a manual edit is deleted; an AI-detected edit is toggled inactive
+   * instead (returned, so the client sees it). An asset edit is deleted too: like a manual
+   * one the user added it, and an inactive overlay nobody can remove would only clutter the list.
+   */
+  async remove(em: EntityManager, userId: string, editId: string): Promise<{ deleted: true } | { deleted: false; edit: EditRow }> {
     const edit = await this.#owned(em, userId, editId);
-    if (!userEditTypes.includes(edit.type)) throw Conflict('edits.ai_not_deletable', { code: 'EditNotDeletable' });
-    em.remove(edit);
+    if (userEditTypes.includes(edit.type)) {
+      em.remove(edit);
+      await em.flush();
+      return { deleted: true };
+    }
+    edit.active = false;
     await em.flush();
+    return { deleted: false, edit };
   }
 
   async #owned(em: EntityManager, userId: string, editId: string): Promise<EditRow> {

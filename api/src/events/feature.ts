@@ -3,7 +3,7 @@ import { StreamMetrics } from '../ops/metrics.ts';
 import type { ApiRouter } from '../http/router.ts';
 import { authorizeProjectStream } from './project-access.ts';
 import { registerProjectStream, registerUserStream, type StreamDeps } from './stream.ts';
-import { StreamConnections, streamLeaseMs } from './stream-connections.ts';
+import { StreamBudget, StreamConnections, streamBudgetOf, streamLeaseMs } from './stream-connections.ts';
 
 type EventStreamServices = Pick<Services, 'config' | 'bus' | 'subscriber' | 'redis' | 'accounts' | 'logger' | 'metrics'>;
 
@@ -13,8 +13,9 @@ export function registerEventStreams(router: ApiRouter, services: EventStreamSer
   const deps: StreamDeps = {
     bus: services.bus,
     subscriber: services.subscriber,
-    // One set of per-user leases for both kinds: one cap over all of a user's streams.
+    // Per-user leases, one cap per kind of stream.
     connections: new StreamConnections(services.redis, streamLeaseMs(config.SSE_KEEPALIVE_SECONDS)),
+    budget: new StreamBudget(streamBudgetOf(config.HTTP_MAX_CONNECTIONS, config.SSE_STREAM_SHARE_PERCENT)),
     sessions: services.accounts.sessions,
     logger: services.logger,
     metrics: new StreamMetrics(services.metrics),

@@ -16,6 +16,38 @@ export function streamLeaseMs(keepaliveSeconds: number): number {
   return 3 * keepaliveSeconds * 1000 + 5000;
 }
 
+export type StreamKind = 'user' | 'project';
+
+/**
+ * The open streams of this process, kept below the connection cap: a stream past
+ * the budget is refused (503), so ordinary requests always find a connection.
+ */
+export class StreamBudget {
+  readonly limit: number;
+  #open = 0;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** A place for one more stream (its release, called once), or null when the budget is spent. */
+  take(): (() => void) | null {
+    if (this.#open >= this.limit) return null;
+    this.#open++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#open--;
+    };
+  }
+}
+
+/** Streams one process takes: HTTP_MAX_CONNECTIONS × SSE_STREAM_SHARE_PERCENT, at least one. */
+export function streamBudgetOf(maxConnections: number, sharePercent: number): number {
+  return Math.max(1, Math.floor((maxConnections * sharePercent) / 100));
+}
+
 export interface StreamLease {
   /** Extends the lease (called on every keepalive). */
   renew(): Promise<void>;
@@ -37,9 +69,10 @@ export class StreamConnections {
     if (!('admitStream' in redis)) redis.defineCommand('admitStream', { numberOfKeys: 1, lua: ADMIT });
   }
 
-  /** A lease for one more stream of the user, or null when the user is at the limit. */
-  async admit(userId: string, limit: number, connectionId: string): Promise<StreamLease | null> {
-    const key = `sse-connections:${userId}`;
+  /** A lease for one more stream of the user of this kind, or null when the user is at the limit for the kind. */
+  async admit(userId: string, kind: StreamKind, limit: number, connectionId: string): Promise<StreamLease | null> {
+    // One set per kind: two tabs, each with a user stream and a project stream, are not a crowd.
+    const key = `sse-connections:${kind}:${userId}`;
     // Real time, not the service clock: leases are renewed by real timers.
     const now = Date.now();
     const admit = (this.#redis as unknown as { admitStream: AdmitCommand }).admitStream.bind(this.#redis);

@@ -12,15 +12,17 @@ import type { AppContext } from '../http/state.ts';
 import { openBody, type OpenBody } from '../http/detached-response.ts';
 import type { EventBus } from './bus.ts';
 import type { StreamMetrics } from '../ops/metrics.ts';
-import type { StreamConnections } from './stream-connections.ts';
+import type { StreamBudget, StreamConnections, StreamKind } from './stream-connections.ts';
 import type { ChannelSubscriber } from './stream-subscriber.ts';
 
 /** What every event stream needs: the channels, the per-user cap and the session check. */
 export interface StreamDeps {
   bus: EventBus;
   subscriber: ChannelSubscriber;
-  /** Per-user leases in Redis: every stream kind counts against the one SSE_MAX_CONNECTIONS_PER_USER. */
+  /** Per-user leases in Redis: each kind of stream counts against its own SSE_MAX_CONNECTIONS_PER_USER. */
   connections: StreamConnections;
+  /** This process's streams, below HTTP_MAX_CONNECTIONS (SSE_STREAM_SHARE_PERCENT of it). */
+  budget: StreamBudget;
   /** Re-checked on every keepalive: a stream ends with its session (logout, logout-all, expiry). */
   sessions: Pick<SessionStore, 'find'>;
   logger: Logger;
@@ -44,8 +46,8 @@ function sseFrame(event: string, data: unknown): string {
 const streamResponses = {
   200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
   401: { description: 'No active session' },
-  429: { description: 'Too many open streams for this user (SSE_MAX_CONNECTIONS_PER_USER, all streams together)' },
-  503: { description: 'The events channel could not be subscribed in time (Redis unavailable)' },
+  429: { description: 'Too many open streams of this kind for this user (SSE_MAX_CONNECTIONS_PER_USER per kind)' },
+  503: { description: "The events channel could not be subscribed in time (Redis unavailable), or this process's stream budget (SSE_STREAM_SHARE_PERCENT of HTTP_MAX_CONNECTIONS) is spent; with Retry-After" },
 } satisfies Record<number, ResponseSpec>;
 
 /** GET /api/v1/user-stream: the caller's media_ready and media_failed events over SSE. */
@@ -67,7 +69,7 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
     method: 'get',
     path: '/api/v1/projects/{project_uuid}/events',
     summary:
-      "Server-sent events of one project: analysis_started, analysis_progress, analysis_complete, analysis_failed, export_started, export_progress, export_complete, export_failed. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
+      "Server-sent events of one project: analysis_started, analysis_progress, analysis_complete, analysis_failed, export_started, export_progress, export_complete, export_failed. Every export event carries export_uuid and every analysis event analysis_run_id (the run's id), so concurrent exports and successive analyses are told apart. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
     tags: ['events'],
     access: 'session',
     params: ProjectUuidParams,
@@ -86,7 +88,7 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
 }
 
 interface StreamSource {
-  kind: 'user' | 'project';
+  kind: StreamKind;
   channel: string;
   /** A message to send before any other (the progress snapshot), read once the channel is subscribed. */
   opening?: () => Promise<string | null>;
@@ -145,9 +147,17 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
     ctx.set(STREAM_HEADERS);
     return;
   }
+  const place = deps.budget.take();
+  if (!place) throw Unavailable('stream.busy', { headers: { 'Retry-After': String(deps.keepaliveSeconds) } });
   const limit = deps.maxConnectionsPerUser;
-  const lease = await deps.connections.admit(userId, limit, randomUUID());
-  if (!lease) throw RateLimited(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
+  const lease = await deps.connections.admit(userId, source.kind, limit, randomUUID()).catch((error: unknown) => {
+    place();
+    throw error;
+  });
+  if (!lease) {
+    place();
+    throw RateLimited(deps.keepaliveSeconds, 'stream.too_many_connections', { params: { limit } });
+  }
 
   // Frames due before the body is open (the opening message, held messages, events while the head goes out) wait here, in order.
   let unsent: string[] = [];
@@ -161,6 +171,7 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
     if (closed) return;
     closed = true;
     clearInterval(keepalive);
+    place();
     void stopListening?.();
     lease.release().catch((error: unknown) => deps.logger.warn({ err: error }, 'releasing a stream lease failed'));
     body?.end();

@@ -6,7 +6,8 @@ import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
 const EXPORT_PROGRESS_MARKS = [5, 30, 85] as const;
 type ExportProgressMark = (typeof EXPORT_PROGRESS_MARKS)[number];
 
-type ExportProgressEvent = { type: 'export_progress'; data: { progress: ExportProgressMark; message: string } };
+/** export_uuid: a user may run several exports at once, several in one project. */
+type ExportProgressEvent = { type: 'export_progress'; data: { export_uuid: string | null; progress: ExportProgressMark; message: string } };
 
 /** Share of the encode after which the render is "rendering" (30) rather than "preparing" (5). */
 const RENDERING_FROM = 0.3;
@@ -44,7 +45,7 @@ export function renderProgress(ownerLocaleOfExport: (exportId: string) => Promis
     event: async (job: ProjectJob, mark: number, report: ProgressReport): Promise<ExportProgressEvent> => {
       const progress = mark as ExportProgressMark;
       const locale = negotiateLocale((job.subjectId ? await ownerLocaleOfExport(job.subjectId) : null) ?? undefined);
-      return { type: 'export_progress', data: { progress, message: exportProgressText(locale, progress, report.etaSeconds) } };
+      return { type: 'export_progress', data: { export_uuid: job.subjectId ?? null, progress, message: exportProgressText(locale, progress, report.etaSeconds) } };
     },
   };
 }

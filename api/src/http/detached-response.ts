@@ -35,6 +35,14 @@ interface HttpParser {
  */
 export const MAX_UNSENT_BYTES = 1024 * 1024;
 
+const KEPT_WHEN_TAKEN = new WeakSet<object>();
+
+/** Marks a socket's close listener to stay when the socket is taken off the server (it holds nothing of a request). */
+export function keptWhenTaken<T extends (...args: never[]) => unknown>(listener: T): T {
+  KEPT_WHEN_TAKEN.add(listener);
+  return listener;
+}
+
 /** The sockets taken off each HTTP server, so that closing all its connections ends them too. */
 const detachedSockets = new WeakMap<Server, Set<Socket>>();
 
@@ -82,8 +90,11 @@ function takeSocket(res: ServerResponse): OpenBody | null {
   const chunked = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding === true;
   res.detachSocket(socket);
   // Everything still listening on the socket (the server's per-connection state, Koa's
-  // on-finished, net's own half-close handling) holds the request or the response.
+  // on-finished, net's own half-close handling) holds the request or the response;
+  // only the close listeners marked to stay (the per-address count) are put back.
+  const kept = socket.listeners('close').filter((listener) => KEPT_WHEN_TAKEN.has(listener));
   socket.removeAllListeners();
+  for (const listener of kept) socket.once('close', listener as () => void);
   if (parser._consumed) parser.unconsume();
   parser.remove();
   parser.close();
@@ -129,9 +140,10 @@ function socketBody(socket: Socket, server: Server, chunked: boolean): OpenBody 
       if (ended) return;
       ended = true;
       if (socket.destroyed) return;
-      // The last chunk, then the connection: its request was never complete in the server's eyes, so it cannot carry another.
-      if (chunked) socket.end('0\r\n\r\n');
-      else socket.end();
+      // No last chunk: the server will read nothing more on this connection (its parser is gone), so the
+      // body ends visibly incomplete and no client (keep-alive agent, undici, a proxy) takes it for reusable.
+      // A complete body would let a client send its next request into a socket that discards it.
+      socket.end();
     },
     onClose(listener) {
       if (socket.closed) queueMicrotask(listener);

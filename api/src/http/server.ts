@@ -1,10 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { keptWhenTaken } from './detached-response.ts';
 
 export type HttpServerConfig = Pick<
   Config,
-  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS'
+  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS' | 'HTTP_MAX_CONNECTIONS_PER_ADDRESS'
 >;
 
 const DROP_LOG_INTERVAL_MS = 60_000;
@@ -17,8 +19,10 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
  * a connection must deliver a request's headers within HTTP_HEADERS_TIMEOUT_MS (also one
  * that sends nothing at all), a request must arrive whole within HTTP_REQUEST_TIMEOUT_MS,
  * an idle keep-alive connection closes after HTTP_KEEP_ALIVE_TIMEOUT_MS, and connections
- * beyond HTTP_MAX_CONNECTIONS are closed on arrival. Event streams are not cut: their
- * request is complete at once and they set their socket's idle timeout to none.
+ * beyond HTTP_MAX_CONNECTIONS are closed on arrival, as are those of one client address
+ * beyond HTTP_MAX_CONNECTIONS_PER_ADDRESS (one client cannot fill the server). Event streams
+ * are not cut: their request is complete at once and they set their socket's idle timeout
+ * to none; they have their own budget below HTTP_MAX_CONNECTIONS (api/src/events).
  */
 export function createHttpServer(listener: RequestHandler, config: HttpServerConfig, logger?: Logger): Server {
   const server = createServer(
@@ -33,6 +37,27 @@ export function createHttpServer(listener: RequestHandler, config: HttpServerCon
     (req, res) => void listener(req, res),
   );
   server.maxConnections = config.HTTP_MAX_CONNECTIONS;
+
+  // Open connections per client address; a socket taken off the server (a stream) still counts until it closes.
+  const perAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const open = perAddress.get(address) ?? 0;
+    if (open >= config.HTTP_MAX_CONNECTIONS_PER_ADDRESS) {
+      socket.destroy();
+      server.emit('drop', { remoteAddress: address });
+      return;
+    }
+    perAddress.set(address, open + 1);
+    socket.once(
+      'close',
+      keptWhenTaken(() => {
+        const left = (perAddress.get(address) ?? 1) - 1;
+        if (left > 0) perAddress.set(address, left);
+        else perAddress.delete(address);
+      }),
+    );
+  });
 
   let dropped = 0;
   let lastDropLog = 0;
