@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { projectWithSources } from '../support/projects.ts';
@@ -24,14 +23,7 @@ describe('failure is never charged: analyze → a truncated result object → an
 
   before(async () => {
     sim = await startKubeSim({ bookmarkIntervalMs: 0 });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'sim', server: sim.url, skipTLSVerify: true }],
-      users: [{ name: 'tester', token: 'test' }],
-      contexts: [{ name: 'sim', cluster: 'sim', user: 'tester', namespace }],
-      currentContext: 'sim',
-    });
-    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig });
+    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: sim.kubeConfig(namespace) });
   });
   after(async () => {
     await app?.close();
