@@ -1,8 +1,9 @@
 /**
  * The edit as an editor's timeline sees it: the kept segments a render plays (the same
- * output timeline), quantized to the sequence's frame grid with the rate kept rational,
- * the overlays on an upper track, and every cut edit as a marker (applied ones where the
- * cut was, offered ones over the time they would remove). Pure: the writers read it.
+ * output timeline), quantized to the sequence's frame grid with the rate kept rational;
+ * the inserted assets on an upper track over a gap of the main one, the overlays on the
+ * track above those, and every cut edit as a marker (applied ones where the cut was,
+ * offered ones over the time they would remove). Pure: the writers read it.
  */
 import type { OutputTimeline } from '../exports/output-timeline.ts';
 
@@ -29,14 +30,20 @@ export interface DocSource {
   durationFrames: number;
 }
 
+export type ClipTrack = 'main' | 'insert' | 'overlay';
+
 /** One clip: source frames [sourceIn, sourceIn + duration) play at record frame recordIn. */
 export interface DocClip {
   sourceId: string;
   sourceIn: number;
   recordIn: number;
   duration: number;
-  /** main: the spine's cut (V1/A1, inserts spliced in); overlay: an asset over it (V2 or A2). */
-  track: 'main' | 'overlay';
+  /**
+   * main: the source recordings' cut (V1/A1). insert: an inserted asset, played where the
+   * main track has a gap of its length (the first upper track). overlay: an asset over the
+   * main track (the upper track after the inserts').
+   */
+  track: ClipTrack;
   hasVideo: boolean;
   hasAudio: boolean;
   note?: string;
@@ -161,7 +168,7 @@ export function buildDocument(input: {
     const sourceIn = framesOf(segment.sourceStartMs, rate);
     const duration = framesOf(segment.sourceEndMs, rate) - sourceIn;
     if (duration <= 0) continue;
-    clips.push({ sourceId: source.id, sourceIn, recordIn: record, duration, track: 'main', hasVideo: source.kind !== 'audio', hasAudio: source.hasAudio, ...(segment.inserted ? { note: 'inserted asset' } : {}) });
+    clips.push({ sourceId: source.id, sourceIn, recordIn: record, duration, track: segment.inserted ? 'insert' : 'main', hasVideo: source.kind !== 'audio', hasAudio: source.hasAudio, ...(segment.inserted ? { note: 'inserted asset' } : {}) });
     record += duration;
   }
   const recordOf = (outMs: number) => Math.min(record, framesOf(outMs, rate));
@@ -187,7 +194,7 @@ export function buildDocument(input: {
   const markers = input.edits
     .filter((edit) => MARKED_EDIT_TYPES.includes(edit.type))
     .map((edit): DocMarker => {
-      const base = { type: edit.type, reason: edit.reason.trim() || edit.type.replace('_', ' '), editId: edit.id };
+      const base = { type: edit.type, reason: edit.reason.trim() || edit.type.replace(/_/g, ' '), editId: edit.id };
       if (edit.active) return { ...base, at: recordOf(input.output.toOutput(edit.startMs, 'start')), duration: 1, state: 'applied' };
       const span = input.output.spanToOutput(edit.startMs, edit.endMs);
       if (!span) return { ...base, at: recordOf(input.output.toOutput(edit.startMs, 'start')), duration: 1, state: 'offered' };
@@ -210,9 +217,13 @@ export function buildDocument(input: {
   };
 }
 
-/** The text a marker shows: its type and reason ("silence: pause 2.3 s"), and whether it was applied. */
+/**
+ * The text a marker shows: its type and its reason ("silence: pause 2.3 s"), the type left
+ * out where the reason already begins with it ("false start: 'so today'", "filler: um").
+ */
 export function markerLabel(marker: DocMarker): string {
-  return `${marker.type}: ${marker.reason}`;
+  const typeWords = marker.type.replace(/_/g, ' ');
+  return marker.reason.toLowerCase().startsWith(typeWords) ? marker.reason : `${typeWords}: ${marker.reason}`;
 }
 
 export function markerNote(marker: DocMarker): string {

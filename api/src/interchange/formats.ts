@@ -34,6 +34,11 @@ export function writeTimeline(format: TimelineFormat, doc: InterchangeDocument):
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const mainClips = (doc: InterchangeDocument) => doc.clips.filter((clip) => clip.track === 'main');
 const overlayClips = (doc: InterchangeDocument) => doc.clips.filter((clip) => clip.track === 'overlay');
+/** The clips of each upper track, bottom up: the inserted assets', then the overlays' (a track only where it has clips). */
+const upperTracks = (doc: InterchangeDocument): DocClip[][] =>
+  (['insert', 'overlay'] as const).map((track) => doc.clips.filter((clip) => clip.track === track)).filter((clips) => clips.length > 0);
+/** Every track, bottom up: the main one (always), then the upper ones. */
+const allTracks = (doc: InterchangeDocument): DocClip[][] => [mainClips(doc), ...upperTracks(doc)];
 const sourceOf = (doc: InterchangeDocument, clip: DocClip) => doc.sources.find((source) => source.id === clip.sourceId)!;
 
 /** File references: a URL stays one; a path or bare name becomes a file: URL where the format wants a URL. */
@@ -66,24 +71,40 @@ function fcpxml(doc: InterchangeDocument): WrittenFile {
     </asset>`;
   });
   const assetId = (clip: DocClip) => `a${doc.sources.findIndex((source) => source.id === clip.sourceId) + 1}`;
-  const main = mainClips(doc);
-  // Markers and chapters live inside the clip they fall in, at that clip's source time.
-  const inner = (clip: DocClip) => {
-    const local = (at: number) => clip.sourceIn + at - clip.recordIn;
-    const inside = (at: number) => at >= clip.recordIn && (at < clip.recordIn + clip.duration || (clip === main.at(-1) && at === clip.recordIn + clip.duration));
+  // The spine: the main clips, with a gap wherever an inserted asset plays (the insert is connected to that gap).
+  type SpineItem = { recordIn: number; duration: number; sourceIn: number; clip: DocClip | null };
+  const spineItems: SpineItem[] = [];
+  for (const clip of [...mainClips(doc)].sort((a, b) => a.recordIn - b.recordIn)) {
+    const end = spineItems.reduce((at, item) => Math.max(at, item.recordIn + item.duration), 0);
+    if (clip.recordIn > end) spineItems.push({ recordIn: end, duration: clip.recordIn - end, sourceIn: 0, clip: null });
+    spineItems.push({ recordIn: clip.recordIn, duration: clip.duration, sourceIn: clip.sourceIn, clip });
+  }
+  const spineEnd = spineItems.reduce((at, item) => Math.max(at, item.recordIn + item.duration), 0);
+  if (doc.duration > spineEnd) spineItems.push({ recordIn: spineEnd, duration: doc.duration - spineEnd, sourceIn: 0, clip: null });
+  // Lanes: the inserts' track is lane 1, the overlays' the lane above; a clip without picture goes below the spine.
+  const laneOf = (clip: DocClip) => (upperTracks(doc).findIndex((clips) => clips.includes(clip)) + 1) * (clip.hasVideo ? 1 : -1);
+  const lastItem = spineItems.at(-1);
+  // Markers, chapters and connected clips live inside the spine item they fall in, at that item's own time.
+  const inner = (item: SpineItem) => {
+    const local = (at: number) => item.sourceIn + at - item.recordIn;
+    const inside = (at: number) => at >= item.recordIn && (at < item.recordIn + item.duration || (item === lastItem && at === item.recordIn + item.duration));
     const markers = doc.markers
       .filter((marker) => inside(marker.at))
-      .map((marker) => `          <marker start="${fcpTime(local(marker.at), doc.rate)}" duration="${fcpTime(Math.min(marker.duration, clip.recordIn + clip.duration - marker.at) || 1, doc.rate)}" value="${xml(markerLabel(marker))}" note="${xml(markerNote(marker))}"/>`);
+      .map((marker) => `          <marker start="${fcpTime(local(marker.at), doc.rate)}" duration="${fcpTime(Math.min(marker.duration, item.recordIn + item.duration - marker.at) || 1, doc.rate)}" value="${xml(markerLabel(marker))}" note="${xml(markerNote(marker))}"/>`);
     const chapters = doc.chapters.filter((chapter) => inside(chapter.at)).map((chapter) => `          <chapter-marker start="${fcpTime(local(chapter.at), doc.rate)}" duration="${frameDuration}" value="${xml(chapter.title)}" posterOffset="0s"/>`);
-    const connected = overlayClips(doc)
-      .filter((overlay) => overlay.recordIn >= clip.recordIn && overlay.recordIn < clip.recordIn + clip.duration)
-      .map((overlay) => `          <asset-clip ref="${assetId(overlay)}" lane="${overlay.hasVideo ? 1 : -1}" offset="${fcpTime(local(overlay.recordIn), doc.rate)}" start="${fcpTime(overlay.sourceIn, doc.rate)}" duration="${fcpTime(overlay.duration, doc.rate)}" name="${xml(sourceOf(doc, overlay).name)}"/>`);
+    const connected = upperTracks(doc)
+      .flat()
+      .filter((upper) => upper.recordIn >= item.recordIn && upper.recordIn < item.recordIn + item.duration)
+      .map((upper) => `          <asset-clip ref="${assetId(upper)}" lane="${laneOf(upper)}" offset="${fcpTime(local(upper.recordIn), doc.rate)}" start="${fcpTime(upper.sourceIn, doc.rate)}" duration="${fcpTime(upper.duration, doc.rate)}" name="${xml(sourceOf(doc, upper).name)}"/>`);
     return [...markers, ...chapters, ...connected];
   };
-  const spine = main.map((clip) => {
-    const children = inner(clip);
-    const open = `        <asset-clip ref="${assetId(clip)}" offset="${fcpTime(clip.recordIn, doc.rate)}" start="${fcpTime(clip.sourceIn, doc.rate)}" duration="${fcpTime(clip.duration, doc.rate)}" name="${xml(sourceOf(doc, clip).name)}" tcFormat="NDF"`;
-    return children.length === 0 ? `${open}/>` : `${open}>\n${children.join('\n')}\n        </asset-clip>`;
+  const spine = spineItems.map((item) => {
+    const children = inner(item);
+    const element = item.clip ? 'asset-clip' : 'gap';
+    const open = item.clip
+      ? `        <asset-clip ref="${assetId(item.clip)}" offset="${fcpTime(item.recordIn, doc.rate)}" start="${fcpTime(item.sourceIn, doc.rate)}" duration="${fcpTime(item.duration, doc.rate)}" name="${xml(sourceOf(doc, item.clip).name)}" tcFormat="NDF"`
+      : `        <gap name="Gap" offset="${fcpTime(item.recordIn, doc.rate)}" start="0s" duration="${fcpTime(item.duration, doc.rate)}"`;
+    return children.length === 0 ? `${open}/>` : `${open}>\n${children.join('\n')}\n        </${element}>`;
   });
   const content = `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE fcpxml>
@@ -147,8 +168,8 @@ function xmeml(doc: InterchangeDocument): WrittenFile {
     return `          <clipitem id="clipitem-${clipNumber}"><name>${xml(source.name)}</name><enabled>TRUE</enabled><duration>${source.durationFrames}</duration>${rateXml}<start>${clip.recordIn}</start><end>${clip.recordIn + clip.duration}</end><in>${clip.sourceIn}</in><out>${clip.sourceIn + clip.duration}</out>${fileXml(clip)}${sourcetrack}</clipitem>`;
   };
   const track = (clips: DocClip[], mediatype: 'video' | 'audio') => `        <track>\n${clips.map((clip) => clipItem(clip, mediatype)).join('\n')}\n        </track>`;
-  const videoTracks = [mainClips(doc).filter((clip) => clip.hasVideo), overlayClips(doc).filter((clip) => clip.hasVideo)].filter((clips, index) => index === 0 || clips.length > 0);
-  const audioTracks = [mainClips(doc).filter((clip) => clip.hasAudio), overlayClips(doc).filter((clip) => clip.hasAudio)].filter((clips, index) => index === 0 || clips.length > 0);
+  const videoTracks = allTracks(doc).map((clips) => clips.filter((clip) => clip.hasVideo)).filter((clips, index) => index === 0 || clips.length > 0);
+  const audioTracks = allTracks(doc).map((clips) => clips.filter((clip) => clip.hasAudio)).filter((clips, index) => index === 0 || clips.length > 0);
   const markers = [
     ...doc.markers.map((marker) => `    <marker><name>${xml(markerLabel(marker))}</name><comment>${xml(markerNote(marker))}</comment><in>${marker.at}</in><out>${marker.duration > 1 ? marker.at + marker.duration : -1}</out></marker>`),
     ...doc.chapters.map((chapter) => `    <marker><name>${xml(chapter.title)}</name><comment>chapter</comment><in>${chapter.at}</in><out>-1</out></marker>`),
@@ -214,12 +235,12 @@ function mlt(doc: InterchangeDocument): WrittenFile {
     return `  <playlist id="${id}">\n${lines.join('\n')}\n  </playlist>`;
   };
   type MltTrack = { id: string; clips: DocClip[]; hide: 'audio' | 'video' };
-  const tracks = ([
-    { id: 'V1', clips: mainClips(doc).filter((clip) => clip.hasVideo), hide: 'audio' },
-    { id: 'A1', clips: mainClips(doc).filter((clip) => clip.hasAudio), hide: 'video' },
-    { id: 'V2', clips: overlayClips(doc).filter((clip) => clip.hasVideo), hide: 'audio' },
-    { id: 'A2', clips: overlayClips(doc).filter((clip) => clip.hasAudio), hide: 'video' },
-  ] satisfies MltTrack[] as MltTrack[]).filter((track) => track.clips.length > 0 || track.id === 'V1');
+  const tracks = allTracks(doc)
+    .flatMap((clips, index): MltTrack[] => [
+      { id: `V${index + 1}`, clips: clips.filter((clip) => clip.hasVideo), hide: 'audio' },
+      { id: `A${index + 1}`, clips: clips.filter((clip) => clip.hasAudio), hide: 'video' },
+    ])
+    .filter((track) => track.clips.length > 0 || track.id === 'V1');
   const playlists = tracks.map((track) => playlist(track.id, track.clips));
   // Track 0 is a black background; each track above is composited (video) and mixed (audio) onto it, as Shotcut writes it.
   const transitions = tracks.flatMap((track, index) => [
@@ -287,10 +308,12 @@ function edl(doc: InterchangeDocument): WrittenFile {
   const unexpressed = [...doc.unexpressed];
   if (doc.rate.num % doc.rate.den !== 0) unexpressed.push(`CMX 3600 timecode counts whole frames per second: ${doc.rate.num}/${doc.rate.den} is counted at ${Math.round(doc.rate.num / doc.rate.den)} (non-drop frame); frame numbers are exact, wall-clock labels drift 0.1 %.`);
   if (overlayClips(doc).length > 0) unexpressed.push('CMX 3600 has one picture track: the overlay clips are left out.');
+  if (doc.clips.some((clip) => clip.track === 'insert')) unexpressed.push('CMX 3600 has one picture track: the inserted assets are events on it, where they play, not on a track of their own.');
   if (doc.chapters.length > 0) unexpressed.push('Chapters are written as LOC comments.');
   const lines = [`TITLE: ${doc.name.replace(/[\r\n]/g, ' ').slice(0, 70)}`, 'FCM: NON-DROP FRAME', ''];
   let event = 0;
-  for (const clip of mainClips(doc)) {
+  const events = doc.clips.filter((clip) => clip.track !== 'overlay').sort((a, b) => a.recordIn - b.recordIn);
+  for (const clip of events) {
     const sourceIndex = doc.sources.findIndex((source) => source.id === clip.sourceId);
     const source = sourceOf(doc, clip);
     const tracks = [clip.hasVideo ? 'V' : null, clip.hasAudio ? 'A' : null].filter((track): track is string => track !== null);
@@ -351,12 +374,12 @@ function otio(doc: InterchangeDocument): WrittenFile {
     }
     return { OTIO_SCHEMA: 'Track.1', name, kind, source_range: null, effects: [], markers: [], enabled: true, metadata: {}, children };
   };
-  const tracks = [
-    track('V1', 'Video', mainClips(doc).filter((clip) => clip.hasVideo)),
-    ...(overlayClips(doc).some((clip) => clip.hasVideo) ? [track('V2', 'Video', overlayClips(doc).filter((clip) => clip.hasVideo))] : []),
-    track('A1', 'Audio', mainClips(doc).filter((clip) => clip.hasAudio)),
-    ...(overlayClips(doc).some((clip) => clip.hasAudio) ? [track('A2', 'Audio', overlayClips(doc).filter((clip) => clip.hasAudio))] : []),
-  ];
+  const kindTracks = (kind: 'Video' | 'Audio') =>
+    allTracks(doc)
+      .map((clips, index) => ({ name: `${kind[0]}${index + 1}`, clips: clips.filter((clip) => (kind === 'Video' ? clip.hasVideo : clip.hasAudio)) }))
+      .filter((candidate, index) => index === 0 || candidate.clips.length > 0)
+      .map((candidate) => track(candidate.name, kind, candidate.clips));
+  const tracks = [...kindTracks('Video'), ...kindTracks('Audio')];
   const markers = [
     ...doc.markers.map((marker) => ({
       OTIO_SCHEMA: 'Marker.2',

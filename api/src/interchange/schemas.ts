@@ -38,7 +38,7 @@ export const TimelineFile = z
     content: z.string().describe('The file, as text.'),
     frame_rate: z.object({ num: z.int(), den: z.int() }).describe('The sequence rate, rational (24000/1001 stays so).'),
     duration_frames: z.int(),
-    segments: z.array(z.object({ source: z.string(), source_in: z.int(), record_in: z.int(), duration: z.int(), track: z.enum(['main', 'overlay']) })).describe('The clips, in frames of frame_rate.'),
+    segments: z.array(z.object({ source: z.string(), source_in: z.int(), record_in: z.int(), duration: z.int(), track: z.enum(['main', 'insert', 'overlay']) })).describe('The clips, in frames of frame_rate. main: the recordings\' cut (V1/A1); insert: an inserted asset, on the first upper track over a gap of the main one; overlay: an asset over the main track, on the track above.'),
     markers: z.int().describe('Markers made from cut edits (applied and offered).'),
     unexpressed: z.array(z.string()).describe('What this format cannot hold of the edit: nothing is dropped silently.'),
   })

@@ -8,7 +8,7 @@ import type { ProjectService } from '../projects/service.ts';
 import { Conflict, Invalid, NotFound } from '../shared/errors.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import type { EditOverrides } from '../timeline/timeline.ts';
-import { buildDocument, type InterchangeDocument } from './document.ts';
+import { buildDocument, type ClipTrack, type InterchangeDocument } from './document.ts';
 import { writeTimeline, type TimelineFormat } from './formats.ts';
 import { chapterList, planChapters, srt, vtt, wordsDocument, type CaptionFormat, type OutputWord } from './sidecars.ts';
 
@@ -35,7 +35,7 @@ export interface ExchangedFile {
   unexpressed: string[];
   rate: { num: number; den: number };
   durationFrames: number;
-  segments: { source: string; source_in: number; record_in: number; duration: number; track: 'main' | 'overlay' }[];
+  segments: { source: string; source_in: number; record_in: number; duration: number; track: ClipTrack }[];
   markers: number;
 }
 
