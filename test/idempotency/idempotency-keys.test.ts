@@ -40,6 +40,17 @@ async function race(count: number, send: () => Promise<Response>): Promise<Answe
 }
 
 /**
+ * 20 identical requests at once, exactly one carried out (expectOneExecution), then one
+ * more once all are answered: the first answer replayed, identical.
+ */
+async function raceAndRetry(send: () => Promise<Response>, status: number): Promise<Answer> {
+  const original = expectOneExecution(await race(20, send), status);
+  const retry = await answerOf(await send());
+  expect(retry).to.deep.include({ status: original.status, replayed: 'true', text: original.text, contentType: original.contentType });
+  return original;
+}
+
+/**
  * Exactly one answer did the work (`status`, not marked replayed); every other is that
  * same answer replayed (status, body and content type identical) or 409 with Retry-After.
  */
@@ -111,14 +122,9 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
       const user = await signUpAndLogin(app, { credits: 5 });
       const projectId = await analyzable(user);
       const key = randomUUID();
-      const answers = await race(20, () => user.client.post(`/api/v1/projects/${projectId}/analyze`, analyzeBody, keyed(key)));
-      const original = expectOneExecution(answers, 200);
+      await raceAndRetry(() => user.client.post(`/api/v1/projects/${projectId}/analyze`, analyzeBody, keyed(key)), 200);
       expect(await count('select count(*) as count from analysis_runs where project_id = ?', [projectId])).to.equal(1);
       expect(await count(`select count(*) as count from credit_entries where user_id = ? and kind = 'reserve'`, [user.user.id])).to.equal(1);
-      expect(await jobsOf(user.user.id)).to.deep.equal({ analyze: 1 });
-      // a retry after the first finished replays it: same status and body, marked, nothing started
-      const retry = await answerOf(await user.client.post(`/api/v1/projects/${projectId}/analyze`, analyzeBody, keyed(key)));
-      expect(retry).to.deep.include({ status: 200, replayed: 'true', text: original.text, contentType: original.contentType });
       expect(await jobsOf(user.user.id)).to.deep.equal({ analyze: 1 });
     });
 
@@ -126,8 +132,7 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
       const user = await signUpAndLogin(app, { tier: 'Creator' });
       const projectId = await projectWithSources(app, user, [4000]);
       const key = randomUUID();
-      const answers = await race(20, () => user.client.post(`/api/v1/projects/${projectId}/exports/`, { name: 'Final' }, keyed(key)));
-      expectOneExecution(answers, 202);
+      await raceAndRetry(() => user.client.post(`/api/v1/projects/${projectId}/exports/`, { name: 'Final' }, keyed(key)), 202);
       expect(await count('select count(*) as count from exports where project_id = ?', [projectId])).to.equal(1);
       expect(await jobsOf(user.user.id)).to.deep.equal({ render: 1 });
     });
@@ -136,16 +141,14 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
       const user = await signUpAndLogin(app, { tier: 'Creator' });
       const { item } = await createItem(app, user.user.id, { file: { durationMs: 4000, hasAudio: true, kind: 'video' } });
       const body = { start_ms: 0, end_ms: 2000, extract_audio: false, save_mode: 'copy', fast_mode: false };
-      const answers = await race(20, () => user.client.post(`/api/v1/media/${item.id}/edit`, body, keyed('edit-1')));
-      expectOneExecution(answers, 202);
+      await raceAndRetry(() => user.client.post(`/api/v1/media/${item.id}/edit`, body, keyed('edit-1')), 202);
       expect(await count('select count(*) as count from media_items where user_id = ?', [user.user.id])).to.equal(2);
       expect(await jobsOf(user.user.id)).to.deep.equal({ 'media-edit': 1 });
     });
 
     it('presign → one upload record (media file and item)', async () => {
       const user = await signUpAndLogin(app, { tier: 'Creator' });
-      const answers = await race(20, () => user.client.post('/api/v1/media/presign', presignBody(), keyed('presign-1')));
-      const original = expectOneExecution(answers, 201);
+      const original = await raceAndRetry(() => user.client.post('/api/v1/media/presign', presignBody(), keyed('presign-1')), 201);
       expect(await count('select count(*) as count from media_files where uploader_id = ?', [user.user.id])).to.equal(1);
       expect(await count('select count(*) as count from media_items where user_id = ?', [user.user.id])).to.equal(1);
       // the replay's presigned URL is the first one's (it may have expired: the client asks anew with a new key)
@@ -156,29 +159,28 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
       const user = await signUpAndLogin(app, { tier: 'Creator' });
       const started = await json(await user.client.post('/api/v1/media/presign', presignBody(1000)));
       await putBytes(started.upload_url, randomBytes(1000), 'video/mp4');
-      const answers = await race(20, () => user.client.post(`/api/v1/media/${started.media_file_id}/confirm`, undefined, keyed('confirm-1')));
-      expectOneExecution(answers, 200);
+      await raceAndRetry(() => user.client.post(`/api/v1/media/${started.media_file_id}/confirm`, undefined, keyed('confirm-1')), 200);
       expect(await jobsOf(user.user.id)).to.deep.equal({ artifact: 1 });
     });
 
     it('multipart initiate → one upload record; multipart complete → one artifact job', async () => {
       const user = await signUpAndLogin(app, { tier: 'Creator' });
       const size = 6 * MiB + 1000;
-      const initiated = expectOneExecution(await race(20, () => user.client.post('/api/v1/media/multipart/initiate', presignBody(size), keyed('initiate-1'))), 201);
+      const initiated = await raceAndRetry(() => user.client.post('/api/v1/media/multipart/initiate', presignBody(size), keyed('initiate-1')), 201);
       expect(await count('select count(*) as count from media_files where uploader_id = ?', [user.user.id])).to.equal(1);
       const upload = JSON.parse(initiated.text);
       const path = join(dir, `multipart-${randomUUID()}.bin`);
       await writeFile(path, randomBytes(size));
       const parts = await putParts(user.client, path, upload.media_file_id, upload.part_size_bytes, upload.parts_count, upload.parts);
       const completeBody = { media_file_id: upload.media_file_id, parts };
-      expectOneExecution(await race(20, () => user.client.post('/api/v1/media/multipart/complete', completeBody, keyed('complete-1'))), 200);
+      await raceAndRetry(() => user.client.post('/api/v1/media/multipart/complete', completeBody, keyed('complete-1')), 200);
       expect(await jobsOf(user.user.id)).to.deep.equal({ artifact: 1 });
     });
 
     it('checkout → one Stripe Checkout session; the replay carries its address', async () => {
       const user = await signUpAndLogin(app);
       const before = world.stripe.callsTo('POST', /^\/v1\/checkout\/sessions$/).length;
-      const original = expectOneExecution(await race(20, () => user.client.post('/api/v1/payments/checkout', { price_id: PRICE.hobbyMonth }, keyed('checkout-1'))), 200);
+      const original = await raceAndRetry(() => user.client.post('/api/v1/payments/checkout', { price_id: PRICE.hobbyMonth }, keyed('checkout-1')), 200);
       expect(world.stripe.callsTo('POST', /^\/v1\/checkout\/sessions$/).length - before).to.equal(1);
       expect(JSON.parse(original.text).url).to.be.a('string');
     });
@@ -188,12 +190,12 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
       const subscriptionId = await subscribe(world, user, PRICE.hobbyMonth);
       const changes = () => world.stripe.callsTo('POST', new RegExp(`^/v1/subscriptions/${subscriptionId}$`)).length;
       const beforeUpgrade = changes();
-      expectOneExecution(await race(20, () => user.client.post('/api/v1/payments/subscription/confirm-upgrade', { price_id: PRICE.creatorMonth }, keyed('upgrade-1'))), 200);
+      await raceAndRetry(() => user.client.post('/api/v1/payments/subscription/confirm-upgrade', { price_id: PRICE.creatorMonth }, keyed('upgrade-1')), 200);
       expect(changes() - beforeUpgrade).to.equal(1);
       await world.stripe.settled();
       const schedules = () => world.stripe.callsTo('POST', /^\/v1\/subscription_schedules$/).length;
       const beforeDowngrade = schedules();
-      expectOneExecution(await race(20, () => user.client.post('/api/v1/payments/subscription/schedule-downgrade', { price_id: PRICE.hobbyMonth }, keyed('downgrade-1'))), 200);
+      await raceAndRetry(() => user.client.post('/api/v1/payments/subscription/schedule-downgrade', { price_id: PRICE.hobbyMonth }, keyed('downgrade-1')), 200);
       expect(schedules() - beforeDowngrade).to.equal(1);
     });
   });
@@ -451,7 +453,7 @@ describe('idempotency keys: any path the first request takes, and several api re
         body: JSON.stringify({ filename: 'talk.mp4', content_type: 'video/mp4', size_bytes: 1000, scope: 'library' }),
       });
     let index = 0;
-    expectOneExecution(await race(20, () => send(index++)), 201);
+    await raceAndRetry(() => send(index++), 201);
     const files = await replicas[1]!.services.orm.em.fork().execute<{ count: string }[]>('select count(*) as count from media_files where uploader_id = ?', [user.user.id]);
     expect(Number(files[0]!.count)).to.equal(1);
   });
