@@ -365,14 +365,14 @@ describe('idempotency keys: any path the first request takes, and several api re
 
   /** Purpose-built idempotent routes: one that fails with an unexpected error once, one that throws a 4xx, one with a large answer. */
   function extend(router: ApiRouter): void {
-    const route = (name: string, handler: Parameters<ApiRouter['add']>[0]['handler']) =>
+    const route = (name: string, handler: Parameters<ApiRouter['add']>[0]['handler'], idempotent: Parameters<ApiRouter['add']>[0]['idempotent'] = true) =>
       router.add({
         method: 'post',
         path: `/api/v1/test-idempotency/${name}`,
         summary: name,
         tags: ['test'],
         access: 'session',
-        idempotent: true,
+        idempotent,
         responses: { 200: { description: 'done' } },
         handler: async (ctx, input) => {
           calls[name] = (calls[name] ?? 0) + 1;
@@ -389,6 +389,14 @@ describe('idempotency keys: any path the first request takes, and several api re
     route('large', (ctx) => {
       ctx.body = { filler: 'x'.repeat(300 * 1024) };
     });
+    route(
+      'secret',
+      (ctx) => {
+        ctx.status = 201;
+        ctx.body = { id: `secret-${calls.secret}`, secret: `shown-once-${randomUUID()}` };
+      },
+      { withheld: ['secret'] },
+    );
     route('created', (ctx) => {
       ctx.status = 201;
       ctx.set('Location', `/api/v1/things/${calls.created}`);
@@ -432,6 +440,18 @@ describe('idempotency keys: any path the first request takes, and several api re
     expect(again.headers.get('content-type')).to.equal(first.headers.get('content-type'));
     expect(await again.text()).to.equal(await first.text());
     expect(again.headers.get('x-request-id'), 'the replay has its own request id').to.not.equal(first.headers.get('x-request-id'));
+  });
+
+  it('a secret shown once (withheld) is never stored: the replay has the same id and the secret null', async () => {
+    const user = await signUpAndLogin(replicas[0]!);
+    const first = await json(await user.client.post('/api/v1/test-idempotency/secret', undefined, keyed('once')));
+    expect(first.secret).to.match(/^shown-once-/);
+    const stored = await replicas[0]!.services.orm.em.fork().execute<{ response_body: string }[]>(`select response_body from idempotency_keys where user_id = ? and key = 'once'`, [user.user.id]);
+    expect(stored[0]!.response_body).to.not.include(first.secret);
+    const again = await user.client.post('/api/v1/test-idempotency/secret', undefined, keyed('once'));
+    expect(again.status).to.equal(201);
+    expect(await json(again)).to.deep.equal({ id: first.id, secret: null });
+    expect(calls.secret).to.equal(1);
   });
 
   it('a response over the kept size (256 KiB) keeps the key used: the retry is 409 IdempotentResponseNotKept, never a second run', async () => {

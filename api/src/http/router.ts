@@ -35,8 +35,10 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
    * The route starts work or moves money: a request carrying an `Idempotency-Key` header runs
    * at most once per caller and key, and a retry with the same key and request gets the first
    * response (docs/api-idempotency.md). Needs an authenticated caller (access other than 'public').
+   * `{ withheld: [...] }` names top-level response fields that are secrets shown once (an API
+   * key, a signing secret): they are never stored, and a replay answers them as null.
    */
-  idempotent?: boolean;
+  idempotent?: boolean | IdempotentOptions;
   handler: (
     ctx: AppContext,
     input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B> },
@@ -45,12 +47,17 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
 
 export type Guards = Record<Exclude<Access, 'public'>, Middleware<AppState>>;
 
+export interface IdempotentOptions {
+  /** Top-level fields of the JSON response kept out of the stored copy (secrets shown once); a replay has them null. */
+  withheld?: readonly string[];
+}
+
 /** Runs an idempotent route's handler under the request's Idempotency-Key (api/src/idempotency/feature.ts). */
 export interface IdempotentRequests {
   /** The request's Idempotency-Key, checked (400 when malformed); undefined without the header. */
   keyOf(ctx: AppContext): string | undefined;
   /** Runs `handle` at most once for the caller and key, or answers as the key's record says (replay, 409, 422). */
-  run(ctx: AppContext, key: string, handle: () => Promise<void>): Promise<void>;
+  run(ctx: AppContext, key: string, options: IdempotentOptions, handle: () => Promise<void>): Promise<void>;
 }
 
 /** The request header naming an idempotency key, and the response header marking a replayed answer. */
@@ -78,6 +85,7 @@ export class ApiRouter {
     spec: RouteSpec<P, Q, B>,
   ): void {
     const idempotency = spec.idempotent ? this.#idempotency : undefined;
+    const idempotentOptions = typeof spec.idempotent === 'object' ? spec.idempotent : {};
     if (spec.idempotent && (!idempotency || spec.access === 'public')) {
       throw new Error(`${spec.method.toUpperCase()} ${spec.path} is idempotent: it needs a caller and a router built with idempotent requests`);
     }
@@ -100,7 +108,7 @@ export class ApiRouter {
       const raw = (ctx.request as { body?: unknown }).body;
       const body = spec.body ? parseInput(spec.body, raw ?? {}, 'body', locale) : undefined;
       const handle = async () => spec.handler(ctx, { params, query, body } as never);
-      if (idempotency && key !== undefined) await idempotency.run(ctx, key, handle);
+      if (idempotency && key !== undefined) await idempotency.run(ctx, key, idempotentOptions, handle);
       else await handle();
     });
     this.koa[spec.method](koaPath, ...middleware);

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import canonicalize from 'canonicalize';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type IdempotentRequests } from '../http/router.ts';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, type IdempotentOptions, type IdempotentRequests } from '../http/router.ts';
 import type { AppContext, AppState } from '../http/state.ts';
 import { Conflict, InvalidInput, Invalid } from '../shared/errors.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -42,7 +42,7 @@ export interface Idempotency {
 /** Stripe's semantics of Idempotency-Key on the routes marked idempotent (docs/api-idempotency.md). */
 export function createIdempotency(deps: IdempotencyDeps): Idempotency {
   const { store } = deps;
-  const leases = new WeakMap<AppContext, Lease>();
+  const leases = new WeakMap<AppContext, { lease: Lease; options: IdempotentOptions }>();
 
   const requests: IdempotentRequests = {
     keyOf(ctx) {
@@ -53,13 +53,13 @@ export function createIdempotency(deps: IdempotencyDeps): Idempotency {
       }
       return given;
     },
-    async run(ctx, key, handle) {
+    async run(ctx, key, options, handle) {
       const userId = deps.callerOf(ctx);
       const route = ctx.state.routeTemplate ?? ctx.path;
       const claim = await store.claim({ userId, key, requestHash: requestHash(ctx, route), method: ctx.method, route }, deps.clock.now());
       switch (claim.kind) {
         case 'owned':
-          leases.set(ctx, claim.lease);
+          leases.set(ctx, { lease: claim.lease, options });
           return handle();
         case 'replay':
           return replay(ctx, claim.response);
@@ -75,15 +75,15 @@ export function createIdempotency(deps: IdempotencyDeps): Idempotency {
     try {
       await next();
     } finally {
-      const lease = leases.get(ctx);
-      if (lease) await settle(ctx, lease);
+      const held = leases.get(ctx);
+      if (held) await settle(ctx, held.lease, held.options);
     }
   };
 
   /** Keeps the response, or frees the key when the request was not carried out; a failure here is logged, never the client's. */
-  async function settle(ctx: AppContext, lease: Lease): Promise<void> {
+  async function settle(ctx: AppContext, lease: Lease, options: IdempotentOptions): Promise<void> {
     try {
-      const response = keptResponse(ctx);
+      const response = keptResponse(ctx, options.withheld ?? []);
       if (!response) {
         await store.release(lease);
         return;
@@ -115,14 +115,14 @@ function requestHash(ctx: AppContext, route: string): string {
  * work failed or a dependency was down) or a 429, whose retry must run again (Stripe keeps
  * neither), or a streamed body, which cannot be read back.
  */
-function keptResponse(ctx: AppContext): StoredResponse | null {
+function keptResponse(ctx: AppContext, withheld: readonly string[]): StoredResponse | null {
   if (ctx.status >= 500 || ctx.status === 429) return null;
   const raw: unknown = ctx.body;
   let body: string | null;
   if (raw === undefined || raw === null) body = null;
   else if (typeof raw === 'string') body = raw;
   else if (Buffer.isBuffer(raw) || raw instanceof Readable || raw instanceof ReadableStream) return null;
-  else body = JSON.stringify(raw);
+  else body = JSON.stringify(withholding(raw, withheld));
   const headers: Record<string, string> = {};
   for (const name of KEPT_HEADERS) {
     const value = ctx.response.get(name);
@@ -130,6 +130,14 @@ function keptResponse(ctx: AppContext): StoredResponse | null {
   }
   const omitted = body !== null && Buffer.byteLength(body) > MAX_KEPT_BODY_BYTES;
   return { status: ctx.status, headers, body: omitted ? null : body, omitted };
+}
+
+/** The body with the secrets shown once set to null (a copy: the client still gets them in the first answer). */
+function withholding(body: unknown, withheld: readonly string[]): unknown {
+  if (withheld.length === 0 || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const field of withheld) if (field in copy) copy[field] = null;
+  return copy;
 }
 
 /** Answers the first response again, marked as replayed. */
