@@ -16,7 +16,7 @@ import { LocalJobRunner } from './jobs/local-runner.ts';
 import type { JobDispatcher } from './jobs/dispatcher.ts';
 import type { Services, SharedFeatures } from './services.ts';
 import { createAccounts, registerAccounts } from './accounts/feature.ts';
-import { accountGuards } from './accounts/guards.ts';
+import { accountGuards, requireAuth } from './accounts/guards.ts';
 import { createMailer } from './accounts/mailer.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
 import { createPayments, registerPayments, schedulePaymentsSweep } from './payments/feature.ts';
@@ -42,6 +42,8 @@ import { registerEventStreams } from './events/feature.ts';
 import { registerProjectRoutes } from './projects/routes.ts';
 import { registerCanvasRoutes } from './canvases/routes.ts';
 import { registerInterchange } from './interchange/feature.ts';
+import { IdempotencyStore, scheduleIdempotencySweep } from './idempotency/idempotency-store.ts';
+import { createIdempotency } from './idempotency/feature.ts';
 
 export type { Services } from './services.ts';
 
@@ -101,6 +103,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       stopUploadSweep();
       await stopPaymentsSweep();
       stopExportSweep();
+      stopIdempotencySweep();
       await accounts.idle();
       subscriber.close();
       mailer.close();
@@ -124,6 +127,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const stopUploadSweep = scheduleUploadSweep(services, features.uploads);
   const stopPaymentsSweep = schedulePaymentsSweep(services, features.payments);
   const stopExportSweep = scheduleExportSweep(services);
+  const stopIdempotencySweep = scheduleIdempotencySweep(services, features.idempotency);
   await host.start();
   return services;
 }
@@ -140,6 +144,7 @@ function createSharedFeatures(core: Omit<Services, 'features'>): SharedFeatures 
     groups: new MediaGroups(library),
     exports: createExports(core, projects),
     payments: createPayments(core),
+    idempotency: new IdempotencyStore(core.orm),
   };
 }
 
@@ -186,7 +191,13 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   app.silent = true; // errors are logged by the access-log middleware, with their support id
 
   const guards: Guards = accountGuards(services.accounts);
-  const router = new ApiRouter(guards);
+  const idempotency = createIdempotency({
+    store: services.features.idempotency,
+    clock: services.clock,
+    logger: services.logger,
+    callerOf: (ctx) => requireAuth(ctx).user.id,
+  });
+  const router = new ApiRouter(guards, idempotency.requests);
   const { projects, uploads, library, groups, exports, payments } = services.features;
 
   registerOpsRoutes(router, {
@@ -222,6 +233,8 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
 
   app.use(securityHeaders());
   app.use(requestState(services.orm, config.SUPPORTED_LOCALES));
+  // outside the error middleware: an idempotent request's response is kept as the client gets it, errors included
+  app.use(idempotency.recorder);
   app.use(errorsAndAccessLog(services.logger, new HttpMetrics(services.metrics)));
   // Stripe's webhook keeps its raw body for the signature; everything else is parsed.
   app.use(webhookRawBody(config.MAX_JSON_BODY_BYTES, bodyParser(config.MAX_JSON_BODY_BYTES)));

@@ -20,6 +20,7 @@ import type { MediaLibrary } from './media/library/library-service.ts';
 import type { MediaGroups } from './media-groups/groups-service.ts';
 import type { ExportService } from './exports/service.ts';
 import type { Payments } from './payments/payments.ts';
+import type { IdempotencyStore } from './idempotency/idempotency-store.ts';
 
 /** Everything the features depend on, built once from config by the composition root (app.ts) and handed down explicitly. */
 export interface Services {
@@ -57,4 +58,6 @@ export interface SharedFeatures {
   groups: MediaGroups;
   exports: ExportService;
   payments: Payments;
+  /** Idempotency-Key records, shared by every route marked idempotent. */
+  idempotency: IdempotencyStore;
 }

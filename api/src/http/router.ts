@@ -31,6 +31,14 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   /** How the body arrives: JSON (default) or an HTML form. */
   bodyType?: 'json' | 'form';
   responses: Record<number, ResponseSpec>;
+  /**
+   * The route starts work or moves money: a request carrying an `Idempotency-Key` header runs
+   * at most once per caller and key, and a retry with the same key and request gets the first
+   * response (docs/api-idempotency.md). Needs an authenticated caller (access other than 'public').
+   * `{ withheld: [...] }` names top-level response fields that are secrets shown once (an API
+   * key, a signing secret): they are never stored, and a replay answers them as null.
+   */
+  idempotent?: boolean | IdempotentOptions;
   handler: (
     ctx: AppContext,
     input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B> },
@@ -38,6 +46,23 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
 }
 
 export type Guards = Record<Exclude<Access, 'public'>, Middleware<AppState>>;
+
+export interface IdempotentOptions {
+  /** Top-level fields of the JSON response kept out of the stored copy (secrets shown once); a replay has them null. */
+  withheld?: readonly string[];
+}
+
+/** Runs an idempotent route's handler under the request's Idempotency-Key (api/src/idempotency/feature.ts). */
+export interface IdempotentRequests {
+  /** The request's Idempotency-Key, checked (400 when malformed); undefined without the header. */
+  keyOf(ctx: AppContext): string | undefined;
+  /** Runs `handle` at most once for the caller and key, or answers as the key's record says (replay, 409, 422). */
+  run(ctx: AppContext, key: string, options: IdempotentOptions, handle: () => Promise<void>): Promise<void>;
+}
+
+/** The request header naming an idempotency key, and the response header marking a replayed answer. */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const empty = z.object({});
 
@@ -49,14 +74,21 @@ export class ApiRouter {
   readonly koa = new Router<AppState>();
   readonly registry = new OpenAPIRegistry();
   readonly #guards: Guards;
+  readonly #idempotency: IdempotentRequests | undefined;
 
-  constructor(guards: Guards) {
+  constructor(guards: Guards, idempotency?: IdempotentRequests) {
     this.#guards = guards;
+    this.#idempotency = idempotency;
   }
 
   add<P extends AnyObject = typeof empty, Q extends AnyObject = typeof empty, B extends z.ZodType = z.ZodUndefined>(
     spec: RouteSpec<P, Q, B>,
   ): void {
+    const idempotency = spec.idempotent ? this.#idempotency : undefined;
+    const idempotentOptions = typeof spec.idempotent === 'object' ? spec.idempotent : {};
+    if (spec.idempotent && (!idempotency || spec.access === 'public')) {
+      throw new Error(`${spec.method.toUpperCase()} ${spec.path} is idempotent: it needs a caller and a router built with idempotent requests`);
+    }
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const template = spec.path;
     const middleware: Middleware<AppState>[] = [
@@ -67,13 +99,17 @@ export class ApiRouter {
     ];
     if (spec.access !== 'public') middleware.push(this.#guards[spec.access]);
     middleware.push(async (ctx) => {
+      // a malformed key is refused before anything else; a body failing validation is refused before the key is used (nothing was carried out)
+      const key = idempotency?.keyOf(ctx);
       const locale = ctx.state.locale;
       // a route without path parameters has none to check; a query string is checked even where none is taken
       const params = spec.params ? parseInput(spec.params, ctx.params, 'path', locale) : {};
       const query = spec.query || ctx.querystring ? parseInput(spec.query ?? empty, ctx.query, 'query', locale) : {};
       const raw = (ctx.request as { body?: unknown }).body;
       const body = spec.body ? parseInput(spec.body, raw ?? {}, 'body', locale) : undefined;
-      await spec.handler(ctx, { params, query, body } as never);
+      const handle = async () => spec.handler(ctx, { params, query, body } as never);
+      if (idempotency && key !== undefined) await idempotency.run(ctx, key, idempotentOptions, handle);
+      else await handle();
     });
     this.koa[spec.method](koaPath, ...middleware);
     this.registry.registerPath(toOpenApi(spec));
@@ -154,11 +190,14 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
     request.body = { content: { [type]: { schema: spec.body } }, required: true };
   }
   const responses: RouteConfig['responses'] = {};
-  for (const [status, response] of Object.entries(spec.responses)) {
+  const declared = spec.idempotent ? withIdempotencyAnswers(spec.responses) : spec.responses;
+  for (const [status, response] of Object.entries(declared)) {
+    const replayable = spec.idempotent && Number(status) < 500 ? { headers: ReplayedHeader } : {};
     responses[status] = response.schema
-      ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
-      : { description: response.description };
+      ? { description: response.description, ...replayable, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
+      : { description: response.description, ...replayable };
   }
+  if (spec.idempotent) request.headers = IdempotencyKeyParameter;
   responses.default = { description: 'Error', content: { 'application/json': { schema: ErrorBody } } };
   return {
     method: spec.method,
@@ -178,3 +217,41 @@ const ErrorBody = z
     code: z.string().optional().describe('Named error type, e.g. ValidationError or MultipartCompleteError.'),
   })
   .meta({ id: 'Error' });
+
+const IdempotencyKeyParameter = z.object({
+  [IDEMPOTENCY_KEY_HEADER]: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x20-\x7e]+$/)
+    .optional()
+    .meta({
+      description:
+        'Makes a retry safe: the first request with this key (per user) is carried out, and for 24 hours the same key with the same request ' +
+        'answers its response again (marked Idempotent-Replayed: true) without repeating the work. 1 to 255 printable ASCII characters, ' +
+        'e.g. a UUID. The same key with another request is 422; while the first is still running, 409 with Retry-After. ' +
+        'Responses of 5xx and 429 are not kept (retry with the same key). See docs/api-idempotency.md.',
+    }),
+});
+
+const ReplayedHeader = z.object({
+  [IDEMPOTENT_REPLAYED_HEADER]: z
+    .literal('true')
+    .optional()
+    .meta({ description: 'Present on a response replayed for a repeated Idempotency-Key: the work was not done again.' }),
+});
+
+/** An idempotent route's own answers plus the two the key adds (merged into a description the route already has for that status). */
+function withIdempotencyAnswers(declared: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
+  const added: Record<number, string> = {
+    400: 'The Idempotency-Key header is malformed (not 1 to 255 printable ASCII characters)',
+    409: 'A request with the same Idempotency-Key is still running (Retry-After); retry to get its response',
+    422: 'The Idempotency-Key was already used for a different request (method, path, query or body) (code IdempotencyKeyReused)',
+  };
+  const merged = { ...declared };
+  for (const [status, description] of Object.entries(added)) {
+    const own = merged[Number(status)];
+    merged[Number(status)] = own ? { ...own, description: `${own.description}; or: ${description}` } : { description };
+  }
+  return merged;
+}
