@@ -5,6 +5,9 @@ import { ApiRouter, type Guards } from './http/router.ts';
 import { bodyParser, errorsAndAccessLog, requestState } from './http/middleware.ts';
 import { registerApiDocs } from './http/openapi.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { crossOrigin } from './http/cors.ts';
+import { rateLimitPerAddress } from './http/rate-limit-headers.ts';
+import { RateLimiter } from './shared/rate-limiter.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import { createMetricsRegistry, HttpMetrics, JobMetrics } from './ops/metrics.ts';
 import { asyncLog, countDroppedLines } from './ops/log-destination.ts';
@@ -17,6 +20,7 @@ import type { JobDispatcher } from './jobs/dispatcher.ts';
 import type { Services, SharedFeatures } from './services.ts';
 import { createAccounts, registerAccounts } from './accounts/feature.ts';
 import { accountGuards, requireAuth } from './accounts/guards.ts';
+import { registerApiKeyRoutes } from './api-keys/routes.ts';
 import { createMailer } from './accounts/mailer.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
 import { createPayments, registerPayments, schedulePaymentsSweep } from './payments/feature.ts';
@@ -190,7 +194,11 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   const app = new Koa<AppState>({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUSTED_PROXY_HOPS });
   app.silent = true; // errors are logged by the access-log middleware, with their support id
 
-  const guards: Guards = accountGuards(services.accounts);
+  const rateWindow = config.RATE_LIMIT_WINDOW_SECONDS;
+  const guards: Guards = accountGuards(services.accounts, {
+    keyLimiter: new RateLimiter(services.redis, { name: 'api-key', points: config.RATE_LIMIT_PER_API_KEY, seconds: rateWindow }),
+  });
+  const addressLimiter = config.RATE_LIMIT_PER_IP > 0 ? new RateLimiter(services.redis, { name: 'ip', points: config.RATE_LIMIT_PER_IP, seconds: rateWindow }) : undefined;
   const idempotency = createIdempotency({
     store: services.features.idempotency,
     clock: services.clock,
@@ -210,6 +218,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
     },
   });
   registerAccounts(router, { ...services, baseUrl: () => services.baseUrl });
+  registerApiKeyRoutes(router, services.accounts.apiKeys);
   registerBillingRoutes(router, services.billing);
   registerPayments(router, payments);
   registerProjectRoutes(router, projects, services.orm);
@@ -236,6 +245,9 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   // outside the error middleware: an idempotent request's response is kept as the client gets it, errors included
   app.use(idempotency.recorder);
   app.use(errorsAndAccessLog(services.logger, new HttpMetrics(services.metrics)));
+  // Preflights are answered here, before any limit; an error answer keeps its CORS headers.
+  app.use(crossOrigin(config.CORS_ALLOWED_ORIGINS));
+  app.use(rateLimitPerAddress(addressLimiter));
   // Stripe's webhook keeps its raw body for the signature; everything else is parsed.
   app.use(webhookRawBody(config.MAX_JSON_BODY_BYTES, bodyParser(config.MAX_JSON_BODY_BYTES)));
   app.use(router.koa.routes());

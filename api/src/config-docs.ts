@@ -9,7 +9,7 @@ export function configTable(): string {
   const defaults = configSchema.parse({});
   const rows = Object.entries(configSchema.shape).map(([name, schema]) => {
     const value = (defaults as Record<string, unknown>)[name];
-    const shown = value === undefined ? '(unset)' : Array.isArray(value) ? value.join(',') : String(value);
+    const shown = value === undefined ? '(unset)' : Array.isArray(value) ? value.join(',') || '(none)' : String(value);
     const description = z.globalRegistry.get(schema)?.description ?? schema.description ?? '';
     return `| \`${name}\` | \`${shown}\` | ${description} |`;
   });

@@ -101,6 +101,26 @@ export const configSchema = z.object({
   SSE_STREAM_SHARE_PERCENT: int(1).max(99).default(80).describe('Share of HTTP_MAX_CONNECTIONS one process gives to event streams; beyond it new streams get 503 with Retry-After, so ordinary requests always find a connection.'),
   SSE_KEEPALIVE_SECONDS: int(1).default(15).describe('Interval of SSE keepalive comments.'),
 
+  API_KEYS_MAX_PER_USER: int(1).default(20).describe('Live (unrevoked, unexpired) API keys one user may hold; one more is 409.'),
+  RATE_LIMIT_WINDOW_SECONDS: int(1).default(60).describe('Window of the general request limits (RATE_LIMIT_PER_IP, RATE_LIMIT_PER_API_KEY), announced in the RateLimit-Policy header.'),
+  RATE_LIMIT_PER_IP: int().default(1200).describe('Requests to /api/v1 one client address may make per RATE_LIMIT_WINDOW_SECONDS (0: no limit). Behind an ingress set TRUST_PROXY, or every client shares the ingress address.'),
+  RATE_LIMIT_PER_API_KEY: int(1).default(600).describe('Requests one API key may make per RATE_LIMIT_WINDOW_SECONDS, on top of the per-address limit.'),
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const origins = value.split(',').map((origin) => origin.trim()).filter(Boolean);
+      for (const origin of origins) {
+        // An origin is scheme, host and port, nothing more: `https://app.example.com`.
+        const parsed = URL.parse(origin);
+        if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+          context.addIssue({ code: 'custom', message: `${origin} is not an origin (scheme://host[:port], no path or trailing slash)` });
+        }
+      }
+      return origins;
+    })
+    .describe('Other origins whose pages may call the api from a browser, with cookies or API keys (comma-separated, e.g. `https://app.example.com`; none by default). The embedded S3 of hack/up.sh lets them upload too; see docs/deploy.md for a real bucket.'),
+
   SUPPORTED_LOCALES: z
     .string()
     .default('en,pt,es')

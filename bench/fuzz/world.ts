@@ -18,7 +18,7 @@ import { conformingValue } from './values.ts';
 /** The kinds of resource the world makes. */
 export type Kind =
   | 'project' | 'single-put file' | 'multipart file' | 'media item' | 'canvas' | 'group'
-  | 'analysis preset' | 'preview preset' | 'run' | 'edit' | 'caption line' | 'draft' | 'export';
+  | 'analysis preset' | 'preview preset' | 'run' | 'edit' | 'caption line' | 'draft' | 'export' | 'api key';
 
 /** Which kind of the owner's resources a parameter of an operation names. */
 export type Fixture = (operation: Operation | undefined) => Kind;
@@ -41,12 +41,13 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   caption_line_uuid: () => 'caption line',
   draft_uuid: () => 'draft',
   export_uuid: () => 'export',
+  api_key_id: () => 'api key',
   // Body fields that name a resource take the owner's too.
   draft_id: () => 'draft',
   export_id: () => 'export',
 };
 
-const KINDS: readonly Kind[] = ['project', 'single-put file', 'multipart file', 'media item', 'canvas', 'group', 'analysis preset', 'preview preset', 'run', 'edit', 'caption line', 'draft', 'export'];
+const KINDS: readonly Kind[] = ['project', 'single-put file', 'multipart file', 'media item', 'canvas', 'group', 'analysis preset', 'preview preset', 'run', 'edit', 'caption line', 'draft', 'export', 'api key'];
 
 /** The words of the run's transcript: enough for one caption line. */
 const TRANSCRIPT = {
@@ -94,6 +95,7 @@ export class World {
       case 'caption line': return this.captionLine();
       case 'draft': return this.draft();
       case 'export': return this.export();
+      case 'api key': return this.apiKey();
     }
   }
 
@@ -214,6 +216,10 @@ export class World {
       });
       return (await this.#send('POST', `/api/v1/projects/${project}/exports/`, { name: 'Fuzz export' }, 202)).uuid as string;
     });
+  }
+
+  apiKey(): Promise<string> {
+    return this.#once('api key', async () => (await this.#created('POST', '/api/v1/users/me/api-keys', { name: 'Fuzz key', scopes: ['read'] })).id as string);
   }
 
   #once(kind: Kind, make: () => Promise<string>): Promise<string> {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { requireAuth } from '../../api/src/accounts/guards.ts';
+import { requireAuth, requireSession } from '../../api/src/accounts/guards.ts';
 import { ownedBy } from '../../api/src/accounts/ownership.ts';
 import type { ApiRouter } from '../../api/src/http/router.ts';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
@@ -30,7 +30,7 @@ function probeRoutes(router: ApiRouter): void {
     access: 'session',
     responses: { 200: { description: 'The caller' } },
     handler: (ctx) => {
-      const { user, session } = requireAuth(ctx);
+      const { user, session } = requireSession(ctx);
       ctx.body = { user_id: user.id, session_user_id: session.userId, remember_me: session.rememberMe };
     },
   });

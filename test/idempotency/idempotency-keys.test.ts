@@ -350,6 +350,7 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
         'POST /api/v1/payments/checkout',
         'POST /api/v1/payments/subscription/confirm-upgrade',
         'POST /api/v1/payments/subscription/schedule-downgrade',
+        'POST /api/v1/users/me/api-keys',
       ].sort(),
     );
     const presign = document.paths['/api/v1/media/presign'].post;

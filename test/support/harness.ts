@@ -38,6 +38,8 @@ export async function startTestApp(
     PORT: '0',
     LOG_LEVEL: 'info',
     BCRYPT_COST: '4',
+    // One run's tests all come from 127.0.0.1 within minutes: the per-address limit is off unless a test sets it.
+    RATE_LIMIT_PER_IP: '0',
     ...env,
   });
   const logs: LogLine[] = [];

@@ -13,6 +13,8 @@ import type { Mail, Mailer } from './mailer.ts';
 import type { ProviderIdentity } from './oidc.ts';
 import type { Passwords } from './passwords.ts';
 import type { Session, SessionStore } from './sessions.ts';
+import { USER_COLUMNS, userOfColumns, type UserColumns } from './user-row.ts';
+import type { ApiKeys } from '../api-keys/service.ts';
 import { InvalidToken, UsedToken, type EmailTokenClaims, type EmailTokens, type TokenPurpose } from './tokens.ts';
 
 /** The user as the api shows it: never the password or its hash. */
@@ -76,6 +78,8 @@ export interface AccountsDeps {
   passwords: Passwords;
   tokens: EmailTokens;
   sessions: SessionStore;
+  /** The user's API keys; a password change or reset revokes them. */
+  apiKeys: ApiKeys;
   lockout: LoginLockout;
   mailer: Mailer;
   billing: BillingService;
@@ -90,6 +94,7 @@ export interface AccountsDeps {
  */
 export class AccountsService {
   readonly sessions: SessionStore;
+  readonly apiKeys: ApiKeys;
   readonly #deps: AccountsDeps;
   readonly #deletionSteps: AccountDeletionStep[] = [];
   readonly #deliveries = new Set<Promise<void>>();
@@ -97,6 +102,7 @@ export class AccountsService {
   constructor(deps: AccountsDeps) {
     this.#deps = deps;
     this.sessions = deps.sessions;
+    this.apiKeys = deps.apiKeys;
   }
 
   /** Other features register what must go with an account (run in the deleting transaction, before the user row; a returned callback runs after the commit). */
@@ -115,19 +121,7 @@ export class AccountsService {
    */
   async sessionUser(userId: string): Promise<UserRow | null> {
     const [row] = await query(this.#deps.orm, SESSION_USER, [userId]);
-    if (!row) return null;
-    return {
-      id: row.id,
-      name: row.name,
-      username: row.username,
-      email: row.email,
-      passwordHash: row.password_hash,
-      emailVerified: row.email_verified,
-      locale: row.locale,
-      isSuperuser: row.is_superuser,
-      storageUsedBytes: Number(row.storage_used_bytes),
-      createdAt: row.created_at,
-    };
+    return row ? userOfColumns(row) : null;
   }
 
   /**
@@ -393,10 +387,15 @@ export class AccountsService {
     return user;
   }
 
-  /** A password changed (or was dropped): every session ends and every outstanding reset or e-mail-change link stops working. */
+  /**
+   * A password changed (or was dropped): every session ends, every API key is revoked (a key
+   * minted from a stolen session must not outlive the password that session came from), and
+   * every outstanding reset or e-mail-change link stops working.
+   */
   async #afterCredentialChange(user: UserRow): Promise<void> {
     await this.#deps.tokens.revokeAll(user.id);
     await this.sessions.endAll(user.id);
+    await this.apiKeys.revokeAll(user.id);
   }
 
   async #createUser(em: EntityManager, input: Omit<NewAccount, 'password'> & { passwordHash: string | null; emailVerified: boolean }): Promise<UserRow> {
@@ -504,23 +503,6 @@ export class AccountsService {
   }
 }
 
-interface SessionUserRow {
-  id: string;
-  name: string;
-  username: string;
-  email: string;
-  password_hash: string | null;
-  email_verified: boolean;
-  locale: string;
-  is_superuser: boolean;
-  /** int8 arrives as text. */
-  storage_used_bytes: string;
-  created_at: Date;
-}
-
-const SESSION_USER = statement<SessionUserRow>(
-  'accounts.session_user',
-  'select id, name, username, email, password_hash, email_verified, locale, is_superuser, storage_used_bytes, created_at from users where id = ?',
-);
+const SESSION_USER = statement<UserColumns>('accounts.session_user', `select ${USER_COLUMNS.join(', ')} from users where id = ?`);
 
 type MailKind = 'verify' | 'welcome' | 'reset' | 'email_change' | 'email_change_notice' | 'signup_attempt';

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { ApiRouter } from '../http/router.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { BillingService } from '../billing/billing-service.ts';
+import { ApiKeys } from '../api-keys/service.ts';
 import { AccountsService } from './accounts-service.ts';
 import { LoginLockout } from './lockout.ts';
 import type { Mailer } from './mailer.ts';
@@ -36,6 +37,7 @@ export function createAccounts(wiring: AccountsWiring): AccountsService {
     logger: wiring.logger,
     passwords: new Passwords(config.BCRYPT_COST),
     tokens: new EmailTokens(config.SECRET_KEY, clock, redis),
+    apiKeys: new ApiKeys({ orm: wiring.orm, clock, maxPerUser: config.API_KEYS_MAX_PER_USER }),
     sessions: new SessionStore(redis, clock, {
       sessionSeconds: config.SESSION_COOKIE_MAX_AGE,
       rememberMeSeconds: config.SESSION_REMEMBER_ME_DAYS * 86_400,

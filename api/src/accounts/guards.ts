@@ -5,11 +5,24 @@ import type { AppContext, AppState } from '../http/state.ts';
 import type { AccountsService } from './accounts-service.ts';
 import type { UserRow } from './entities.ts';
 import type { Session } from './sessions.ts';
+import type { KeyHolder } from '../api-keys/service.ts';
+import { requiredScope } from '../api-keys/scopes.ts';
+import { takeRateLimit } from '../http/rate-limit-headers.ts';
+import type { RateLimiter } from '../shared/rate-limiter.ts';
 
-/** Who is calling: set on `ctx.state.auth` by the session and superuser guards. */
-export interface Auth {
+/** Who is calling, set on `ctx.state.auth` by the guards: a cookie session, or an API key. */
+export type Auth = SessionAuth | KeyAuth;
+
+export interface SessionAuth {
   user: UserRow;
   session: Session;
+  apiKey?: undefined;
+}
+
+export interface KeyAuth {
+  user: UserRow;
+  apiKey: KeyHolder['key'];
+  session?: undefined;
 }
 
 export const SESSION_COOKIE = 'session';
@@ -19,7 +32,7 @@ const CSRF_HEADER = 'X-CSRF-Token';
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The live session and its (still existing) user behind the request's cookie, or null. */
-export async function authenticate(ctx: AppContext, accounts: AccountsService): Promise<Auth | null> {
+export async function authenticate(ctx: AppContext, accounts: AccountsService): Promise<SessionAuth | null> {
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   if (!cookie) return null;
   const session = await accounts.sessions.find(cookie);
@@ -33,33 +46,72 @@ export async function authenticate(ctx: AppContext, accounts: AccountsService): 
   return { user, session };
 }
 
+/** `Authorization: Bearer <key>`: the key as presented (possibly empty or malformed), or undefined for a request without one. */
+function presentedKey(ctx: AppContext): string | undefined {
+  const match = /^Bearer(?:[ \t]+(.*))?$/i.exec(ctx.get('Authorization'));
+  return match ? (match[1] ?? '').trim() : undefined;
+}
+
+export interface GuardOptions {
+  /** The per-key request limit (RATE_LIMIT_PER_API_KEY). */
+  keyLimiter: RateLimiter;
+}
+
 /**
- * The guards the router applies by access level. 'session': 401 without a live session
- * (or for a deleted user); a mutating request must also carry X-CSRF-Token matching the
- * store, else 403 "CSRF token not found". 'superuser': the same, then 403 for others.
+ * The guards the router applies by access level. A request with `Authorization: Bearer`
+ * is a key's: 401 unless the key is live, 403 on a 'session-only' route or when the key
+ * lacks the scope the request needs (named in the answer), and no CSRF token is asked
+ * (no browser sends a key by itself). Any other request is a cookie session's: 401 without
+ * a live one (or for a deleted user); a mutating request must also carry X-CSRF-Token
+ * matching the store, else 403 "CSRF token not found". 'superuser': the same, then 403 for others.
  */
-export function accountGuards(accounts: AccountsService): Guards {
-  const session: Middleware<AppState> = async (ctx, next) => {
+export function accountGuards(accounts: AccountsService, options: GuardOptions): Guards {
+  const bySession = async (ctx: AppContext): Promise<SessionAuth> => {
     const auth = await authenticate(ctx, accounts);
     if (!auth) throw Unauthenticated();
     if (MUTATING.has(ctx.method) && !(await accounts.sessions.checkCsrfToken(auth.session, ctx.get(CSRF_HEADER) || undefined))) {
       throw Forbidden('auth.csrf_not_found');
     }
-    ctx.state.auth = auth;
-    await next();
+    return auth;
   };
+  const byKey = async (ctx: AppContext, presented: string, keysAllowed: boolean): Promise<KeyAuth> => {
+    const holder = await accounts.apiKeys.authenticate(presented);
+    if (!holder) throw Unauthenticated('auth.api_key_invalid', { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
+    await takeRateLimit(ctx, options.keyLimiter, holder.key.id);
+    if (!keysAllowed) throw Forbidden('auth.api_key_not_allowed');
+    const scope = requiredScope(ctx.method, ctx.state.routeTemplate);
+    if (!holder.key.scopes.includes(scope)) {
+      throw Forbidden('auth.api_key_scope_missing', { params: { scope }, headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` } });
+    }
+    return { user: holder.user, apiKey: holder.key };
+  };
+  const guard =
+    (keysAllowed: boolean): Middleware<AppState> =>
+    async (ctx, next) => {
+      const presented = presentedKey(ctx);
+      ctx.state.auth = presented === undefined ? await bySession(ctx) : await byKey(ctx, presented, keysAllowed);
+      await next();
+    };
+  const session = guard(true);
   const superuser: Middleware<AppState> = async (ctx, next) =>
     session(ctx, async () => {
       if (!requireAuth(ctx).user.isSuperuser) throw Forbidden();
       await next();
     });
-  return { session, superuser };
+  return { session, 'session-only': guard(false), superuser };
 }
 
-/** The caller of a route guarded by 'session' or 'superuser'. */
+/** The caller of a route guarded by 'session', 'session-only' or 'superuser'. */
 export function requireAuth(ctx: AppContext): Auth {
   const auth = ctx.state.auth as Auth | undefined;
   if (!auth) throw Unauthenticated();
+  return auth;
+}
+
+/** The cookie session of a route guarded by 'session-only'. */
+export function requireSession(ctx: AppContext): SessionAuth {
+  const auth = requireAuth(ctx);
+  if (!auth.session) throw Forbidden('auth.api_key_not_allowed');
   return auth;
 }
 
@@ -72,12 +124,12 @@ const OWN_SITE_FETCHES = new Set(['same-origin', 'none']);
  * (Origin, on every POST) or at least whether it is ours (Sec-Fetch-Site); a client
  * sending neither is no browser a third-party page drives (curl, scripts, apps) and passes.
  */
-export function refuseCrossSiteLogin(ctx: AppContext, publicBaseUrl: string): void {
+export function refuseCrossSiteLogin(ctx: AppContext, publicBaseUrl: string, allowedOrigins: readonly string[] = []): void {
   const origin = ctx.get('Origin');
   const site = ctx.get('Sec-Fetch-Site');
-  // The api's own address counts as ours too (Koa 3's ctx.origin is the Origin header, hence protocol + host).
+  // The api's own address counts as ours too (Koa 3's ctx.origin is the Origin header, hence protocol + host), and so do CORS_ALLOWED_ORIGINS.
   const ours = origin
-    ? origin === new URL(publicBaseUrl).origin || origin === `${ctx.protocol}://${ctx.host}`
+    ? origin === new URL(publicBaseUrl).origin || origin === `${ctx.protocol}://${ctx.host}` || allowedOrigins.includes(origin)
     : !site || OWN_SITE_FETCHES.has(site);
   if (!ours) throw Forbidden('auth.cross_site_login');
 }

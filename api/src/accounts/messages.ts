@@ -3,6 +3,12 @@ import { defineMessages } from '../i18n/define.ts';
 /** Messages of accounts, sessions and authentication, and the e-mails they send. */
 export const accountMessages = defineMessages({
   en: {
+    'auth.api_key_invalid': 'The API key is unknown, revoked or expired.',
+    'auth.api_key_scope_missing': 'This API key lacks the {scope} scope.',
+    'auth.api_key_not_allowed': 'An API key cannot do this: sign in with a password session.',
+    'api_keys.limit_reached': 'You hold {limit} live API keys already. Revoke one first.',
+    'api_keys.not_found': 'No such API key.',
+    'api_keys.expiry_not_future': 'expires_at must be in the future.',
     'auth.not_authenticated': 'Not authenticated.',
     'auth.csrf_not_found': 'CSRF token not found',
     'auth.invalid_credentials': 'Incorrect username or password.',
@@ -42,6 +48,12 @@ export const accountMessages = defineMessages({
     'auth.mail.signup_attempt.body': 'Hello,\n\nSomeone tried to create a Cutroom account with this e-mail address, which already has one. If it was you, log in, or reset your password at {link}. Otherwise, ignore this e-mail.',
   },
   pt: {
+    'auth.api_key_invalid': 'A chave de API é desconhecida, foi revogada ou expirou.',
+    'auth.api_key_scope_missing': 'Esta chave de API não tem o escopo {scope}.',
+    'auth.api_key_not_allowed': 'Uma chave de API não pode fazer isto: entre com uma sessão de senha.',
+    'api_keys.limit_reached': 'Você já tem {limit} chaves de API ativas. Revogue uma primeiro.',
+    'api_keys.not_found': 'Chave de API não encontrada.',
+    'api_keys.expiry_not_future': 'expires_at deve estar no futuro.',
     'auth.not_authenticated': 'Não autenticado.',
     'auth.csrf_not_found': 'Token CSRF não encontrado',
     'auth.invalid_credentials': 'Nome de utilizador ou palavra-passe incorretos.',
@@ -81,6 +93,12 @@ export const accountMessages = defineMessages({
     'auth.mail.signup_attempt.body': 'Olá,\n\nAlguém tentou criar uma conta Cutroom com este endereço de e-mail, que já tem uma. Se foi você, entre, ou redefina a sua palavra-passe em {link}. Caso contrário, ignore este e-mail.',
   },
   es: {
+    'auth.api_key_invalid': 'La clave de API es desconocida, fue revocada o caducó.',
+    'auth.api_key_scope_missing': 'Esta clave de API no tiene el ámbito {scope}.',
+    'auth.api_key_not_allowed': 'Una clave de API no puede hacer esto: inicie sesión con contraseña.',
+    'api_keys.limit_reached': 'Ya tiene {limit} claves de API activas. Revoque una primero.',
+    'api_keys.not_found': 'No existe esa clave de API.',
+    'api_keys.expiry_not_future': 'expires_at debe estar en el futuro.',
     'auth.not_authenticated': 'No autenticado.',
     'auth.csrf_not_found': 'Token CSRF no encontrado',
     'auth.invalid_credentials': 'Nombre de usuario o contraseña incorrectos.',

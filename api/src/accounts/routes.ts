@@ -8,9 +8,10 @@ import { translate, type Locale, type MessageKey } from '../i18n/index.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import { userView, type AccountsService, type StartedSession } from './accounts-service.ts';
 import { writeCookie } from './cookies.ts';
-import { authenticate, CSRF_COOKIE, refuseCrossSiteLogin, requireAuth, SESSION_COOKIE } from './guards.ts';
+import { authenticate, CSRF_COOKIE, refuseCrossSiteLogin, requireAuth, requireSession, SESSION_COOKIE } from './guards.ts';
 import { OidcSignInError, PROVIDER_NAME, type OidcSignIn } from './oidc.ts';
-import type { RateLimits } from './rate-limits.ts';
+import type { RateLimitName, RateLimits } from './rate-limits.ts';
+import { takeRateLimit } from '../http/rate-limit-headers.ts';
 import { CheckAuthResult, Detail, Email, LoginResult, Name, Password, Token, UserRead, Username } from './schemas.ts';
 import type { Session } from './sessions.ts';
 
@@ -22,7 +23,7 @@ export interface AccountRouteDeps {
   limits: RateLimits;
   /** Absent when OIDC_ISSUER is unset. */
   oidc: OidcSignIn | undefined;
-  config: Pick<Config, 'SUPPORTED_LOCALES' | 'MAX_JSON_BODY_BYTES'>;
+  config: Pick<Config, 'SUPPORTED_LOCALES' | 'MAX_JSON_BODY_BYTES' | 'CORS_ALLOWED_ORIGINS'>;
   baseUrl: () => string;
 }
 
@@ -37,6 +38,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
   const { accounts, billing, orm, limits, oidc } = deps;
   const secure = () => deps.baseUrl().startsWith('https:');
   const detail = (ctx: AppContext, key: MessageKey) => ({ detail: translate(ctx.state.locale, key) });
+  // One request of the caller's allowance, announced in the RateLimit fields; 429 with Retry-After past it.
+  const limit = (ctx: AppContext, name: RateLimitName, caller: string) => takeRateLimit(ctx, limits.limiter(name), caller);
 
   // Both cookies live as long as the session; the server, not the cookie, decides when a CSRF token expires.
   const cookieMaxAge = (session: Session) => Math.round((session.expiresAt.getTime() - session.createdAt.getTime()) / 1000);
@@ -64,7 +67,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
       429: { description: 'More than 5 signups from this IP in 10 minutes' },
     },
     handler: async (ctx, { body }) => {
-      await limits.consume('signup', ctx.ip);
+      await limit(ctx, 'signup', ctx.ip);
       ctx.status = 201;
       ctx.body = await accounts.signUp(ctx.state.em, { ...body, locale: ctx.state.locale });
     },
@@ -89,7 +92,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
       429: { description: 'Locked out, or too many attempts in flight; Retry-After in seconds' },
     },
     handler: async (ctx, { body }) => {
-      refuseCrossSiteLogin(ctx, deps.baseUrl());
+      refuseCrossSiteLogin(ctx, deps.baseUrl(), deps.config.CORS_ALLOWED_ORIGINS);
       const rememberMe = body.remember_me === 'true' || body.remember_me === 'on' || body.remember_me === '1';
       const { user, ...started } = await accounts.logIn(ctx.state.em, { identifier: body.username, password: body.password, rememberMe, ip: ctx.ip });
       startSessionCookies(ctx, started);
@@ -103,10 +106,10 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     path: '/api/v1/auth/logout',
     summary: 'Ends this session and clears its cookies.',
     tags,
-    access: 'session',
+    access: 'session-only',
     responses: ok('Logged out'),
     handler: async (ctx) => {
-      await accounts.sessions.end(requireAuth(ctx).session);
+      await accounts.sessions.end(requireSession(ctx).session);
       clearSessionCookies(ctx);
       ctx.body = detail(ctx, 'auth.logged_out');
     },
@@ -117,7 +120,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     path: '/api/v1/auth/logout-all',
     summary: "Ends every one of the user's sessions, this one included.",
     tags,
-    access: 'session',
+    access: 'session-only',
     responses: { 200: { description: 'Sessions ended', schema: z.object({ terminated_count: z.int() }) } },
     handler: async (ctx) => {
       const terminated = await accounts.sessions.endAll(requireAuth(ctx).user.id);
@@ -142,7 +145,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
       body: z.object({ email: Email }),
       responses: { ...ok('Same answer whatever the address'), 429: { description: 'More than 3 verification and reset mails per IP in 5 minutes' } },
       handler: async (ctx, { body }) => {
-        await limits.consume('link-mail', ctx.ip);
+        await limit(ctx, 'link-mail', ctx.ip);
         await send(ctx, body.email);
         ctx.body = detail(ctx, answer);
       },
@@ -267,12 +270,12 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     path: '/api/v1/auth/change-password',
     summary: 'Changes the password (current one required unless the account has none); every session ends.',
     tags,
-    access: 'session',
+    access: 'session-only',
     body: z.object({ current_password: z.string().max(1024).optional(), new_password: Password }),
     responses: { ...ok('Password changed'), 400: { description: 'Current password missing or wrong' }, 429: { description: 'More than 5 in 300 s' } },
     handler: async (ctx, { body }) => {
       const { user } = requireAuth(ctx);
-      await limits.consume('change-password', user.id);
+      await limit(ctx, 'change-password', user.id);
       await accounts.changePassword(ctx.state.em, user, { currentPassword: body.current_password, newPassword: body.new_password });
       clearSessionCookies(ctx);
       ctx.body = detail(ctx, 'auth.password_changed');
@@ -284,12 +287,12 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     path: '/api/v1/auth/request-email-change',
     summary: 'Mails a confirmation link to the new address and a notice to the current one. Same answer whether the address is taken.',
     tags,
-    access: 'session',
+    access: 'session-only',
     body: z.object({ new_email: Email, password: z.string().max(1024) }),
     responses: { ...ok('Same answer whatever the address'), 400: { description: 'Wrong password' }, 429: { description: 'More than 3 in 300 s' } },
     handler: async (ctx, { body }) => {
       const { user } = requireAuth(ctx);
-      await limits.consume('request-email-change', user.id);
+      await limit(ctx, 'request-email-change', user.id);
       await accounts.requestEmailChange(user, { newEmail: body.new_email, password: body.password });
       ctx.body = detail(ctx, 'auth.email_change_sent');
     },
@@ -314,12 +317,12 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     path: '/api/v1/auth/verify-password',
     summary: "Checks the user's password; nothing else happens.",
     tags,
-    access: 'session',
+    access: 'session-only',
     body: z.object({ password: z.string().max(1024) }),
     responses: { ...ok('Correct'), 400: { description: 'Incorrect' }, 429: { description: 'More than 10 checks in 300 s' } },
     handler: async (ctx, { body }) => {
       const { user } = requireAuth(ctx);
-      await limits.consume('password-check', user.id);
+      await limit(ctx, 'password-check', user.id);
       await accounts.verifyPassword(user, body.password);
       ctx.body = detail(ctx, 'auth.password_confirmed');
     },
@@ -356,12 +359,12 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     path: '/api/v1/users/me',
     summary: 'Deletes the account and its data (password-confirmed; not needed for accounts without one); every session ends.',
     tags: ['users'],
-    access: 'session',
+    access: 'session-only',
     body: z.object({ password: z.string().max(1024).optional() }),
     responses: { 204: { description: 'Deleted' }, 400: { description: 'Password missing or wrong' } },
     handler: async (ctx, { body }) => {
       const { user } = requireAuth(ctx);
-      await limits.consume('password-check', user.id);
+      await limit(ctx, 'password-check', user.id);
       await accounts.deleteAccount(ctx.state.em, user, body.password);
       clearSessionCookies(ctx);
       ctx.status = 204;

@@ -1,5 +1,6 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import { DeletedAccount, User, UserIdentity } from '../accounts/entities.ts';
+import { ApiKey } from '../api-keys/entities.ts';
 import { CreditEntry, Subscription } from '../billing/entities.ts';
 import { Job } from '../jobs/entities.ts';
 import { MediaFile, MediaItem } from '../media/entities.ts';
@@ -20,6 +21,7 @@ export const entities: EntitySchema[] = [
   User,
   UserIdentity,
   DeletedAccount,
+  ApiKey,
   Subscription,
   CreditEntry,
   Job,

@@ -17,6 +17,7 @@ export function registerEventStreams(router: ApiRouter, services: EventStreamSer
     connections: new StreamConnections(services.redis, streamLeaseMs(config.SSE_KEEPALIVE_SECONDS)),
     budget: new StreamBudget(streamBudgetOf(config.HTTP_MAX_CONNECTIONS, config.SSE_STREAM_SHARE_PERCENT)),
     sessions: services.accounts.sessions,
+    apiKeys: services.accounts.apiKeys,
     logger: services.logger,
     metrics: new StreamMetrics(services.metrics),
     keepaliveSeconds: config.SSE_KEEPALIVE_SECONDS,

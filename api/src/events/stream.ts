@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
 import type { SessionStore } from '../accounts/sessions.ts';
+import type { ApiKeys } from '../api-keys/service.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import { RateLimited, Unavailable } from '../shared/errors.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
@@ -25,6 +26,8 @@ export interface StreamDeps {
   budget: StreamBudget;
   /** Re-checked on every keepalive: a stream ends with its session (logout, logout-all, expiry). */
   sessions: Pick<SessionStore, 'find'>;
+  /** Likewise for a stream opened with an API key: it ends when the key is revoked or expires. */
+  apiKeys: Pick<ApiKeys, 'isLive'>;
   logger: Logger;
   metrics: StreamMetrics;
   keepaliveSeconds: number;
@@ -45,7 +48,8 @@ function sseFrame(event: string, data: unknown): string {
 
 const streamResponses = {
   200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
-  401: { description: 'No active session' },
+  401: { description: 'No active session, or an unknown, revoked or expired API key' },
+  403: { description: 'The API key lacks the read scope' },
   429: { description: 'Too many open streams of this kind for this user (SSE_MAX_CONNECTIONS_PER_USER per kind)' },
   503: { description: "The events channel could not be subscribed in time (Redis unavailable), or this process's stream budget (SSE_STREAM_SHARE_PERCENT of HTTP_MAX_CONNECTIONS) is spent; with Retry-After" },
 } satisfies Record<number, ResponseSpec>;
@@ -75,8 +79,8 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
     params: ProjectUuidParams,
     responses: {
       ...streamResponses,
-      401: { description: 'No active session, or the user was deleted' },
-      403: { description: "Another user's project" },
+      401: { description: 'No active session (or the user was deleted), or an unknown, revoked or expired API key' },
+      403: { description: "Another user's project, or the API key lacks the read scope" },
       404: { description: 'No such project' },
     },
     handler: async (ctx, { params }) => {
@@ -97,9 +101,8 @@ interface StreamSource {
 /** Who a stream serves, as plain values: nothing of the ORM. */
 interface StreamCaller {
   userId: string;
-  /** The session the stream ends with (its key), and the cookie that finds it again. */
-  sessionKey: string;
-  cookie: string;
+  /** Whether the session or the key the stream was opened with still lives (asked at every keepalive). */
+  alive: () => Promise<boolean>;
 }
 
 /**
@@ -114,12 +117,18 @@ const outsideRequests = AsyncLocalStorage.snapshot();
  * request's EntityManager and ORM-loaded user: Koa keeps `ctx` until the response ends,
  * so whatever `ctx.state` holds would otherwise live as long as the stream.
  */
-function releaseRequest(ctx: AppContext): StreamCaller {
-  const { user, session } = requireAuth(ctx);
-  const caller = { userId: user.id, sessionKey: session.key, cookie: ctx.cookies.get(SESSION_COOKIE) ?? '' };
+function releaseRequest(ctx: AppContext, deps: StreamDeps): StreamCaller {
+  const auth = requireAuth(ctx);
+  const caller = { userId: auth.user.id, alive: stillAlive(deps, auth.apiKey?.id, auth.session?.key, ctx.cookies.get(SESSION_COOKIE) ?? '') };
   ctx.state.auth = undefined;
   ctx.state.releaseEntityManager();
   return caller;
+}
+
+/** Its own scope, of plain values: the check a stream's keepalive makes keeps nothing of the request. */
+function stillAlive(deps: StreamDeps, keyId: string | undefined, sessionKey: string | undefined, cookie: string): () => Promise<boolean> {
+  if (keyId !== undefined) return () => deps.apiKeys.isLive(keyId);
+  return async () => (await deps.sessions.find(cookie))?.key === sessionKey;
 }
 
 /**
@@ -128,7 +137,7 @@ function releaseRequest(ctx: AppContext): StreamCaller {
  * Call it after the opening checks: from here on the request's ORM state is gone.
  */
 function openEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource): Promise<void> {
-  const caller = releaseRequest(ctx);
+  const caller = releaseRequest(ctx, deps);
   return outsideRequests(() => serveEventStream(ctx, deps, source, caller));
 }
 
@@ -140,7 +149,7 @@ const STREAM_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
-async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource, { userId, sessionKey, cookie }: StreamCaller): Promise<void> {
+async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: StreamSource, { userId, alive }: StreamCaller): Promise<void> {
   // HEAD (routed to every GET route): the stream's head and nothing more; no lease, no channel.
   if (ctx.method === 'HEAD') {
     ctx.status = 200;
@@ -213,16 +222,13 @@ async function serveEventStream(ctx: AppContext, deps: StreamDeps, source: Strea
   if (closed) return void stopListening();
 
   const tick = async () => {
-    const alive = await deps.sessions.find(cookie).then(
-      (current) => current?.key === sessionKey,
-      (error: unknown) => {
-        // A transient Redis failure should not drop every stream; the next tick checks again.
-        deps.logger.warn({ err: error }, 'checking the session of a stream failed');
-        return true;
-      },
-    );
+    const live = await alive().catch((error: unknown) => {
+      // A transient Redis (or PostgreSQL) failure should not drop every stream; the next tick checks again.
+      deps.logger.warn({ err: error }, 'checking the session or key of a stream failed');
+      return true;
+    });
     if (closed) return;
-    if (!alive) return close();
+    if (!live) return close();
     write(': keepalive\n\n');
     lease.renew().catch((error: unknown) => deps.logger.warn({ err: error }, 'renewing a stream lease failed'));
   };

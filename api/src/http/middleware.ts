@@ -101,7 +101,11 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
         ctx.set('X-Request-Id', ctx.state.requestId);
         ctx.set('Cache-Control', 'no-store');
       }
-      for (const [name, value] of Object.entries(mapped?.headers ?? {})) ctx.set(name, value);
+      for (const [name, value] of Object.entries(mapped?.headers ?? {})) {
+        // A policy that refuses joins those already announced (the address's, then the key's).
+        const earlier = LIST_FIELDS.has(name) ? ctx.response.get(name) : '';
+        ctx.set(name, earlier ? `${earlier}, ${value}` : value);
+      }
       ctx.status = status;
       ctx.body = body;
     } finally {
@@ -123,6 +127,9 @@ export function errorsAndAccessLog(logger: Logger, metrics: HttpMetrics): Middle
     }
   };
 }
+
+/** Header fields that are lists of items, one per rate-limit policy: an error's item is added, not put in place of the others. */
+const LIST_FIELDS = new Set(['RateLimit', 'RateLimit-Policy']);
 
 /** Seconds a client is asked to wait when PostgreSQL, Redis or another dependency is unreachable. */
 const OUTAGE_RETRY_AFTER_SECONDS = 5;

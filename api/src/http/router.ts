@@ -9,8 +9,13 @@ import type { AppContext, AppState } from './state.ts';
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
-/** Who may call a route; the guard for each is handed to the router by the composition root. */
-type Access = 'public' | 'session' | 'superuser';
+/**
+ * Who may call a route; the guard for each is handed to the router by the composition root.
+ * 'session': a cookie session or an API key with the scope the request needs;
+ * 'session-only': a cookie session, never a key (key management, password, account deletion);
+ * 'superuser': either, for superusers only.
+ */
+type Access = 'public' | 'session' | 'session-only' | 'superuser';
 
 export interface ResponseSpec {
   description: string;

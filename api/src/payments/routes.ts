@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext, AppState } from '../http/state.ts';
+import { announceRateLimit } from '../http/rate-limit-headers.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { Payments } from './payments.ts';
 import {
@@ -135,7 +136,7 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
       429: { description: 'Too many support requests (Retry-After)' },
     },
     handler: async (ctx, { body }) => {
-      await payments.support.send(ctx.state.em, requireAuth(ctx).user, body);
+      announceRateLimit(ctx, await payments.support.send(ctx.state.em, requireAuth(ctx).user, body));
       ctx.body = { sent: true };
     },
   });

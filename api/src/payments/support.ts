@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Mailer } from '../accounts/mailer.ts';
 import type { UserRow } from '../accounts/entities.ts';
 import { effectivePlan, type BillingService } from '../billing/billing-service.ts';
 import { translate, type Locale, type MessageKey, type MessageParams } from '../i18n/index.ts';
 import type { Clock } from '../shared/clock.ts';
-import { Forbidden, RateLimited } from '../shared/errors.ts';
+import { Forbidden } from '../shared/errors.ts';
+import { RateLimiter, type RateLimitFields } from '../shared/rate-limiter.ts';
 import { localeOf } from './service.ts';
 
 /** One mail written from the payments catalog in the given language. */
@@ -37,23 +37,19 @@ interface SupportDeps {
  */
 export class SupportRequests {
   readonly #deps: SupportDeps;
-  readonly #limiter: RateLimiterRedis;
+  readonly #limiter: RateLimiter;
 
   constructor(deps: SupportDeps) {
     this.#deps = deps;
-    this.#limiter = new RateLimiterRedis({ storeClient: deps.redis, keyPrefix: 'rate:support-request', points: deps.limit.points, duration: deps.limit.seconds });
+    this.#limiter = new RateLimiter(deps.redis, { name: 'support-request', ...deps.limit });
   }
 
-  async send(em: EntityManager, user: UserRow, request: { reason: string; message: string }): Promise<void> {
+  /** Sends the request; answers what is left of the user's allowance (the RateLimit fields), 429 past it. */
+  async send(em: EntityManager, user: UserRow, request: { reason: string; message: string }): Promise<RateLimitFields> {
     const subscription = await this.#deps.billing.subscriptionOf(em, user.id);
     const plan = effectivePlan(subscription, this.#deps.clock.now());
     if (!plan.paid && !subscription.isBeta) throw Forbidden('payments.support_forbidden');
-    try {
-      await this.#limiter.consume(user.id);
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) throw RateLimited(rejection.msBeforeNext / 1000);
-      throw rejection;
-    }
+    const allowance = await this.#limiter.take(user.id);
     const credits = await this.#deps.billing.creditsOf(em, user.id);
     // The team reads English; the user's own words travel as written.
     await this.#deps.mailer.send(
@@ -74,5 +70,6 @@ export class SupportRequests {
     );
     const confirmation = paymentMail(localeOf(user), user.email, 'support_confirmation', { name: user.name, reason: request.reason, message: request.message });
     this.#deps.mailer.send(confirmation).catch((error: unknown) => this.#deps.logger.warn({ err: error, to: user.email }, 'support confirmation not delivered'));
+    return allowance;
   }
 }
