@@ -25,6 +25,11 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   summary: string;
   tags: string[];
   access: Access;
+  /**
+   * The operation's name in the OpenAPI document, which generated clients turn into
+   * method names; derived from the method and path when absent (see operationIdOf).
+   */
+  operationId?: string;
   params?: P;
   query?: Q;
   body?: B;
@@ -145,6 +150,58 @@ function findUnstorableText(input: unknown, where: string): { field: string; key
   return null;
 }
 
+const MUTATING_METHODS = new Set<Method>(['post', 'put', 'patch', 'delete']);
+
+/**
+ * A stable operationId from the method and the path below /api/v1: each static segment
+ * in PascalCase, each parameter as `By` + its name, so `get /api/v1/projects/{project_uuid}/edits`
+ * is `getProjectsByProjectUuidEdits`. Method and path identify a route, so the names are
+ * unique, and they change only when the route does.
+ */
+export function operationIdOf(method: Method, path: string): string {
+  const pascal = (words: string) =>
+    words
+      .split(/[^A-Za-z0-9]+/)
+      .filter(Boolean)
+      .map((word) => word[0]!.toUpperCase() + word.slice(1))
+      .join('');
+  const segments = path
+    .replace(/^\/api\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => {
+      const parameter = /^\{(\w+)\}$/.exec(segment);
+      return parameter ? `By${pascal(parameter[1]!)}` : pascal(segment);
+    });
+  return method + (segments.join('') || 'Root');
+}
+
+/**
+ * What the router itself answers for a route, whatever its handler does: 401 and (on a
+ * mutation, for the CSRF header) 403 from the guards, 403 for a non-superuser, 422 from
+ * validation (a query string is checked on every route), 404 for path parameters naming
+ * nothing of the caller's, 400 and 413 for a body that cannot be read.
+ */
+function impliedResponses(spec: { method: Method; access: Access; params?: unknown; body?: unknown }): Record<number, string> {
+  const implied: Record<number, string> = {};
+  if (spec.body) {
+    implied[400] = 'The body is not well-formed JSON (or form data)';
+    implied[413] = 'The body is larger than MAX_JSON_BODY_BYTES';
+  }
+  if (spec.access !== 'public') implied[401] = 'No live session';
+  if (spec.access === 'superuser') implied[403] = 'The caller is not a superuser, or a mutation without a valid X-CSRF-Token';
+  else if (spec.access === 'session' && MUTATING_METHODS.has(spec.method)) implied[403] = 'The X-CSRF-Token header is missing or does not match the session';
+  if (spec.params) implied[404] = 'Nothing of the caller\'s at this address';
+  implied[422] = 'The path, query or body failed validation (code ValidationError, with `errors`)';
+  return implied;
+}
+
+/** The security requirement of a route: none when public, the session cookie, and on a mutation the CSRF header as well. */
+function securityOf(spec: { method: Method; access: Access }): RouteConfig['security'] {
+  if (spec.access === 'public') return [];
+  return MUTATING_METHODS.has(spec.method) ? [{ session: [], csrf: [] }] : [{ session: [] }];
+}
+
 function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): RouteConfig {
   const request: NonNullable<RouteConfig['request']> = {};
   if (spec.params) request.params = spec.params;
@@ -153,28 +210,38 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
     const type = spec.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
     request.body = { content: { [type]: { schema: spec.body } }, required: true };
   }
+  const listed: Record<number, ResponseSpec> = { ...spec.responses };
+  for (const [status, description] of Object.entries(impliedResponses(spec))) listed[Number(status)] ??= { description };
   const responses: RouteConfig['responses'] = {};
-  for (const [status, response] of Object.entries(spec.responses)) {
-    responses[status] = response.schema
-      ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
+  for (const [status, response] of Object.entries(listed)) {
+    // An error answer without a body of its own is the error middleware's `{ detail, ... }`; a media type without a schema (an event stream) is still declared.
+    const schema = response.schema ?? (Number(status) >= 400 ? ErrorBody : response.contentType ? z.string() : undefined);
+    responses[status] = schema
+      ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema } } }
       : { description: response.description };
   }
-  responses.default = { description: 'Error', content: { 'application/json': { schema: ErrorBody } } };
+  responses.default = { description: 'An unexpected failure (5xx, with support_id)', content: { 'application/json': { schema: ErrorBody } } };
   return {
     method: spec.method,
     path: spec.path,
+    operationId: spec.operationId ?? operationIdOf(spec.method, spec.path),
     summary: spec.summary,
     tags: spec.tags,
-    ...(spec.access === 'public' ? { security: [] } : {}),
+    security: securityOf(spec),
     request,
     responses,
   };
 }
 
-const ErrorBody = z
+/** What the error middleware (middleware.ts, errorsAndAccessLog) sends for every failure. */
+export const ErrorBody = z
   .object({
-    detail: z.string(),
-    support_id: z.string().length(8).optional().describe('On 5xx only; also in the log line of the request.'),
+    detail: z.string().describe("What went wrong, in the request's language (Accept-Language)."),
     code: z.string().optional().describe('Named error type, e.g. ValidationError or MultipartCompleteError.'),
+    errors: z
+      .array(z.object({ field: z.string().describe('Where: `body.name`, `query.limit`, `path.project_uuid`.'), message: z.string() }))
+      .optional()
+      .describe('On validation failures (code ValidationError): every field found wrong.'),
+    support_id: z.string().length(8).optional().describe('On 5xx only; also in the log line of the request.'),
   })
   .meta({ id: 'Error' });
