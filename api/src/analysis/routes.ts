@@ -43,7 +43,7 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
     tags: ['analysis'],
     access: 'session',
     params: ProjectUuidParams,
-    responses: { 200: { description: 'The estimate', schema: EstimatedCredits }, 404: { description: 'No such project of the caller' } },
+    responses: { 200: { description: 'The estimate', schema: EstimatedCredits }, 404: { description: 'No such project of the caller' }, 409: { description: 'A source of the spine is still being processed, so its duration is not known yet' } },
     handler: async (ctx, { params }) => {
       ctx.body = await analysis.estimate(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
     },
