@@ -44,7 +44,10 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
     tags: ['media'],
     access: 'session',
     query: ListQuery,
-    responses: { 200: { description: 'A page of media items', schema: pageSchema(MediaItemSchema) } },
+    responses: {
+      200: { description: 'A page of media items', schema: pageSchema(MediaItemSchema) },
+      404: { description: 'group_id names no group of the caller' },
+    },
     handler: async (ctx, { query }) => {
       const { user } = requireAuth(ctx);
       const { rows, total } = await library.list(
