@@ -51,7 +51,7 @@ describe('canvases: the structural editor (layout, swap, reorder, delete, create
   }
 
   async function canvases(projectId: string, owner: SignedIn = user): Promise<CanvasJson[]> {
-    return json(await owner.client.get(`/api/v1/projects/${projectId}/canvases`));
+    return (await json(await owner.client.get(`/api/v1/projects/${projectId}/canvases`))).data;
   }
 
   /** A canvas row of any type, with media by role, appended at the given position. */
@@ -108,7 +108,7 @@ describe('canvases: the structural editor (layout, swap, reorder, delete, create
       expect(ids(result.stranded_edits)).to.deep.equal([straddling]);
       expect(moved.has(onC), 'the third canvas did not move').to.equal(false);
       expect(ids(await canvases(projectId))).to.deep.equal([b!.uuid, a!.uuid, c!.uuid]);
-      const listed: EditJson[] = await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`));
+      const listed: EditJson[] = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data;
       expect(listed.find((edit) => edit.uuid === onA)).to.include({ start_ms: 4000, end_ms: 5000 });
     });
 

@@ -60,7 +60,7 @@ describe('drafts: save, list, read and change a project draft', function () {
   async function listed(projectId: string, query = ''): Promise<string[]> {
     const response = await user.client.get(`/api/v1/projects/${projectId}/drafts/${query ? `?${query}` : ''}`);
     expect(response.status, await response.clone().text()).to.equal(200);
-    return (await json(response)).map((row: DraftBody) => row.name);
+    return (await json(response)).data.map((row: DraftBody) => row.name);
   }
 
   async function expect422(response: Response, mention: string | RegExp): Promise<void> {
