@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { Invalid } from '../shared/errors.ts';
-import { zodErrorMap, type MessageKey } from '../i18n/index.ts';
+import { localizedIssueMessage, zodErrorMap, type MessageKey } from '../i18n/index.ts';
 import type { AppContext, AppState } from './state.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -93,7 +93,7 @@ function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: strin
   if (result.success) return result.data;
   const errors = result.error.issues.map((issue) => ({
     field: [where, ...issue.path.map(String)].join('.'),
-    message: issue.message,
+    message: localizedIssueMessage(locale, issue as { message: string; params?: Record<string, unknown> }),
   }));
   const first = errors[0] ?? { field: where, message: '' };
   throw Invalid('request.validation', {
