@@ -26,6 +26,36 @@ export interface ContractCheck {
 const escapePointer = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /**
+ * A validator of values against a schema of the document, by JSON pointer: null when the
+ * value is valid, else Ajv's errors as text. Ajv 2020 (OpenAPI 3.1's JSON Schema) with
+ * formats; `$ref`s resolve inside the document.
+ */
+export function documentSchemas(document: any): (pointer: string) => (value: unknown) => string | null {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats.default(ajv);
+  ajv.addSchema(document, 'openapi.json');
+  const validators = new Map<string, ValidateFunction>();
+  return (pointer) => {
+    let validate = validators.get(pointer);
+    if (!validate) validators.set(pointer, (validate = ajv.compile({ $ref: `openapi.json#${pointer}` })));
+    const compiled = validate;
+    return (value) => (compiled(value) ? null : ajv.errorsText(compiled.errors, { dataVar: 'body' }));
+  };
+}
+
+/**
+ * What the document's `webhooks` entry `name` says of a payload Cutroom sent: null when the
+ * payload is the declared JSON body of that webhook's POST, else why not. For the webhook
+ * tests, so every delivered event is checked against the document as responses are.
+ */
+export function checkWebhookPayload(document: any, name: string, payload: unknown): string | null {
+  const operation = document.webhooks?.[name]?.post;
+  if (!operation) return `the document has no webhook ${name} (webhooks: ${Object.keys(document.webhooks ?? {}).join(', ') || 'none'})`;
+  if (!operation.requestBody?.content?.['application/json']) return `webhook ${name} declares no application/json body`;
+  return documentSchemas(document)(`/webhooks/${escapePointer(name)}/post/requestBody/content/application~1json/schema`)(payload);
+}
+
+/**
  * Checks every answer the app gives through `app.fetch` (and so every Client of it) against
  * the document the app serves at /api/v1/openapi.json: the status is one the operation
  * lists (a 5xx may fall to `default`), the Content-Type is one it declares, and a JSON
@@ -36,10 +66,7 @@ const escapePointer = (segment: string) => segment.replaceAll('~', '~0').replace
 export async function checkResponsesAgainstDocument(app: TestApp): Promise<ContractCheck> {
   const plainFetch = app.fetch;
   const document: any = await (await plainFetch('/api/v1/openapi.json')).json();
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats.default(ajv);
-  ajv.addSchema(document, 'openapi.json');
-  const validators = new Map<string, ValidateFunction>();
+  const schemaAt = documentSchemas(document);
   const routes = Object.keys(document.paths as object)
     .map((template) => ({
       template,
@@ -63,6 +90,11 @@ export async function checkResponsesAgainstDocument(app: TestApp): Promise<Contr
       violations.push(`${where}: status not listed (listed: ${Object.keys(responses).join(', ')})`);
       return;
     }
+    // Headers the document says this answer always carries (rate-limit fields, Retry-After, …).
+    for (const [name, header] of Object.entries((responses[key].headers ?? {}) as Record<string, any>)) {
+      const required = (header.$ref ? document.components?.headers?.[header.$ref.split('/').pop()] : header)?.required === true;
+      if (required && !response.headers.has(name)) violations.push(`${where}: the required header ${name} is missing`);
+    }
     const declared = (responses[key].content ?? {}) as Record<string, any>;
     const contentType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
     const bodyless = response.status === 204 || response.status === 304 || method === 'head';
@@ -79,11 +111,8 @@ export async function checkResponsesAgainstDocument(app: TestApp): Promise<Contr
       return;
     }
     if (mediaType !== 'application/json') return; // streams and files: the media type is the contract
-    const pointer = `openapi.json#/paths/${escapePointer(route.template)}/${method}/responses/${key}/content/application~1json/schema`;
-    let validate = validators.get(pointer);
-    if (!validate) validators.set(pointer, (validate = ajv.compile({ $ref: pointer })));
-    const body: unknown = await response.clone().json();
-    if (!validate(body)) violations.push(`${where}: body does not match its schema: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}`);
+    const problem = schemaAt(`/paths/${escapePointer(route.template)}/${method}/responses/${key}/content/application~1json/schema`)(await response.clone().json());
+    if (problem) violations.push(`${where}: body does not match its schema: ${problem}`);
   }
 
   app.fetch = async (path, init) => {
