@@ -151,6 +151,7 @@ function findUnstorableText(input: unknown, where: string): { field: string; key
 }
 
 const MUTATING_METHODS = new Set<Method>(['post', 'put', 'patch', 'delete']);
+const COMBINED_STATUSES = new Set([400, 403, 422]);
 
 /**
  * A stable operationId from the method and the path below /api/v1: each static segment
@@ -189,8 +190,9 @@ function impliedResponses(spec: { method: Method; access: Access; params?: unkno
     implied[413] = 'The body is larger than MAX_JSON_BODY_BYTES';
   }
   if (spec.access !== 'public') implied[401] = 'No live session';
-  if (spec.access === 'superuser') implied[403] = 'The caller is not a superuser, or a mutation without a valid X-CSRF-Token';
-  else if (spec.access === 'session' && MUTATING_METHODS.has(spec.method)) implied[403] = 'The X-CSRF-Token header is missing or does not match the session';
+  const csrf = spec.access !== 'public' && MUTATING_METHODS.has(spec.method) ? 'The X-CSRF-Token header is missing or does not match the session' : undefined;
+  if (spec.access === 'superuser') implied[403] = csrf ? `The caller is not a superuser; or: ${csrf}` : 'The caller is not a superuser';
+  else if (csrf) implied[403] = csrf;
   if (spec.params) implied[404] = 'Nothing of the caller\'s at this address';
   implied[422] = 'The path, query or body failed validation (code ValidationError, with `errors`)';
   return implied;
@@ -211,7 +213,12 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
     request.body = { content: { [type]: { schema: spec.body } }, required: true };
   }
   const listed: Record<number, ResponseSpec> = { ...spec.responses };
-  for (const [status, description] of Object.entries(impliedResponses(spec))) listed[Number(status)] ??= { description };
+  for (const [status, description] of Object.entries(impliedResponses(spec))) {
+    const own = listed[Number(status)];
+    // 401 and 404 mean the same whoever answers them; a route's own 400, 403 or 422 is one cause more beside the router's.
+    if (!own) listed[Number(status)] = { description };
+    else if (COMBINED_STATUSES.has(Number(status))) listed[Number(status)] = { ...own, description: `${own.description}; or: ${description}` };
+  }
   const responses: RouteConfig['responses'] = {};
   for (const [status, response] of Object.entries(listed)) {
     // An error answer without a body of its own is the error middleware's `{ detail, ... }`; a media type without a schema (an event stream) is still declared.
