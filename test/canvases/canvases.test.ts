@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { createItem } from '../media/library-fixtures.ts';
 import { appendSingleCanvas } from '../../api/src/canvases/spine.ts';
@@ -33,6 +33,8 @@ describe('canvases: the structural editor (layout, swap, reorder, delete, create
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     user = await signUpAndLogin(app, { tier: 'Viral' });
     stranger = await signUpAndLogin(app, { tier: 'Viral' });
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { newProject, projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { createItem } from '../media/library-fixtures.ts';
@@ -19,6 +19,8 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     user = await signUpAndLogin(app, { tier: 'Viral' });
   });
   after(() => app.close());
