@@ -71,7 +71,7 @@ describe('the API document tells the truth about real answers', () => {
     expect((await client.get('/api/v1/media')).status).to.equal(200);
     expect((await client.get(`/api/v1/media/${uploaded.mediaItemId}`)).status).to.equal(200);
     expect((await client.patch(`/api/v1/media/${uploaded.mediaItemId}`, { display_name: 'Renamed clip' })).status).to.equal(200);
-    expect((await client.get(`/api/v1/media/${uploaded.mediaFileId}/proxy`)).status).to.be.oneOf([200, 404, 409]);
+    expect((await client.get(`/api/v1/media/${uploaded.mediaItemId}/proxy`)).status).to.be.oneOf([200, 409]);
 
     for (const list of ['canvases', 'spine', 'analysis-runs', 'edits/', 'drafts/', 'exports/', 'caption-lines', 'estimated-credits']) {
       const response = await client.get(`/api/v1/projects/${project}/${list}`);
@@ -102,6 +102,14 @@ describe('the API document tells the truth about real answers', () => {
     expect((await client.get('/api/v1/media-groups')).status).to.equal(200);
     expect((await client.get(`/api/v1/media-groups/${groupId}`)).status).to.equal(200);
 
+    // An event stream: its head is checked (text/event-stream declared), then the client goes away.
+    for (const path of ['/api/v1/user-stream', `/api/v1/projects/${project}/events`]) {
+      const leaving = new AbortController();
+      const stream = await client.get(path, { signal: leaving.signal });
+      expect(stream.status, path).to.equal(200);
+      leaving.abort();
+      await stream.body?.cancel().catch(() => undefined);
+    }
     for (const path of ['/healthz', '/readyz', '/api/v1/openapi.json', '/api/v1/docs']) expect((await app.fetch(path)).status, path).to.equal(200);
     expect((await client.post('/api/v1/auth/logout')).status).to.equal(200);
     expect((await client.get(`/api/v1/projects/${project}`)).status).to.equal(401);
