@@ -5,7 +5,8 @@ import { defineConfig } from 'eslint/config';
 import tseslint from './hack/lint/index.js';
 
 export default defineConfig(
-  { ignores: ['**/node_modules/**', '.data/**', '**/*.js'] },
+  // hack/api-client/journey.ts imports a file generated while its test runs; that test type-checks it (hack/api-client/tsconfig.json).
+  { ignores: ['**/node_modules/**', '.data/**', '**/*.js', 'hack/api-client/**'] },
   {
     files: ['{api,operator,job-images,test,bench,hack,crds}/**/*.ts'],
     languageOptions: {

@@ -133,7 +133,7 @@ export class World {
     return this.#once('canvas', async () => {
       const project = await this.project();
       await this.mediaItem();
-      const canvases = (await this.#read(`/api/v1/projects/${project}/canvases`)) as { uuid: string }[];
+      const canvases = ((await this.#read(`/api/v1/projects/${project}/canvases`)) as { data: { uuid: string }[] }).data;
       if (!canvases[0]) throw new Error('the project has no canvas after its media was presigned');
       return canvases[0].uuid;
     });

@@ -76,7 +76,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
   }
 
   async function editsOf(user: SignedIn, projectId: string): Promise<EditJson[]> {
-    return json(await user.client.get(`/api/v1/projects/${projectId}/edits/`));
+    return (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data;
   }
 
   const overlaps = (edit: EditJson, span: TimeSpan) => edit.start_ms < span.endMs && span.startMs < edit.end_ms;
@@ -135,7 +135,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
       expect(edit.reason).to.match(/^Pause of \d+\.\d s \(offered, not cut: /);
       expect(edit.confidence).to.be.within(0, 0.3);
     }
-    const [run] = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
+    const [run] = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))).data;
     expect(run.weak_evidence).to.have.length(1);
     expect(run.weak_evidence[0]).to.include({ source_index: 0 });
     expect(run.weak_evidence[0].reason).to.match(/noise floor/);
@@ -160,7 +160,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     expect(await cutPauses(), 'patient pacing (2000 ms): only the long pause').to.deep.equal([false, true]);
     expect((await analyzed(user, projectId, { pacing_level: 100, false_start_sensitivity: 50, language: 'en' })).status, 're-analysis from analyzed').to.equal('analyzed');
     expect(await cutPauses(), 'brisk pacing (400 ms): both').to.deep.equal([true, true]);
-    const runs = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
+    const runs = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))).data;
     expect(runs.map((run: { pacing_level: number }) => run.pacing_level), 'newest first').to.deep.equal([100, 0]);
   });
 
@@ -193,7 +193,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
       await fileWhen(app.services.orm, uploaded.mediaFileId, (file) => file.status === 'UPLOADED');
     }
     expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' })).status).to.equal('analyzed');
-    const spine = await json(await user.client.get(`/api/v1/projects/${projectId}/spine`));
+    const spine = (await json(await user.client.get(`/api/v1/projects/${projectId}/spine`))).data;
     const offset = spine[0].duration_ms as number;
     const project = await json(await user.client.get(`/api/v1/projects/${projectId}`));
     expect(project.transcript.words.every((word: { source_index: number; start_ms: number }) => word.source_index === 1 && word.start_ms >= offset)).to.equal(true);
@@ -209,7 +209,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     const projectId = await projectWith(user, [first, second]);
     expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: null })).status).to.equal('analyzed');
 
-    const spine = await json(await user.client.get(`/api/v1/projects/${projectId}/spine`));
+    const spine = (await json(await user.client.get(`/api/v1/projects/${projectId}/spine`))).data;
     const offset = spine[0].duration_ms as number;
     const pause = { startMs: offset + second.pauses[0]!.startMs, endMs: offset + second.pauses[0]!.endMs };
     const cut = (await editsOf(user, projectId)).filter((edit) => edit.type === 'silence' && overlaps(edit, pause));
@@ -227,7 +227,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     const outcome = await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'pt' });
     expect(outcome.status).to.equal('failed');
     expect(dataOf(outcome.end).error).to.equal(translate('pt', 'failure.analysis.unsupported_language', { language: 'pt' }));
-    const runs = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
+    const runs = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))).data;
     expect(runs[0].status).to.equal('failed');
     expect((await app.services.orm.em.fork().findOneOrFail(AnalysisRun, runs[0].uuid)).errorCode).to.equal('analysis.unsupported_language');
     const billing = await json(await user.client.get('/api/v1/users/me/billing'));

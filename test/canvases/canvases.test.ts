@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { createItem } from '../media/library-fixtures.ts';
 import { appendSingleCanvas } from '../../api/src/canvases/spine.ts';
@@ -33,6 +33,8 @@ describe('canvases: the structural editor (layout, swap, reorder, delete, create
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     user = await signUpAndLogin(app, { tier: 'Viral' });
     stranger = await signUpAndLogin(app, { tier: 'Viral' });
   });
@@ -51,7 +53,7 @@ describe('canvases: the structural editor (layout, swap, reorder, delete, create
   }
 
   async function canvases(projectId: string, owner: SignedIn = user): Promise<CanvasJson[]> {
-    return json(await owner.client.get(`/api/v1/projects/${projectId}/canvases`));
+    return (await json(await owner.client.get(`/api/v1/projects/${projectId}/canvases`))).data;
   }
 
   /** A canvas row of any type, with media by role, appended at the given position. */
@@ -108,7 +110,7 @@ describe('canvases: the structural editor (layout, swap, reorder, delete, create
       expect(ids(result.stranded_edits)).to.deep.equal([straddling]);
       expect(moved.has(onC), 'the third canvas did not move').to.equal(false);
       expect(ids(await canvases(projectId))).to.deep.equal([b!.uuid, a!.uuid, c!.uuid]);
-      const listed: EditJson[] = await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`));
+      const listed: EditJson[] = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data;
       expect(listed.find((edit) => edit.uuid === onA)).to.include({ start_ms: 4000, end_ms: 5000 });
     });
 

@@ -112,7 +112,7 @@ describe('canvases: split and merge', function () {
     const timeline = await projectTimeline(em(), projectId);
     expect(timeline.known && timeline.durationMs, 'split: 2.5 s + 3.5 s + 1 s, the source played once').to.equal(7000);
     expect(timeline.pieces.map((piece) => [piece.sourceStartMs, piece.durationMs])).to.deep.equal([[0, 2500], [2500, 3500], [0, 1000]]);
-    const spine = await json(await user.client.get(`/api/v1/projects/${projectId}/spine`));
+    const spine = (await json(await user.client.get(`/api/v1/projects/${projectId}/spine`))).data;
     const reorder = await user.client.post('/api/v1/media/reorder', { project_id: projectId, media_item_ids: [...new Set(spine.map((row: { media_item_id: string }) => row.media_item_id))].reverse() });
     expect(reorder.status, 'a split clip is composition: reorder in the canvas editor').to.equal(409);
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { newProject, projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
@@ -27,6 +27,8 @@ describe('drafts: save, list, read and change a project draft', function () {
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     user = await signUpAndLogin(app, { tier: 'Viral' });
   });
   after(() => app.close());
@@ -60,7 +62,7 @@ describe('drafts: save, list, read and change a project draft', function () {
   async function listed(projectId: string, query = ''): Promise<string[]> {
     const response = await user.client.get(`/api/v1/projects/${projectId}/drafts/${query ? `?${query}` : ''}`);
     expect(response.status, await response.clone().text()).to.equal(200);
-    return (await json(response)).map((row: DraftBody) => row.name);
+    return (await json(response)).data.map((row: DraftBody) => row.name);
   }
 
   async function expect422(response: Response, mention: string | RegExp): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { newProject, projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { createItem } from '../media/library-fixtures.ts';
@@ -19,6 +19,8 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     user = await signUpAndLogin(app, { tier: 'Viral' });
   });
   after(() => app.close());
@@ -66,7 +68,7 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
       const projectId = await projectWith([4000]);
       const edit = await created(await create(projectId, manual(0, 1000)));
       expect((await app.services.orm.em.fork().findOneOrFail(Edit, edit.uuid)).runId).to.equal(null);
-      expect((await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).map((e: { uuid: string }) => e.uuid)).to.deep.equal([edit.uuid]);
+      expect(((await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data).map((e: { uuid: string }) => e.uuid)).to.deep.equal([edit.uuid]);
     });
 
     it('an asset edit → 201 with every asset field, defaults filled', async () => {
@@ -207,7 +209,7 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
       const response = await patch(editIds[0]!, { active: false });
       expect(response.status).to.equal(200);
       expect(await json(response)).to.include({ uuid: editIds[0], type: 'silence', active: false });
-      const active = await json(await user.client.get(`/api/v1/projects/${projectId}/edits/?active_only=true`));
+      const active = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/?active_only=true`))).data;
       expect(active.map((e: { uuid: string }) => e.uuid)).to.deep.equal([editIds[1]]);
     });
 
@@ -295,7 +297,7 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
       const projectId = await projectWith([10_000]);
       const edit = await created(await create(projectId, manual(1000, 2000)));
       expect((await user.client.delete(`/api/v1/edits/${edit.uuid}`)).status).to.equal(204);
-      expect(await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).to.deep.equal([]);
+      expect((await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data).to.deep.equal([]);
     });
 
     it('an asset edit → 204', async () => {
@@ -325,7 +327,7 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
       const first = await analysed(projectId, [{ type: 'silence', start_ms: 1000, end_ms: 2000 }]);
       const onFirst = await created(await create(projectId, manual(5000, 6000)));
       const second = await analysed(projectId, [{ type: 'silence', start_ms: 3000, end_ms: 4000 }]);
-      const list = await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`));
+      const list = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data;
       expect(list.map((e: { uuid: string }) => e.uuid)).to.deep.equal([second.editIds[0], early.uuid]);
       expect(list.map((e: { uuid: string }) => e.uuid)).to.not.include.members([first.editIds[0], onFirst.uuid]);
     });

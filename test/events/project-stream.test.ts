@@ -400,8 +400,8 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       const analyze = await user.client.post(`/api/v1/projects/${projectId}/analyze`, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' });
       expect(analyze.status).to.equal(200);
       const started = dataOf(await stream.next(isEvent('analysis_started')));
-      const runs = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))) as { uuid: string }[] | { data: { uuid: string }[] };
-      const runIds = (Array.isArray(runs) ? runs : runs.data).map((run) => run.uuid);
+      const runs = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))) as { data: { uuid: string }[] };
+      const runIds = runs.data.map((run) => run.uuid);
       expect(started).to.deep.equal({ project_uuid: projectId, analysis_run_id: runIds[0] });
       const failed = dataOf(await stream.next(isEvent('analysis_failed'), 60_000));
       expect(failed.project_uuid).to.equal(projectId);

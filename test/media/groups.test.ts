@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { MediaGroup, MediaGroupMembership } from '../../api/src/media-groups/entities.ts';
 import { createItem } from './library-fixtures.ts';
@@ -12,6 +12,8 @@ describe('media groups: /media-groups and /media/{media_item_id}/groups/{group_i
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     [alice, bob] = await Promise.all([signUpAndLogin(app), signUpAndLogin(app)]);
   });
   after(() => app.close());

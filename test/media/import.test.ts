@@ -190,10 +190,10 @@ describe('external video import: POST /media/videohost (Mux)', function () {
       const deduplicated = await json(second);
       expect(deduplicated).to.include({ media_file_id: first.media_file_id, deduplicated: true });
 
-      const spine = await json(await admin.client.get(`/api/v1/projects/${project.uuid}/spine`));
+      const spine = (await json(await admin.client.get(`/api/v1/projects/${project.uuid}/spine`))).data;
       expect(spine.map((s: { media_item_id: string }) => s.media_item_id)).to.deep.equal([uploaded.media_item_id, first.media_item_id, deduplicated.media_item_id]);
       expect(spine.map((s: { sequence_position: number }) => s.sequence_position)).to.deep.equal([0, 1, 2]);
-      const canvases = await json(await admin.client.get(`/api/v1/projects/${project.uuid}/canvases`));
+      const canvases = (await json(await admin.client.get(`/api/v1/projects/${project.uuid}/canvases`))).data;
       expect(canvases.map((c: { type: string }) => c.type)).to.deep.equal(['SINGLE', 'SINGLE', 'SINGLE']);
       expect(canvases[1].media).to.deep.equal([{ media_item_id: first.media_item_id, role: 'CANVAS_FILL' }]);
       const item = await app.services.orm.em.fork().findOneOrFail(MediaItem, first.media_item_id);

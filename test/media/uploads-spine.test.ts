@@ -36,7 +36,7 @@ describe('media uploads: scopes and the project spine', function () {
     for (const [index, clip] of clips.entries()) {
       items.push((await uploadMedia(account.client, clip, { contentType: types[index]!, scopeProjectId: project.uuid, displayName: `clip ${index}` })).mediaItemId);
     }
-    const spine = async () => json(await account.client.get(`/api/v1/projects/${project.uuid}/spine`));
+    const spine = async () => (await json(await account.client.get(`/api/v1/projects/${project.uuid}/spine`))).data;
     return { account, project, items, spine };
   }
 
@@ -47,7 +47,7 @@ describe('media uploads: scopes and the project spine', function () {
     expect(listed.map((s: { sequence_position: number }) => s.sequence_position)).to.deep.equal([0, 1, 2]);
     expect(listed[0]).to.include({ display_name: 'clip 0', content_type: 'image/png' });
     expect(listed[0].status).to.be.oneOf(['processing', 'uploaded']);
-    const canvases = await json(await account.client.get(`/api/v1/projects/${project.uuid}/canvases`));
+    const canvases = (await json(await account.client.get(`/api/v1/projects/${project.uuid}/canvases`))).data;
     expect(canvases.map((c: { type: string }) => c.type)).to.deep.equal(['SINGLE', 'SINGLE', 'SINGLE']);
     expect(canvases.map((c: { media: { media_item_id: string; role: string }[] }) => c.media)).to.deep.equal(items.map((id) => [{ media_item_id: id, role: 'CANVAS_FILL' }]));
     const one = await account.client.get(`/api/v1/projects/${project.uuid}/canvases/${canvases[1].uuid}`);
@@ -89,7 +89,7 @@ describe('media uploads: scopes and the project spine', function () {
     const listed = await spine();
     expect(listed.map((s: { media_item_id: string }) => s.media_item_id)).to.deep.equal([items[0], items[2]]);
     expect(listed.map((s: { sequence_position: number }) => s.sequence_position)).to.deep.equal([0, 1]);
-    const canvases = await json(await account.client.get(`/api/v1/projects/${project.uuid}/canvases`));
+    const canvases = (await json(await account.client.get(`/api/v1/projects/${project.uuid}/canvases`))).data;
     expect(canvases).to.have.length(2);
     const fresh = await uploadMedia(account.client, clips[1]!, { contentType: 'image/png', scopeProjectId: project.uuid });
     expect((await spine()).map((s: { media_item_id: string; sequence_position: number }) => [s.media_item_id, s.sequence_position])).to.deep.equal([

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { json, startTestApp, type TestApp } from '../support/harness.ts';
+import { json, startTestApp, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { mb } from '../../hack/fixtures/units.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { listenToUser } from '../support/events.ts';
@@ -27,6 +27,8 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cutroom-uploads-'));
     app = await startTestApp({ JOB_BACKEND: 'local', JOB_LOCAL_CONCURRENCY: '2' });
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     clip = await makeVideo(dir, 'clip.mp4', { seconds: 1 });
     clipSize = (await stat(clip)).size;
   });

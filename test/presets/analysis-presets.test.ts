@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { AnalysisPreset } from '../../api/src/presets/entities.ts';
 import { presetCalls, sharedPresetRules } from './preset-rules.ts';
@@ -18,6 +18,8 @@ describe('analysis presets: /users/me/presets', () => {
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     [alice, bob] = await Promise.all([signUpAndLogin(app), signUpAndLogin(app)]);
   });
   after(() => app.close());

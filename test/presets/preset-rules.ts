@@ -22,7 +22,7 @@ export function presetCalls(path: string) {
     async list(user: SignedIn): Promise<Array<{ uuid: string; name: string; is_default?: boolean }>> {
       const response = await user.client.get(path);
       expect(response.status).to.equal(200);
-      return json(response);
+      return (await json(response)).data;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { startTestApp, json, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { presetCalls, sharedPresetRules } from './preset-rules.ts';
 
@@ -28,6 +28,8 @@ describe('preview presets: /users/me/preview-presets', () => {
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
     [alice, bob] = await Promise.all([signUpAndLogin(app), signUpAndLogin(app)]);
   });
   after(() => app.close());

@@ -142,7 +142,7 @@ describe('analysis requests: analyze, estimated credits, runs and activation', f
     const { projectId } = await projectWithClip(user, 2);
     expect((await analyze(user, projectId)).status).to.equal(200);
     const run = await waitForRun(app, projectId, (candidate) => candidate.status === 'failed');
-    const list = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs?limit=20`));
+    const list = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs?limit=20`))).data;
     expect(list[0]).to.include({ uuid: run.id, status: 'failed', pacing_level: 50, false_start_sensitivity: 50, language: 'en', edit_count: 0 });
     expect(list[0]).to.have.all.keys('uuid', 'status', 'pacing_level', 'false_start_sensitivity', 'language', 'edit_count', 'silence_count', 'false_start_count', 'filler_count', 'credits_charged', 'duration_ms', 'created_at', 'weak_evidence');
     const activate = await user.client.post(`/api/v1/projects/${projectId}/analysis-runs/${run.id}/activate`);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { json, startTestApp, type TestApp } from '../support/harness.ts';
+import { json, startTestApp, type TestApp, failCloseOnContractViolations } from '../support/harness.ts';
 import { signUpAndLogin } from '../support/users.ts';
 
 describe('projects', function () {
@@ -8,6 +8,8 @@ describe('projects', function () {
 
   before(async () => {
     app = await startTestApp();
+    // Every answer of this file is checked against the served document; a violation fails the close (after).
+    await failCloseOnContractViolations(app);
   });
   after(() => app.close());
 

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../api/src/config.ts';
+import { checkResponsesAgainstDocument, type ContractCheck } from './contract.ts';
 import { buildApp, createServices, type AppOptions, type BuiltApp, type Services, type ServiceOverrides } from '../../api/src/app.ts';
 
 export interface LogLine {
@@ -56,7 +57,7 @@ export async function startTestApp(
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   services.baseUrl = url;
-  return {
+  const app: TestApp = {
     url,
     server,
     services,
@@ -69,6 +70,24 @@ export async function startTestApp(
       await services.close();
     },
   };
+  // CONTRACT_CHECK=1: every answer of every app checked against the served document, violations failing the app's close.
+  if (process.env.CONTRACT_CHECK === '1') await failCloseOnContractViolations(app);
+  return app;
+}
+
+/**
+ * Checks every answer of the app against its served document (test/support/contract.ts)
+ * and makes `close()` fail, listing them, when any answer was not what the document says.
+ */
+export async function failCloseOnContractViolations(app: TestApp): Promise<ContractCheck> {
+  const check = await checkResponsesAgainstDocument(app);
+  const close = app.close;
+  app.close = async () => {
+    check.stop();
+    await close();
+    if (check.violations.length) throw new Error(`answers the OpenAPI document does not describe:\n${[...new Set(check.violations)].join('\n')}`);
+  };
+  return check;
 }
 
 /** A response's JSON body, loosely typed for assertions. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter } from '../http/router.ts';
+import { listOf, listSchema } from '../http/pagination.ts';
 import { ProjectRead, projectRead, ProjectUuidParams } from '../projects/schemas.ts';
 import { AnalysisRunSummary, AnalyzeBody, EstimatedCredits, ProjectRunParams, RunsQuery, runSummary } from './schemas.ts';
 import type { AnalysisService } from './service.ts';
@@ -44,7 +45,7 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
     tags: ['analysis'],
     access: 'session',
     params: ProjectUuidParams,
-    responses: { 200: { description: 'The estimate', schema: EstimatedCredits }, 404: { description: 'No such project of the caller' } },
+    responses: { 200: { description: 'The estimate', schema: EstimatedCredits }, 404: { description: 'No such project of the caller' }, 409: { description: 'A source of the spine is still being processed, so its duration is not known yet' } },
     handler: async (ctx, { params }) => {
       ctx.body = await analysis.estimate(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
     },
@@ -58,9 +59,9 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
     access: 'session',
     params: ProjectUuidParams,
     query: RunsQuery,
-    responses: { 200: { description: 'Runs', schema: z.array(AnalysisRunSummary) }, 404: { description: 'No such project of the caller' } },
+    responses: { 200: { description: 'Runs', schema: listSchema(AnalysisRunSummary) }, 404: { description: 'No such project of the caller' } },
     handler: async (ctx, { params, query }) => {
-      ctx.body = (await analysis.runs(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.limit)).map(runSummary);
+      ctx.body = listOf((await analysis.runs(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.limit)).map(runSummary));
     },
   });
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { issueKey } from '../i18n/index.ts';
 import { analysisModes } from '../../../crds/contract/programs/analyze.ts';
 import { analysisRunStatuses, type AnalysisRunRow } from './entities.ts';
 
 /** ISO 639-1: two lowercase letters (the recognizer decides which it supports). */
-const isoLanguage = z.string().regex(/^[a-z]{2}$/, 'must be an ISO 639-1 code such as en');
+const isoLanguage = z.string().regex(/^[a-z]{2}$/, issueKey('validation.iso_639_1'));
 
 export const AnalyzeBody = z
   .strictObject({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
 import { editRead } from '../edits/schemas.ts';
 import type { ApiRouter } from '../http/router.ts';
+import { listOf, listSchema } from '../http/pagination.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import { CanvasEditor, type ChangeOutcome } from './editor.ts';
@@ -59,10 +60,10 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
     tags: ['canvases'],
     access: 'session',
     params: ProjectUuidParams,
-    responses: { 200: { description: 'Spine items', schema: z.array(SpineItem) } },
+    responses: { 200: { description: 'Spine items', schema: listSchema(SpineItem) } },
     handler: async (ctx, { params }) => {
       const project = await projects.owned(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
-      ctx.body = (await spineOf(ctx.state.em, project.id)).map(({ canvas, fill }) => {
+      ctx.body = listOf((await spineOf(ctx.state.em, project.id)).map(({ canvas, fill }) => {
         const file = fill.item.file;
         return {
           canvas_uuid: canvas.id,
@@ -79,7 +80,7 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
           height: file.height ?? null,
           proxy_status: file.proxyStatus,
         };
-      });
+      }));
     },
   });
 
@@ -90,12 +91,12 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
     tags: ['canvases'],
     access: 'session',
     params: ProjectUuidParams,
-    responses: { 200: { description: 'Canvases', schema: z.array(CanvasRead) } },
+    responses: { 200: { description: 'Canvases', schema: listSchema(CanvasRead) } },
     handler: async (ctx, { params }) => {
       const project = await projects.owned(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
       const canvases = await canvasesOf(ctx.state.em, project.id);
       const media = await mediaOf(ctx.state.em, canvases);
-      ctx.body = canvases.map((canvas) => canvasRead(canvas, media.get(canvas.id) ?? []));
+      ctx.body = listOf(canvases.map((canvas) => canvasRead(canvas, media.get(canvas.id) ?? [])));
     },
   });
 

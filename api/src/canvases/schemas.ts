@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EditRead } from '../edits/schemas.ts';
 import { canvasMediaRoles, canvasTypes, type CanvasMediaRow, type CanvasRow } from './entities.ts';
+import { issueKey } from '../i18n/index.ts';
 
 export const CanvasRead = z
   .object({
@@ -76,7 +77,7 @@ export const CanvasPatch = z
     crop: crop.nullable().optional().describe('{ x, y, width, height } as fractions of the frame; null clears it.'),
     aspect: z.enum(canvasAspects).nullable().optional(),
     letterbox: letterbox.nullable().optional().describe('{ color: #rrggbb, blur }; null clears it.'),
-    flags: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/), z.boolean()).refine((flags) => Object.keys(flags).length <= 16, 'At most 16 flags').optional().describe('Replaces the flags.'),
+    flags: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/), z.boolean()).refine((flags) => Object.keys(flags).length <= 16, { error: issueKey('validation.at_most_flags'), params: { max: 16 } }).optional().describe('Replaces the flags.'),
   })
   .meta({ id: 'CanvasPatch' });
 export type CanvasPatchInput = z.infer<typeof CanvasPatch>;

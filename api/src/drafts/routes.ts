@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter } from '../http/router.ts';
+import { listOf, listSchema } from '../http/pagination.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import { DraftCreate, DraftPatch, DraftRead, draftRead, DraftsQuery, DraftUuidParams } from './schemas.ts';
 import type { DraftService } from './service.ts';
@@ -36,9 +37,9 @@ export function registerDraftRoutes(router: ApiRouter, drafts: DraftService): vo
     access: 'session',
     params: ProjectUuidParams,
     query: DraftsQuery,
-    responses: { 200: { description: 'Drafts', schema: z.array(DraftRead) }, 404: { description: 'No such project of the caller' } },
+    responses: { 200: { description: 'Drafts', schema: listSchema(DraftRead) }, 404: { description: 'No such project of the caller' } },
     handler: async (ctx, { params, query }) => {
-      ctx.body = (await drafts.list(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.analysis_run_id)).map(draftRead);
+      ctx.body = listOf((await drafts.list(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.analysis_run_id)).map(draftRead));
     },
   });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter } from '../http/router.ts';
+import { listOf, listSchema } from '../http/pagination.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import { EditCreate, EditPatch, EditRead, editRead, EditsQuery, EditUuidParams } from './schemas.ts';
 import type { EditService } from './service.ts';
@@ -20,9 +21,9 @@ export function registerEditRoutes(router: ApiRouter, edits: EditService): void 
     access: 'session',
     params: ProjectUuidParams,
     query: EditsQuery,
-    responses: { 200: { description: 'Edits', schema: z.array(EditRead) }, 404: { description: 'No such project of the caller' } },
+    responses: { 200: { description: 'Edits', schema: listSchema(EditRead) }, 404: { description: 'No such project of the caller' } },
     handler: async (ctx, { params, query }) => {
-      ctx.body = (await edits.list(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.active_only)).map(editRead);
+      ctx.body = listOf((await edits.list(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.active_only)).map(editRead));
     },
   });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issueKey } from '../i18n/index.ts';
 import { captionStyles } from '../../../crds/contract/programs/render.ts';
 import { pageQuery, pageSchema } from '../http/pagination.ts';
 import { aspectRatios, EditOverridesSchema, resolutions } from '../drafts/schemas.ts';
@@ -16,7 +17,7 @@ export const EXPORT_DEFAULTS = {
   captions: { enabled: false, style: 'classic', font_size: 48 },
 } as const satisfies Omit<StoredExportSettings, 'edit_overrides' | 'crop'>;
 
-const hexColor = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a #rrggbb colour');
+const hexColor = z.string().regex(/^#[0-9a-fA-F]{6}$/, issueKey('validation.colour_rrggbb'));
 
 /** Every field optional: what is left out comes from the draft (draft_id), then from the defaults. */
 const ExportSettings = z

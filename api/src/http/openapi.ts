@@ -12,18 +12,27 @@ const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-st
 
 /** The OpenAPI 3.1 document, generated from the zod schemas the routes validate with. */
 function buildOpenApiDocument(router: ApiRouter, version: string) {
+  // Security requirement objects AND their schemes: a read needs `session`, a mutation `session` and `csrf` (router.ts, securityOf).
   router.registry.registerComponent('securitySchemes', 'session', {
     type: 'apiKey',
     in: 'cookie',
     name: 'session',
-    description: 'Session cookie set by login; mutating requests also send the X-CSRF-Token header.',
+    description: 'Session cookie set by login (HttpOnly).',
+  });
+  router.registry.registerComponent('securitySchemes', 'csrf', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-CSRF-Token',
+    description:
+      'On every POST, PUT, PATCH and DELETE of a session: the value of the csrf_token cookie that login sets (readable by the page). Missing or stale: 403.',
   });
   return new OpenApiGeneratorV31(router.registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Cutroom API',
       version,
-      description: 'Automated video-editing backend. Errors are `{ detail }`; 5xx also carry `support_id`.',
+      description:
+        'Automated video-editing backend. Every error answers the `Error` schema: `{ detail, code?, errors? }` (`errors` on validation failures), and 5xx also carry `support_id`.',
     },
     servers: [{ url: '/' }],
     security: [{ session: [] }],

@@ -40,3 +40,17 @@ export function pageSchema<T extends z.ZodType>(item: T, id?: string) {
   });
   return id ? schema.meta({ id }) : schema;
 }
+
+/**
+ * A whole list in the `data` envelope of every list endpoint, for the lists the contract
+ * gives no page parameters (a project's edits, drafts, runs, canvases and spine; presets):
+ * a client reads `data` from both kinds alike.
+ */
+export function listOf<T>(data: T[]): { data: T[] } {
+  return { data };
+}
+
+/** The schema of listOf around an item schema. */
+export function listSchema<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item).describe('Every item; this list is not paginated.') });
+}

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { Invalid } from '../shared/errors.ts';
-import { zodErrorMap, type MessageKey } from '../i18n/index.ts';
+import { localizedIssueMessage, zodErrorMap, type MessageKey } from '../i18n/index.ts';
 import type { AppContext, AppState } from './state.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -30,6 +30,11 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   summary: string;
   tags: string[];
   access: Access;
+  /**
+   * The operation's name in the OpenAPI document, which generated clients turn into
+   * method names; derived from the method and path when absent (see operationIdOf).
+   */
+  operationId?: string;
   params?: P;
   query?: Q;
   body?: B;
@@ -129,7 +134,7 @@ function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: strin
   if (result.success) return result.data;
   const errors = result.error.issues.map((issue) => ({
     field: [where, ...issue.path.map(String)].join('.'),
-    message: issue.message,
+    message: localizedIssueMessage(locale, issue as { message: string; params?: Record<string, unknown> }),
   }));
   const first = errors[0] ?? { field: where, message: '' };
   throw Invalid('request.validation', {
@@ -186,6 +191,60 @@ function findUnstorableText(input: unknown, where: string): { field: string; key
   return null;
 }
 
+const MUTATING_METHODS = new Set<Method>(['post', 'put', 'patch', 'delete']);
+const COMBINED_STATUSES = new Set([400, 403, 422]);
+
+/**
+ * A stable operationId from the method and the path below /api/v1: each static segment
+ * in PascalCase, each parameter as `By` + its name, so `get /api/v1/projects/{project_uuid}/edits`
+ * is `getProjectsByProjectUuidEdits`. Method and path identify a route, so the names are
+ * unique, and they change only when the route does.
+ */
+export function operationIdOf(method: Method, path: string): string {
+  const pascal = (words: string) =>
+    words
+      .split(/[^A-Za-z0-9]+/)
+      .filter(Boolean)
+      .map((word) => word[0]!.toUpperCase() + word.slice(1))
+      .join('');
+  const segments = path
+    .replace(/^\/api\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => {
+      const parameter = /^\{(\w+)\}$/.exec(segment);
+      return parameter ? `By${pascal(parameter[1]!)}` : pascal(segment);
+    });
+  return method + (segments.join('') || 'Root');
+}
+
+/**
+ * What the router itself answers for a route, whatever its handler does: 401 and (on a
+ * mutation, for the CSRF header) 403 from the guards, 403 for a non-superuser, 422 from
+ * validation (a query string is checked on every route), 404 for path parameters naming
+ * nothing of the caller's, 400 and 413 for a body that cannot be read.
+ */
+function impliedResponses(spec: { method: Method; access: Access; params?: unknown; body?: unknown }): Record<number, string> {
+  const implied: Record<number, string> = {};
+  if (spec.body) {
+    implied[400] = 'The body is not well-formed JSON (or form data)';
+    implied[413] = 'The body is larger than MAX_JSON_BODY_BYTES';
+  }
+  if (spec.access !== 'public') implied[401] = 'No live session';
+  const csrf = spec.access !== 'public' && MUTATING_METHODS.has(spec.method) ? 'The X-CSRF-Token header is missing or does not match the session' : undefined;
+  if (spec.access === 'superuser') implied[403] = csrf ? `The caller is not a superuser; or: ${csrf}` : 'The caller is not a superuser';
+  else if (csrf) implied[403] = csrf;
+  if (spec.params) implied[404] = 'Nothing of the caller\'s at this address';
+  implied[422] = 'The path, query or body failed validation (code ValidationError, with `errors`)';
+  return implied;
+}
+
+/** The security requirement of a route: none when public, the session cookie, and on a mutation the CSRF header as well. */
+function securityOf(spec: { method: Method; access: Access }): RouteConfig['security'] {
+  if (spec.access === 'public') return [];
+  return MUTATING_METHODS.has(spec.method) ? [{ session: [], csrf: [] }] : [{ session: [] }];
+}
+
 function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): RouteConfig {
   const request: NonNullable<RouteConfig['request']> = {};
   if (spec.params) request.params = spec.params;
@@ -194,32 +253,47 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
     const type = spec.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
     request.body = { content: { [type]: { schema: spec.body } }, required: true };
   }
+  const listed: Record<number, ResponseSpec> = { ...spec.responses };
+  for (const [status, description] of Object.entries(impliedResponses(spec))) {
+    const own = listed[Number(status)];
+    // 401 and 404 mean the same whoever answers them; a route's own 400, 403 or 422 is one cause more beside the router's.
+    if (!own) listed[Number(status)] = { description };
+    else if (COMBINED_STATUSES.has(Number(status))) listed[Number(status)] = { ...own, description: `${own.description}; or: ${description}` };
+  }
   const responses: RouteConfig['responses'] = {};
-  const declared = spec.idempotent ? withIdempotencyAnswers(spec.responses) : spec.responses;
+  const declared = spec.idempotent ? withIdempotencyAnswers(listed) : listed;
   for (const [status, response] of Object.entries(declared)) {
+    // An error answer without a body of its own is the error middleware's `{ detail, ... }`; a media type without a schema (an event stream) is still declared.
+    const schema = response.schema ?? (Number(status) >= 400 ? ErrorBody : response.contentType ? z.string() : undefined);
     const replayable = spec.idempotent && Number(status) < 500 ? { headers: ReplayedHeader } : {};
-    responses[status] = response.schema
-      ? { description: response.description, ...replayable, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
+    responses[status] = schema
+      ? { description: response.description, ...replayable, content: { [response.contentType ?? 'application/json']: { schema } } }
       : { description: response.description, ...replayable };
   }
   if (spec.idempotent) request.headers = IdempotencyKeyParameter;
-  responses.default = { description: 'Error', content: { 'application/json': { schema: ErrorBody } } };
+  responses.default = { description: 'An unexpected failure (5xx, with support_id)', content: { 'application/json': { schema: ErrorBody } } };
   return {
     method: spec.method,
     path: spec.path,
+    operationId: spec.operationId ?? operationIdOf(spec.method, spec.path),
     summary: spec.summary,
     tags: spec.tags,
-    ...(spec.access === 'public' ? { security: [] } : {}),
+    security: securityOf(spec),
     request,
     responses,
   };
 }
 
-const ErrorBody = z
+/** What the error middleware (middleware.ts, errorsAndAccessLog) sends for every failure. */
+export const ErrorBody = z
   .object({
-    detail: z.string(),
-    support_id: z.string().length(8).optional().describe('On 5xx only; also in the log line of the request.'),
+    detail: z.string().describe("What went wrong, in the request's language (Accept-Language)."),
     code: z.string().optional().describe('Named error type, e.g. ValidationError or MultipartCompleteError.'),
+    errors: z
+      .array(z.object({ field: z.string().describe('Where: `body.name`, `query.limit`, `path.project_uuid`.'), message: z.string() }))
+      .optional()
+      .describe('On validation failures (code ValidationError): every field found wrong.'),
+    support_id: z.string().length(8).optional().describe('On 5xx only; also in the log line of the request.'),
   })
   .meta({ id: 'Error' });
 

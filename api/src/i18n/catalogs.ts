@@ -1,4 +1,5 @@
 import { httpMessages } from './request-messages.ts';
+import { validationMessages } from './validation-messages.ts';
 import { accountMessages } from '../accounts/messages.ts';
 import { billingMessages } from '../billing/messages.ts';
 import { projectMessages } from '../projects/messages.ts';
@@ -23,7 +24,7 @@ import { idempotencyMessages } from '../idempotency/messages.ts';
  * The catalogs: each feature's messages merged, one line per feature.
  * Keys are namespaced by feature (`http.`, `request.`, `auth.`, `media.` …).
  */
-const features = [httpMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages, canvasMessages, exportMessages, paymentMessages, interchangeMessages, idempotencyMessages] as const;
+const features = [httpMessages, validationMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages, canvasMessages, exportMessages, paymentMessages, interchangeMessages, idempotencyMessages] as const;
 
 type FeatureKeys<F> = F extends { en: infer E } ? keyof E : never;
 export type MessageKey = FeatureKeys<(typeof features)[number]> & string;

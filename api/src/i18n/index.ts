@@ -47,3 +47,21 @@ const zodLocales = { en: z.locales.en(), pt: z.locales.pt(), es: z.locales.es() 
 export function zodErrorMap(locale: Locale) {
   return zodLocales[locale].localeError;
 }
+
+/**
+ * A schema's own check message as a catalog key, for the router to translate
+ * (localizedIssueMessage): `.regex(pattern, issueKey('validation.integer'))`, or with
+ * params on a refinement, `{ error: issueKey('validation.at_most_flags'), params: { max: 16 } }`.
+ */
+export function issueKey(key: MessageKey): string {
+  return key;
+}
+
+/** An issue's message in `locale`: a catalog key (issueKey) translated with the issue's params, zod's own message as it is. */
+export function localizedIssueMessage(locale: Locale, issue: { message: string; params?: Record<string, unknown> }): string {
+  if (!Object.hasOwn(catalogs.en, issue.message)) return issue.message;
+  const params = Object.fromEntries(
+    Object.entries(issue.params ?? {}).filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number'),
+  );
+  return translate(locale, issue.message as MessageKey, params);
+}

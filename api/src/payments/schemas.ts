@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BillingStatusSchema } from '../billing/schemas.ts';
 import { cancellationOutcomes } from './entities.ts';
+import { issueKey } from '../i18n/index.ts';
 
 /** A plan named by the price table's integer id. */
 export const PriceRequest = z.object({
@@ -39,7 +40,7 @@ export const BetaGrantRequest = z
     credits: z.number().positive().max(100_000).describe('Beta AI minutes granted now and again at each renewal.'),
     renewal_date: z.iso.datetime({ offset: true }).describe('When the beta credits renew first; then every BETA_RENEWAL_DAYS.'),
   })
-  .refine((body) => (body.user_id === undefined) !== (body.email === undefined), { message: 'give exactly one of user_id and email', path: ['user_id'] });
+  .refine((body) => (body.user_id === undefined) !== (body.email === undefined), { error: issueKey('validation.user_id_or_email'), path: ['user_id'] });
 
 export const BetaGrantRead = z.object({ user_id: z.uuid(), billing: BillingStatusSchema }).meta({ id: 'BetaGrantResult' });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requireAuth } from '../accounts/guards.ts';
 import type { ApiRouter, ResponseSpec } from '../http/router.ts';
+import { listOf, listSchema } from '../http/pagination.ts';
 import { PresetParams } from './schemas.ts';
 import type { PresetRow, UserPresets } from './service.ts';
 
@@ -38,9 +39,9 @@ export function registerPresetRoutes<Row extends PresetRow, Fields extends objec
     summary: `The caller's ${noun}s, ${order}.`,
     tags,
     access: 'session',
-    responses: { 200: { description: `Every ${noun} of the caller`, schema: z.array(resource.read) } },
+    responses: { 200: { description: `Every ${noun} of the caller`, schema: listSchema(resource.read) } },
     handler: async (ctx) => {
-      ctx.body = (await presets.list(ctx.state.em, requireAuth(ctx).user.id)).map(view);
+      ctx.body = listOf((await presets.list(ctx.state.em, requireAuth(ctx).user.id)).map(view));
     },
   });
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { issueKey } from '../i18n/index.ts';
 import { captionPositions, censorshipModes, previewFormats, type AnalysisPresetRow, type PreviewPresetRow } from './entities.ts';
 
 /** ISO 639-1: two lowercase letters, as analyze takes it. */
-const isoLanguage = z.string().regex(/^[a-z]{2}$/, 'must be an ISO 639-1 code such as en');
-const hexColor = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #fff or #1a2b3c');
+const isoLanguage = z.string().regex(/^[a-z]{2}$/, issueKey('validation.iso_639_1'));
+const hexColor = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, issueKey('validation.hex_colour'));
 const name = z.string().trim().min(1).max(200);
 const stamps = { uuid: z.uuid(), created_at: z.iso.datetime(), updated_at: z.iso.datetime() };
 

@@ -15,6 +15,7 @@ export function registerMediaImportRoutes(router: ApiRouter, imports: MediaImpor
     responses: {
       202: { description: 'Queued, or deduplicated onto the existing file (no new download)', schema: ImportAccepted },
       403: { description: 'Not a superuser' },
+      404: { description: 'scope_project_id is not a project of the caller' },
       422: { description: 'Unsupported URL, metadata unavailable, or longer than MAX_EXTERNAL_VIDEO_DURATION_SECONDS' },
     },
     handler: async (ctx, { body }) => {

@@ -5,6 +5,7 @@ import { mediaScopes } from '../entities.ts';
 import type { MediaLibrary } from './library-service.ts';
 import { pageOf, pageQuery, pageSchema } from '../../http/pagination.ts';
 import { MediaItemSchema } from './read-model.ts';
+import { issueKey } from '../../i18n/index.ts';
 
 const MAX_TAGS = 50;
 const MAX_TAG_LENGTH = 64;
@@ -30,7 +31,10 @@ const MediaItemPatch = z
     tags: z.array(z.string().trim().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS).optional(),
     behavior_defaults: z
       .record(z.string(), z.unknown())
-      .refine((value) => JSON.stringify(value).length <= MAX_BEHAVIOR_DEFAULTS_BYTES, `at most ${MAX_BEHAVIOR_DEFAULTS_BYTES} bytes of JSON`)
+      .refine((value) => JSON.stringify(value).length <= MAX_BEHAVIOR_DEFAULTS_BYTES, {
+        error: issueKey('validation.json_at_most_bytes'),
+        params: { max_bytes: MAX_BEHAVIOR_DEFAULTS_BYTES },
+      })
       .optional(),
   })
   .strict();
@@ -44,7 +48,10 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
     tags: ['media'],
     access: 'session',
     query: ListQuery,
-    responses: { 200: { description: 'A page of media items', schema: pageSchema(MediaItemSchema) } },
+    responses: {
+      200: { description: 'A page of media items', schema: pageSchema(MediaItemSchema) },
+      404: { description: 'group_id names no group of the caller' },
+    },
     handler: async (ctx, { query }) => {
       const { user } = requireAuth(ctx);
       const { rows, total } = await library.list(

@@ -89,7 +89,11 @@ export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, 
     tags,
     access: 'session',
     query: MediaFileIdQuery,
-    responses: { 200: { description: 'Uploaded parts', schema: UploadedParts }, 409: { description: 'Not a multipart upload in progress' } },
+    responses: {
+      200: { description: 'Uploaded parts', schema: UploadedParts },
+      404: { description: 'media_file_id is no upload of the caller' },
+      409: { description: 'Not a multipart upload in progress' },
+    },
     handler: async (ctx, { query }) => {
       ctx.body = { uploaded_parts: await uploads.uploadedParts(ctx.state.em, requireAuth(ctx).user.id, query.media_file_id) };
     },
@@ -105,6 +109,7 @@ export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, 
     responses: {
       200: { description: 'Part URLs', schema: PartUrlsResponse },
       400: { description: 'from_part < 1, to_part > parts_count or from_part > to_part; code ValidationError' },
+      404: { description: 'media_file_id is no upload of the caller' },
     },
     handler: async (ctx, { query }) => {
       ctx.body = await uploads.freshPartUrls(ctx.state.em, requireAuth(ctx).user.id, query.media_file_id, query.from_part, query.to_part);
@@ -122,6 +127,7 @@ export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, 
     responses: {
       200: { description: 'The file', schema: MediaFileRead },
       400: { description: 'Unknown or repeated part number, or over quota after completion (object deleted, file FAILED); code ValidationError' },
+      404: { description: 'media_file_id is no upload of the caller' },
       409: { description: 'The store rejected the parts (code MultipartCompleteError), or the upload is not in progress' },
     },
     handler: async (ctx, { body }) => {
@@ -136,7 +142,7 @@ export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, 
     tags,
     access: 'session',
     body: MediaFileIdBody,
-    responses: { 204: { description: 'Aborted' }, 409: { description: 'Not a multipart upload in progress' } },
+    responses: { 204: { description: 'Aborted' }, 404: { description: 'media_file_id is no upload of the caller' }, 409: { description: 'Not a multipart upload in progress' } },
     handler: async (ctx, { body }) => {
       await uploads.abort(ctx.state.em, requireAuth(ctx).user.id, body.media_file_id);
       ctx.status = 204;

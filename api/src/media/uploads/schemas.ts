@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mediaFileStatuses, mediaScopes, proxyStatuses, type MediaFileRow } from '../entities.ts';
+import { issueKey } from '../../i18n/index.ts';
 
 /** The request of presign and multipart/initiate (the spec gives both the same fields). */
 export const UploadRequest = z.object({
@@ -41,7 +42,7 @@ export const MediaFileIdQuery = z.object({ media_file_id: z.uuid() });
  * Range rules are the spec's 400s, so the numbers are only typed here: as the digits the
  * query carries, so the document shows them required (a coerced number reads as nullable).
  */
-const partNumber = z.string().regex(/^-?\d{1,9}$/, 'must be an integer').transform(Number);
+const partNumber = z.string().regex(/^-?\d{1,9}$/, issueKey('validation.integer')).transform(Number);
 export const PartUrlsQuery = z.object({ media_file_id: z.uuid(), from_part: partNumber, to_part: partNumber });
 export const PartUrlsResponse = z.object({ parts: z.array(PartUrl), expires_in: z.number().int() }).meta({ id: 'MultipartPartUrls' });
 
