@@ -42,6 +42,8 @@ import { registerEventStreams } from './events/feature.ts';
 import { registerProjectRoutes } from './projects/routes.ts';
 import { registerCanvasRoutes } from './canvases/routes.ts';
 import { registerInterchange } from './interchange/feature.ts';
+import { createWebhooks, registerWebhooks } from './webhooks/feature.ts';
+import type { Resolver } from './webhooks/targets.ts';
 
 export type { Services } from './services.ts';
 
@@ -54,6 +56,8 @@ export interface ServiceOverrides {
   kubeConfig?: KubeConfig;
   /** Local backend at process start: run again the jobs a previous process left running (api/src/main.ts). */
   recoverJobs?: boolean;
+  /** How webhook target names resolve (tests: a fixed table, to act out DNS rebinding). */
+  webhookResolver?: Resolver;
 }
 
 /**
@@ -89,6 +93,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metrics,
     jobMetrics,
     bus: host.bus,
+    webhooks: host.webhooks,
     subscriber,
     completion: host.completion,
     dispatcher: host.dispatcher,
@@ -101,13 +106,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       stopUploadSweep();
       await stopPaymentsSweep();
       stopExportSweep();
+      await features.webhookDelivery.close();
       await accounts.idle();
       subscriber.close();
       mailer.close();
       await host.close();
     },
   };
-  const services: Services = Object.assign(base, { features: createSharedFeatures(base) });
+  const services: Services = Object.assign(base, { features: createSharedFeatures(base, overrides) });
   const { features } = services;
 
   // Every cross-feature hook, here and nowhere else: billing counts the user's projects;
@@ -119,21 +125,26 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   accounts.onAccountDeletion((em, user) => features.uploads.deleteAccountMedia(em, user.id));
   accounts.onAccountDeletion((em, user) => features.groups.deleteAllOf(em, user.id));
   accounts.onAccountDeletion((em, user) => deletePresetsOf(em, user.id));
+  accounts.onAccountDeletion((em, user) => features.webhooks.deleteAllOf(em, user.id));
   accounts.onAccountDeletion((em, user) => features.payments.plans.closeAccount(em, user.id));
 
   const stopUploadSweep = scheduleUploadSweep(services, features.uploads);
   const stopPaymentsSweep = schedulePaymentsSweep(services, features.payments);
   const stopExportSweep = scheduleExportSweep(services);
+  features.webhookDelivery.start();
   await host.start();
   return services;
 }
 
 /** The feature services that more than one feature, a hook or a sweep uses. */
-function createSharedFeatures(core: Omit<Services, 'features'>): SharedFeatures {
+function createSharedFeatures(core: Omit<Services, 'features'>, overrides: ServiceOverrides): SharedFeatures {
   const projects = new ProjectService({ billing: core.billing });
   const { uploads } = createUploads(core, projects);
   const library = new MediaLibrary();
+  const webhooks = createWebhooks(core, overrides.webhookResolver);
   return {
+    webhooks: webhooks.endpoints,
+    webhookDelivery: webhooks.worker,
     projects,
     uploads,
     library,
@@ -217,6 +228,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerExports(router, exports);
   registerInterchange(router, services);
   registerEventStreams(router, services);
+  registerWebhooks(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
 

@@ -13,6 +13,7 @@ import { CaptionLine } from '../captions/entities.ts';
 import { Draft } from '../drafts/entities.ts';
 import { CancellationFeedback, DueAction, PaymentCustomer, PaymentEvent } from '../payments/entities.ts';
 import { Export } from '../exports/entities.ts';
+import { WebhookDelivery, WebhookEndpoint } from '../webhooks/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema[] = [
@@ -35,4 +36,5 @@ export const entities: EntitySchema[] = [
   Draft,
   PaymentCustomer, PaymentEvent, DueAction, CancellationFeedback,
   Export,
+  WebhookEndpoint, WebhookDelivery,
 ];
