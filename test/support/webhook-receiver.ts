@@ -4,6 +4,8 @@ import { eventually } from './wait.ts';
 
 /** One request a receiver got, as it arrived. */
 export interface ReceivedWebhook {
+  /** The request's path. */
+  url: string;
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
@@ -27,7 +29,7 @@ export class WebhookReceiver {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        const got = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        const got = { url: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
         this.received.push(got);
         const answer = this.answer(got, this.received.length - 1);
         if (answer === 'hang') {
