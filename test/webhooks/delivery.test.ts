@@ -76,6 +76,27 @@ describe('webhook delivery (real clock)', () => {
     expect(() => new Webhook(other.secret).verify(got!.body, got!.headers as Record<string, string>)).to.throw();
   });
 
+  it('the event of a change that rolls back is never recorded nor sent (the outbox row is written in the change\'s transaction)', async () => {
+    const user = await signUpAndLogin(app);
+    const target = await receiver();
+    const endpoint = await register(user, target.url());
+    const failed = await app.services.orm.em
+      .fork()
+      .transactional(async (em) => {
+        await app.services.billing.grantCredits(em, user.user.id, { reference: 'rolled-back', minutes: 1 });
+        expect(await em.count(WebhookDelivery, { endpoint: endpoint.id })).to.equal(1); // seen inside the transaction
+        throw new Error('the change fails after the event was recorded');
+      })
+      .catch((error: unknown) => error);
+    expect(failed).to.be.instanceOf(Error);
+    await grantMinutes(app, user, 'committed');
+    const [got] = await target.waitFor(1);
+    expect(JSON.parse(got!.body).data).to.include({ balance: 1 });
+    await app.services.features.webhookDelivery.idle();
+    expect(target.received).to.have.length(1);
+    expect(await deliveriesOf(app, endpoint.id)).to.have.length(1);
+  });
+
   it('after a rotation both the new and the old secret verify the same delivery', async () => {
     const user = await signUpAndLogin(app);
     const target = await receiver();
