@@ -46,14 +46,14 @@ describe('webhooks of product events: what Cutroom emits on its streams and bill
     const webhook = new Webhook(secret);
     return {
       /** The first verified event of `type` for this endpoint (every request to it must verify). */
-      next: (type: string, match: (event: Verified) => boolean = () => true) =>
+      next: (type: string, match: (event: Verified) => boolean = () => true, timeoutMs = 60_000) =>
         eventually(async () => {
           for (const request of receiver.received.filter((r) => r.url === path)) {
             const event = webhook.verify(request.body, request.headers as Record<string, string>) as Verified;
             if (event.type === type && match(event)) return { event, request };
           }
           return undefined;
-        }, `a verified ${type} webhook`, 60_000),
+        }, `a verified ${type} webhook`, timeoutMs),
     };
   }
 
@@ -86,6 +86,21 @@ describe('webhooks of product events: what Cutroom emits on its streams and bill
     expect(failed.data.error).to.be.a('string').and.not.equal('');
     await hooks.next('credits.updated', (event) => event.data.change === 'reserve');
     await hooks.next('credits.updated', (event) => event.data.change === 'release');
+  });
+
+  it('export → export.started, then export.completed, each with the project and the export', async function () {
+    this.timeout(240_000);
+    const user = await signUpAndLogin(app);
+    const hooks = await subscribe(user, ['export.started', 'export.completed', 'export.failed']);
+    const projectId = await newProject(user);
+    const clip = await makeVideo(dir, 'export.mp4', { seconds: 2 });
+    const uploaded = await uploadMedia(user.client, clip, { contentType: 'video/mp4', scopeProjectId: projectId });
+    await fileWhen(app.services.orm, uploaded.mediaFileId, (file) => file.status === 'UPLOADED', 60_000);
+    const response = await user.client.post(`/api/v1/projects/${projectId}/exports/`, { name: 'Short', export_settings: { resolution: '720p' } });
+    expect(response.status, await response.clone().text()).to.equal(202);
+    const exportId = (await json(response)).uuid;
+    expect((await hooks.next('export.started', () => true, 120_000)).event.data).to.deep.equal({ project_uuid: projectId, export_uuid: exportId });
+    expect((await hooks.next('export.completed', () => true, 180_000)).event.data).to.deep.equal({ project_uuid: projectId, export_uuid: exportId });
   });
 
   it('a plan change → subscription.updated with the tier and status', async () => {
