@@ -3,6 +3,7 @@ import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { WebhookDelivery, WebhookEndpoint } from '../../api/src/webhooks/entities.ts';
 import type { Resolver } from '../../api/src/webhooks/targets.ts';
+import { webhookEventTypes } from '../../api/src/webhooks/payloads.ts';
 
 const WEBHOOKS = '/api/v1/users/me/webhooks';
 
@@ -93,6 +94,16 @@ describe('webhook endpoints: /users/me/webhooks', () => {
     const row = await app.services.orm.em.fork().findOneOrFail(WebhookEndpoint, created.id);
     expect(row.previousSecret).to.equal(created.secret);
     expect(row.previousSecretExpiresAt!.getTime() - Date.now()).to.be.within(23.9 * 3600_000, 24 * 3600_000);
+  });
+
+  it('the OpenAPI document lists every event payload under webhooks, with the Standard Webhooks headers', async () => {
+    const document = await json(await app.fetch('/api/v1/openapi.json'));
+    expect(Object.keys(document.webhooks).sort()).to.deep.equal([...webhookEventTypes].sort());
+    const mediaReady = document.webhooks['media.ready'].post;
+    expect(mediaReady.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).to.have.members(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature']);
+    const schema = document.components.schemas[mediaReady.requestBody.content['application/json'].schema.$ref.split('/').pop()];
+    expect(schema.properties.type.enum).to.deep.equal(['media.ready']);
+    expect(Object.keys(schema.properties.data.properties)).to.have.members(['media_item_uuid', 'media_file_uuid', 'project_uuid', 'display_name', 'proxy_status']);
   });
 
   it('deleting the account deletes its endpoints and their pending deliveries', async () => {
