@@ -151,6 +151,27 @@ describe('webhook delivery (real clock)', () => {
     expect(first!.responseStatus).to.equal(null);
   });
 
+  it('two api replicas share the outbox: every delivery is sent exactly once when no worker dies', async () => {
+    const replica = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '50', WEBHOOK_CONCURRENCY: '2' });
+    try {
+      const users = await Promise.all(Array.from({ length: 4 }, () => signUpAndLogin(app)));
+      const targets = await Promise.all(users.map(() => receiver()));
+      await Promise.all(users.map((user, i) => register(user, targets[i]!.url())));
+      await Promise.all(users.map(async (user) => {
+        for (let n = 0; n < 10; n++) await grantMinutes(app, user, `replicas-${n}`);
+      }));
+      await Promise.all(targets.map((target) => target.waitFor(10)));
+      await Promise.all([app.services.features.webhookDelivery.idle(), replica.services.features.webhookDelivery.idle()]);
+      for (const target of targets) {
+        const ids = target.received.map((r) => r.headers['webhook-id']);
+        expect(ids).to.have.length(10);
+        expect(new Set(ids)).to.have.property('size', 10);
+      }
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('a name that resolves to loopback at delivery time (DNS rebinding) is refused when private targets are not allowed', async () => {
     const target = await receiver();
     const publicName = 'rebind.test';
