@@ -149,18 +149,21 @@ describe('webhook delivery (real clock)', () => {
     expect(first!.lastError).to.match(/no answer within 1500 ms/);
     expect(first!.latencyMs).to.be.within(1400, 3000);
     expect(first!.responseStatus).to.equal(null);
+    // its retries would keep a slot busy for the tests after this one
+    expect((await slowUser.client.delete(`${WEBHOOKS}/${slowEndpoint.id}`)).status).to.equal(204);
   });
 
-  it('two api replicas share the outbox: every delivery is sent exactly once when no worker dies', async () => {
+  it('two api replicas share the outbox: every delivery is sent exactly once when no worker dies', async function () {
+    this.timeout(90_000);
     const replica = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '50', WEBHOOK_CONCURRENCY: '2' });
     try {
-      const users = await Promise.all(Array.from({ length: 4 }, () => signUpAndLogin(app)));
+      const users = await Promise.all(Array.from({ length: 3 }, () => signUpAndLogin(app)));
       const targets = await Promise.all(users.map(() => receiver()));
       await Promise.all(users.map((user, i) => register(user, targets[i]!.url())));
       await Promise.all(users.map(async (user) => {
         for (let n = 0; n < 10; n++) await grantMinutes(app, user, `replicas-${n}`);
       }));
-      await Promise.all(targets.map((target) => target.waitFor(10)));
+      await Promise.all(targets.map((target) => target.waitFor(10, 60_000)));
       await Promise.all([app.services.features.webhookDelivery.idle(), replica.services.features.webhookDelivery.idle()]);
       for (const target of targets) {
         const ids = target.received.map((r) => r.headers['webhook-id']);
@@ -169,6 +172,29 @@ describe('webhook delivery (real clock)', () => {
       }
     } finally {
       await replica.close();
+    }
+  });
+
+  it('workers racing for the same rows (four at once, polling every 10 ms) never send one delivery twice', async function () {
+    this.timeout(90_000);
+    await app.services.features.webhookDelivery.close();
+    const workers = Array.from({ length: 4 }, () => createWebhooks({ ...app.services, config: { ...app.services.config, WEBHOOK_POLL_MS: 10, WEBHOOK_CONCURRENCY: 8 } }).worker);
+    try {
+      const users = await Promise.all(Array.from({ length: 8 }, () => signUpAndLogin(app)));
+      const targets = await Promise.all(users.map(() => receiver()));
+      await Promise.all(users.map((user, i) => register(user, targets[i]!.url())));
+      for (const worker of workers) worker.start();
+      await Promise.all(users.map(async (user) => {
+        for (let n = 0; n < 8; n++) await grantMinutes(app, user, `race-${n}`);
+      }));
+      await Promise.all(targets.map((target) => target.waitFor(8, 60_000)));
+      await Promise.all(workers.map((worker) => worker.idle()));
+      const duplicates = targets.flatMap((target) => target.received.map((r) => r.headers['webhook-id'])).filter((id, index, all) => all.indexOf(id) !== index);
+      expect(duplicates).to.deep.equal([]);
+    } finally {
+      await Promise.all(workers.map((worker) => worker.close()));
+      app.services.features.webhookDelivery = createWebhooks(app.services).worker;
+      app.services.features.webhookDelivery.start();
     }
   });
 

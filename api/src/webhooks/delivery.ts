@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Mailer } from '../accounts/mailer.ts';
 import { negotiateLocale, translate } from '../i18n/index.ts';
 import type { Clock } from '../shared/clock.ts';
+import { CoalescedPass } from '../shared/coalesced-pass.ts';
 import { signedHeaders } from './signing.ts';
 import { checkTargetUrl, guardedLookup, type Resolver } from './targets.ts';
 
@@ -66,7 +67,7 @@ class Stopped extends Error {}
  * Sends recorded deliveries, at least once. Due rows are claimed with `FOR UPDATE SKIP
  * LOCKED` and leased (timeout + 30 s), so several api replicas never send one row at once
  * and a worker that dies mid-attempt leaves the row to be claimed again when its lease
- * ends. At most one delivery per endpoint is in flight (across replicas, through the lease),
+ * ends. One delivery per endpoint is in flight (across replicas through the lease, bar two claims in the same instant),
  * endpoints are served oldest-due first, and each request is bounded by the timeout, so a
  * slow receiver holds one slot and never the others. Redirects are not followed (3xx fails).
  */
@@ -76,13 +77,13 @@ export class WebhookDeliveryWorker {
   readonly #requests = new Set<http.ClientRequest>();
   readonly #lookup: ReturnType<typeof guardedLookup>;
   #timer: NodeJS.Timeout | undefined;
-  #pass: Promise<void> | undefined;
-  #again = false;
+  readonly #pass: CoalescedPass;
   #closed = false;
 
   constructor(options: WebhookDeliveryOptions) {
     this.#o = options;
     this.#lookup = guardedLookup(options.allowPrivate, options.resolver);
+    this.#pass = new CoalescedPass(() => this.#fill(), (error: unknown) => this.#o.logger.warn({ err: error }, 'webhook delivery pass failed; the next one retries'));
   }
 
   start(): void {
@@ -94,24 +95,16 @@ export class WebhookDeliveryWorker {
   /** Looks for due deliveries now (coalesced with a pass already running). */
   kick(): void {
     if (this.#closed) return;
-    if (this.#pass) {
-      this.#again = true;
-      return;
-    }
-    this.#pass = this.#fill()
-      .catch((error: unknown) => this.#o.logger.warn({ err: error }, 'webhook delivery pass failed; the next one retries'))
-      .finally(() => {
-        this.#pass = undefined;
-        if (this.#again) {
-          this.#again = false;
-          this.kick();
-        }
-      });
+    this.#pass.kick();
   }
 
   /** Resolves when no pass and no attempt is running (tests). */
   async idle(): Promise<void> {
-    while (this.#pass || this.#inFlight.size > 0) await Promise.all([this.#pass, ...this.#inFlight.values()]);
+    await this.#pass.idle();
+    while (this.#inFlight.size > 0) {
+      await Promise.all(this.#inFlight.values());
+      await this.#pass.idle();
+    }
   }
 
   /** Stops: attempts in flight are cut off and left leased (another process takes them after the lease). */
@@ -157,9 +150,11 @@ export class WebhookDeliveryWorker {
                where c.status = 'pending' and ce.enabled and c.next_attempt_at <= ? and (c.lease_until is null or c.lease_until <= ?)
                  and not exists (select 1 from webhook_deliveries busy where busy.endpoint_id = c.endpoint_id and busy.status = 'pending' and busy.lease_until > ?)
                order by c.endpoint_id, c.next_attempt_at, c.created_at, c.id)
+              -- rechecked on the row's latest version when another worker claimed it meanwhile (the subquery's snapshot is older)
+              and status = 'pending' and (lease_until is null or lease_until <= ?)
             order by next_attempt_at, id limit ? for update skip locked)
         returning d.id, d.message_id, d.payload, d.attempts, d.schedule_step, d.lease_until, e.id as endpoint_id, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at`,
-        [leaseUntil, now, now, now, limit],
+        [leaseUntil, now, now, now, now, limit],
       ),
     );
   }
