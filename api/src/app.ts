@@ -48,6 +48,8 @@ import { registerCanvasRoutes } from './canvases/routes.ts';
 import { registerInterchange } from './interchange/feature.ts';
 import { IdempotencyStore, scheduleIdempotencySweep } from './idempotency/idempotency-store.ts';
 import { createIdempotency } from './idempotency/feature.ts';
+import { createWebhooks, registerWebhooks } from './webhooks/feature.ts';
+import type { Resolver } from './webhooks/targets.ts';
 
 export type { Services } from './services.ts';
 
@@ -60,6 +62,8 @@ export interface ServiceOverrides {
   kubeConfig?: KubeConfig;
   /** Local backend at process start: run again the jobs a previous process left running (api/src/main.ts). */
   recoverJobs?: boolean;
+  /** How webhook target names resolve (tests: a fixed table, to act out DNS rebinding). */
+  webhookResolver?: Resolver;
 }
 
 /**
@@ -95,6 +99,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     metrics,
     jobMetrics,
     bus: host.bus,
+    webhooks: host.webhooks,
     subscriber,
     completion: host.completion,
     dispatcher: host.dispatcher,
@@ -108,13 +113,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       await stopPaymentsSweep();
       stopExportSweep();
       stopIdempotencySweep();
+      await features.webhookDelivery.close();
       await accounts.idle();
       subscriber.close();
       mailer.close();
       await host.close();
     },
   };
-  const services: Services = Object.assign(base, { features: createSharedFeatures(base) });
+  const services: Services = Object.assign(base, { features: createSharedFeatures(base, overrides) });
   const { features } = services;
 
   // Every cross-feature hook, here and nowhere else: billing counts the user's projects;
@@ -126,22 +132,27 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   accounts.onAccountDeletion((em, user) => features.uploads.deleteAccountMedia(em, user.id));
   accounts.onAccountDeletion((em, user) => features.groups.deleteAllOf(em, user.id));
   accounts.onAccountDeletion((em, user) => deletePresetsOf(em, user.id));
+  accounts.onAccountDeletion((em, user) => features.webhooks.deleteAllOf(em, user.id));
   accounts.onAccountDeletion((em, user) => features.payments.plans.closeAccount(em, user.id));
 
   const stopUploadSweep = scheduleUploadSweep(services, features.uploads);
   const stopPaymentsSweep = schedulePaymentsSweep(services, features.payments);
   const stopExportSweep = scheduleExportSweep(services);
   const stopIdempotencySweep = scheduleIdempotencySweep(services, features.idempotency);
+  features.webhookDelivery.start();
   await host.start();
   return services;
 }
 
 /** The feature services that more than one feature, a hook or a sweep uses. */
-function createSharedFeatures(core: Omit<Services, 'features'>): SharedFeatures {
+function createSharedFeatures(core: Omit<Services, 'features'>, overrides: ServiceOverrides): SharedFeatures {
   const projects = new ProjectService({ billing: core.billing });
   const { uploads } = createUploads(core, projects);
   const library = new MediaLibrary();
+  const webhooks = createWebhooks(core, overrides.webhookResolver);
   return {
+    webhooks: webhooks.endpoints,
+    webhookDelivery: webhooks.worker,
     projects,
     uploads,
     library,
@@ -237,6 +248,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   registerExports(router, exports);
   registerInterchange(router, services);
   registerEventStreams(router, services);
+  registerWebhooks(router, services);
   registerApiDocs(router, API_VERSION);
   options.extend?.(router);
 

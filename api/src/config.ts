@@ -120,6 +120,12 @@ export const configSchema = z.object({
       return origins;
     })
     .describe('Other origins whose pages may call the api from a browser, with cookies or API keys (comma-separated, e.g. `https://app.example.com`; none by default). The embedded S3 of hack/up.sh lets them upload too; see docs/deploy.md for a real bucket.'),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false).describe('Let webhook endpoints target loopback, private, link-local, CGNAT and unique-local addresses (checked at registration and after DNS resolution on every delivery). For development and tests only.'),
+  WEBHOOK_MAX_ENDPOINTS_PER_USER: int(1).default(10).describe('Webhook endpoints one user may register.'),
+  WEBHOOK_TIMEOUT_MS: int(100).default(10_000).describe('A webhook receiver must answer within this time, or the attempt fails and is retried.'),
+  WEBHOOK_CONCURRENCY: int(1).default(8).describe('Webhook deliveries in flight at once per api process (never more than one per endpoint).'),
+  WEBHOOK_POLL_MS: int(50).default(1000).describe('How often each api process looks for due webhook deliveries.'),
+  WEBHOOK_DISABLE_AFTER_DAYS: int(1).default(5).describe('An endpoint whose deliveries have failed without a success for this many days is disabled and its owner told by e-mail.'),
 
   SUPPORTED_LOCALES: z
     .string()

@@ -25,6 +25,7 @@ import { proxyCompletion } from './media/proxy-completion.ts';
 import { analysisCompletion, analysisProgress, analysisSnapshot } from './analysis/completion.ts';
 import type { JobMetrics } from './ops/metrics.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
+import { WebhookEvents } from './webhooks/events.ts';
 
 // What the operator's reconcilers need of the job domain besides the host itself.
 export type { JobCompletion, JobFailed, JobOutcome } from './jobs/completion.ts';
@@ -59,6 +60,8 @@ export interface JobHost {
   storage: ObjectStorage;
   billing: BillingService;
   bus: EventBus;
+  /** Records events for webhook delivery (job outcomes and billing changes are recorded through it here). */
+  webhooks: WebhookEvents;
   completion: JobCompletion;
   dispatcher: JobDispatcher;
   outbox: JobOutbox;
@@ -82,6 +85,9 @@ export async function createJobHost(config: DomainConfig, options: JobHostOption
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const storage = objectStorageFrom(config);
   const billing = new BillingService({ clock });
+  // Plan and ledger changes, and every settled job's events, are owed to the user's webhooks in their own transactions.
+  const webhooks = new WebhookEvents({ clock, logger });
+  billing.useChangeListener(webhooks.billingChanged);
   const bus = new EventBus(redis, config.REDIS_KEY_PREFIX, analysisSnapshot);
   const outboxChannel = `${config.REDIS_KEY_PREFIX}jobs`;
   const media = { orm, logger, storage, billing };
@@ -91,7 +97,7 @@ export async function createJobHost(config: DomainConfig, options: JobHostOption
     'media-import': producedMediaCompletion(media),
     proxy: proxyCompletion(media),
     analyze: analysisCompletion({ storage, logger }),
-    render: renderCompletion({ storage, logger, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
+    render: renderCompletion({ storage, logger, webhooks, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
   };
   const exportOwnerLocale = async (exportId: string) => {
     const [row] = await orm.em.getConnection().execute<{ locale: string }[]>(`select u.locale from exports e join users u on u.id = e.user_id where e.id = ?`, [exportId]);
@@ -106,7 +112,7 @@ export async function createJobHost(config: DomainConfig, options: JobHostOption
       render: renderProgress(exportOwnerLocale),
     },
   });
-  const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS, outboxChannel, progressRelay, publisher: bus });
+  const completion = new JobCompletion({ orm, logger, billing, handlers, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS, outboxChannel, progressRelay, publisher: bus, webhooks });
   const dispatcher = await options.dispatcher({ storage, completion, logger, onSlotFree: () => outbox.kick() });
   const outbox = new JobOutbox({
     orm, dispatcher, completion, storage, logger,
@@ -118,7 +124,7 @@ export async function createJobHost(config: DomainConfig, options: JobHostOption
   });
   const jobs = new JobService({ dispatcher, completion, outbox, billing, defaultTimeoutSeconds: config.JOB_TIMEOUT_SECONDS });
   return {
-    orm, redis, storage, billing, bus, completion, dispatcher, outbox, jobs,
+    orm, redis, storage, billing, bus, webhooks, completion, dispatcher, outbox, jobs,
     start: () => outbox.start(),
     async close() {
       await outbox.close();

@@ -7,6 +7,7 @@ import type { ObjectStorage } from './storage/storage.ts';
 import type { JobMetrics } from './ops/metrics.ts';
 import type { Clock } from './shared/clock.ts';
 import type { EventBus } from './events/bus.ts';
+import type { WebhookEvents } from './webhooks/events.ts';
 import type { ChannelSubscriber } from './events/stream-subscriber.ts';
 import type { JobCompletion } from './jobs/completion.ts';
 import type { JobDispatcher } from './jobs/dispatcher.ts';
@@ -21,6 +22,8 @@ import type { MediaGroups } from './media-groups/groups-service.ts';
 import type { ExportService } from './exports/service.ts';
 import type { Payments } from './payments/payments.ts';
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts';
+import type { WebhookEndpoints } from './webhooks/endpoints.ts';
+import type { WebhookDeliveryWorker } from './webhooks/delivery.ts';
 
 /** Everything the features depend on, built once from config by the composition root (app.ts) and handed down explicitly. */
 export interface Services {
@@ -33,6 +36,8 @@ export interface Services {
   metrics: Registry;
   jobMetrics: JobMetrics;
   bus: EventBus;
+  /** Records events for users' webhook endpoints inside the transaction of the change. */
+  webhooks: WebhookEvents;
   /** One Redis subscriber connection per process, shared by every event stream. */
   subscriber: ChannelSubscriber;
   completion: JobCompletion;
@@ -60,4 +65,7 @@ export interface SharedFeatures {
   payments: Payments;
   /** Idempotency-Key records, shared by every route marked idempotent. */
   idempotency: IdempotencyStore;
+  webhooks: WebhookEndpoints;
+  /** Sends recorded webhook deliveries (started with the services, stopped by close()). */
+  webhookDelivery: WebhookDeliveryWorker;
 }

@@ -18,7 +18,7 @@ import { conformingValue } from './values.ts';
 /** The kinds of resource the world makes. */
 export type Kind =
   | 'project' | 'single-put file' | 'multipart file' | 'media item' | 'canvas' | 'group'
-  | 'analysis preset' | 'preview preset' | 'run' | 'edit' | 'caption line' | 'draft' | 'export' | 'api key';
+  | 'analysis preset' | 'preview preset' | 'run' | 'edit' | 'caption line' | 'draft' | 'export' | 'api key' | 'webhook' | 'webhook delivery';
 
 /** Which kind of the owner's resources a parameter of an operation names. */
 export type Fixture = (operation: Operation | undefined) => Kind;
@@ -45,9 +45,11 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   // Body fields that name a resource take the owner's too.
   draft_id: () => 'draft',
   export_id: () => 'export',
+  webhook_id: () => 'webhook',
+  delivery_id: () => 'webhook delivery',
 };
 
-const KINDS: readonly Kind[] = ['project', 'single-put file', 'multipart file', 'media item', 'canvas', 'group', 'analysis preset', 'preview preset', 'run', 'edit', 'caption line', 'draft', 'export', 'api key'];
+const KINDS: readonly Kind[] = ['project', 'single-put file', 'multipart file', 'media item', 'canvas', 'group', 'analysis preset', 'preview preset', 'run', 'edit', 'caption line', 'draft', 'export', 'api key', 'webhook', 'webhook delivery'];
 
 /** The words of the run's transcript: enough for one caption line. */
 const TRANSCRIPT = {
@@ -96,6 +98,8 @@ export class World {
       case 'draft': return this.draft();
       case 'export': return this.export();
       case 'api key': return this.apiKey();
+      case 'webhook': return this.webhook();
+      case 'webhook delivery': return this.webhookDelivery();
     }
   }
 
@@ -169,6 +173,24 @@ export class World {
       project.status = 'analyzed';
       await em.flush();
       return run.id;
+    });
+  }
+
+  /** An endpoint at a public literal address (no name to resolve; WEBHOOK_ALLOW_PRIVATE_TARGETS stays unset). */
+  webhook(): Promise<string> {
+    return this.#once('webhook', async () => (await this.#created('POST', '/api/v1/users/me/webhooks', { url: 'https://93.184.215.14/fuzz', event_types: ['export.failed'] })).id as string);
+  }
+
+  /** A delivery of that endpoint, written as an event would record it (failed, so no worker sends it). */
+  webhookDelivery(): Promise<string> {
+    return this.#once('webhook delivery', async () => {
+      const endpoint = await this.webhook();
+      const id = randomUUID();
+      await this.#orm.em.fork().execute(
+        `insert into webhook_deliveries (id, endpoint_id, message_id, event_type, payload, status, created_at) values (?, ?, ?, 'export.failed', ?, 'failed', now())`,
+        [id, endpoint, `msg_${id.replaceAll('-', '')}`, JSON.stringify({ type: 'export.failed', timestamp: new Date().toISOString(), data: {} })],
+      );
+      return id;
     });
   }
 

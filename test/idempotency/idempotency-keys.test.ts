@@ -351,6 +351,7 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
         'POST /api/v1/payments/subscription/confirm-upgrade',
         'POST /api/v1/payments/subscription/schedule-downgrade',
         'POST /api/v1/users/me/api-keys',
+        'POST /api/v1/users/me/webhooks',
       ].sort(),
     );
     const presign = document.paths['/api/v1/media/presign'].post;

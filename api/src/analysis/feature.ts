@@ -6,8 +6,8 @@ import { registerAnalysisRoutes } from './routes.ts';
 import { AnalysisService } from './service.ts';
 
 /** Analysis: its service built from the app's services, and its routes. */
-export function registerAnalysis(router: ApiRouter, services: Pick<Services, 'jobs' | 'billing' | 'bus'>, projects: ProjectService): void {
-  const analysis = new AnalysisService({ jobs: services.jobs, billing: services.billing, projects });
+export function registerAnalysis(router: ApiRouter, services: Pick<Services, 'jobs' | 'billing' | 'bus' | 'webhooks'>, projects: ProjectService): void {
+  const analysis = new AnalysisService({ jobs: services.jobs, billing: services.billing, projects, webhooks: services.webhooks });
   registerAnalysisRoutes(router, {
     analysis,
     announceStarted: (projectId, runId) =>

@@ -9,6 +9,7 @@ import { InvalidInput, Conflict, Invalid } from '../shared/errors.ts';
 import type { JobService } from '../jobs/service.ts';
 import { Project, type ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
+import type { WebhookEvents } from '../webhooks/events.ts';
 import { AnalysisRun, type AnalysisRunRow } from './entities.ts';
 
 /** Credits are counted in tenths of a minute: the least an analysis with audio costs. */
@@ -18,6 +19,8 @@ export interface AnalysisDeps {
   jobs: JobService;
   billing: BillingService;
   projects: ProjectService;
+  /** Records `analysis.started` for the owner's webhooks, with the run and the job. */
+  webhooks?: Pick<WebhookEvents, 'record'>;
 }
 
 /** What analyzing a project would take: its spine's sources and the AI minutes of their audio. */
@@ -112,6 +115,7 @@ export class AnalysisService {
       run.jobId = job.id;
       project.status = 'analyzing';
       await tx.flush();
+      await this.#d.webhooks?.record(tx, userId, { type: 'analysis.started', data: { project_uuid: projectId, analysis_run_id: run.id } });
       return { project, run };
     });
   }

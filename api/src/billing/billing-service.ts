@@ -12,6 +12,14 @@ import { TIERS, TRIAL, roundMinutes, type TierLimits, type TierName } from './ti
 /** Counts a user's projects; the projects feature hands one to the composition root. */
 export type ProjectCounter = (database: Database, userId: string) => Promise<number>;
 
+/** A change of a user's plan or AI-minute ledger, as its listener (webhooks) hears of it. */
+export type BillingChange =
+  | { kind: 'subscription'; subscription: Pick<SubscriptionRow, 'tier' | 'status' | 'billingInterval' | 'currentPeriodEnd' | 'trialEndsAt'> }
+  | { kind: 'credits'; entry: 'grant' | 'reserve' | 'deduct' | 'release'; minutes: number; credits: Credits };
+
+/** Told of every billing change inside the transaction that makes it (so what it records commits with the change). */
+export type BillingChangeListener = (em: EntityManager, userId: string, change: BillingChange) => Promise<void>;
+
 /** The billing status object of the spec, as sent. */
 export interface BillingStatus {
   tier: TierName;
@@ -146,6 +154,7 @@ interface CreditChange {
 export class BillingService {
   readonly #clock: Clock;
   #countProjects: ProjectCounter;
+  #onChange: BillingChangeListener | undefined;
 
   constructor(deps: { clock: Clock; countProjects?: ProjectCounter }) {
     this.#clock = deps.clock;
@@ -155,6 +164,16 @@ export class BillingService {
   /** Until the projects feature exists the count is 0; it installs its counter here. */
   useProjectCounter(counter: ProjectCounter): void {
     this.#countProjects = counter;
+  }
+
+  /** The webhooks install theirs here: it hears of plan and ledger changes in their transactions. */
+  useChangeListener(listener: BillingChangeListener): void {
+    this.#onChange = listener;
+  }
+
+  /** Tells the listener that the subscription row changed (billing's own methods and payments' Stripe sync call it). */
+  async subscriptionChanged(em: EntityManager, subscription: SubscriptionRow): Promise<void> {
+    await this.#onChange?.(em, subscription.user.id, { kind: 'subscription', subscription });
   }
 
   /** Every account starts on Free; called in the transaction that creates the user. */
@@ -242,6 +261,7 @@ export class BillingService {
       subscription.trialEndsAt = new Date(now.getTime() + TRIAL.days * 86_400_000);
       subscription.updatedAt = now;
       await tx.flush();
+      await this.subscriptionChanged(tx, subscription);
       await this.grantCredits(tx, user.id, { reference: 'trial', minutes: TRIAL.aiMinutes });
     });
   }
@@ -260,6 +280,7 @@ export class BillingService {
       if (plan.currentPeriodEnd !== undefined) subscription.currentPeriodEnd = plan.currentPeriodEnd;
       subscription.updatedAt = this.#clock.now();
       await tx.flush();
+      await this.subscriptionChanged(tx, subscription);
     });
   }
 
@@ -386,14 +407,16 @@ export class BillingService {
     return rows.length > 0;
   }
 
-  async #insertEntry(em: EntityManager, userId: string, kind: string, reference: string, minutes: number): Promise<boolean> {
+  async #insertEntry(em: EntityManager, userId: string, kind: 'grant' | 'reserve' | 'deduct' | 'release', reference: string, minutes: number): Promise<boolean> {
     const result = await em.execute<QueryResult>(
       `insert into credit_entries (id, user_id, kind, minutes, reference, created_at) values (?, ?, ?, ?, ?, ?)
        on conflict (user_id, kind, reference) do nothing`,
       [randomUUID(), userId, kind, minutes, reference, this.#clock.now()],
       'run',
     );
-    return result.affectedRows > 0;
+    if (result.affectedRows === 0) return false;
+    if (this.#onChange) await this.#onChange(em, userId, { kind: 'credits', entry: kind, minutes, credits: await this.creditsOf(em, userId) });
+    return true;
   }
 
 }

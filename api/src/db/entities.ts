@@ -15,6 +15,7 @@ import { Draft } from '../drafts/entities.ts';
 import { CancellationFeedback, DueAction, PaymentCustomer, PaymentEvent } from '../payments/entities.ts';
 import { Export } from '../exports/entities.ts';
 import { IdempotencyKey } from '../idempotency/entities.ts';
+import { WebhookDelivery, WebhookEndpoint } from '../webhooks/entities.ts';
 
 /** Every entity of the service, one line per feature. */
 export const entities: EntitySchema[] = [
@@ -39,4 +40,5 @@ export const entities: EntitySchema[] = [
   PaymentCustomer, PaymentEvent, DueAction, CancellationFeedback,
   Export,
   IdempotencyKey,
+  WebhookEndpoint, WebhookDelivery,
 ];

@@ -5,6 +5,7 @@ import type { JobRow } from '../jobs/entities.ts';
 import { requiredSubject } from '../jobs/subjects.ts';
 import { failureColumns, failureTextsForOwners } from '../media/failure-events.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
+import type { WebhookEvents } from '../webhooks/events.ts';
 import { Export } from './entities.ts';
 
 /** The project-stream events of an export (events/ delivers them). */
@@ -17,6 +18,8 @@ export interface RenderCompletionDeps {
   storage: ObjectStorage;
   logger: Logger;
   publish(projectId: string, event: ExportEvent): Promise<void>;
+  /** Records `export.started` for the owner's webhooks, in the transaction that marks the export rendering. */
+  webhooks?: Pick<WebhookEvents, 'record'>;
 }
 
 /** The export a render makes is its job's subject. */
@@ -37,6 +40,7 @@ export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler<
       const moved = await em.nativeUpdate(Export, { id: exportId, status: 'queued' }, { status: 'rendering' });
       if (moved === 0 || !job.projectId) return;
       const projectId = job.projectId;
+      await deps.webhooks?.record(em, job.userId, { type: 'export.started', data: { project_uuid: projectId, export_uuid: exportId } });
       return () => deps.publish(projectId, { type: 'export_started', data: { export_uuid: exportId } });
     },
 

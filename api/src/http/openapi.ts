@@ -19,6 +19,13 @@ function buildOpenApiDocument(router: ApiRouter, version: string) {
     name: 'session',
     description: 'Session cookie set by login (HttpOnly).',
   });
+  router.registry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'crk_live_…',
+    description:
+      'An API key (POST /api/v1/users/me/api-keys), sent as `Authorization: Bearer <key>`. Its scopes: read (GET and HEAD), write (every other method), billing (payments and billing routes, any method); a missing scope is 403 naming it. No CSRF header with a key. Key management, credentials and account deletion take a session only.',
+  });
   router.registry.registerComponent('securitySchemes', 'csrf', {
     type: 'apiKey',
     in: 'header',
@@ -35,7 +42,7 @@ function buildOpenApiDocument(router: ApiRouter, version: string) {
         'Automated video-editing backend. Every error answers the `Error` schema: `{ detail, code?, errors? }` (`errors` on validation failures), and 5xx also carry `support_id`.',
     },
     servers: [{ url: '/' }],
-    security: [{ session: [] }],
+    security: [{ session: [] }, { apiKey: [] }],
   });
 }
 

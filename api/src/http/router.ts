@@ -224,25 +224,36 @@ export function operationIdOf(method: Method, path: string): string {
  * validation (a query string is checked on every route), 404 for path parameters naming
  * nothing of the caller's, 400 and 413 for a body that cannot be read.
  */
-function impliedResponses(spec: { method: Method; access: Access; params?: unknown; body?: unknown }): Record<number, string> {
+function impliedResponses(spec: { method: Method; path: string; access: Access; params?: unknown; body?: unknown }): Record<number, string> {
   const implied: Record<number, string> = {};
   if (spec.body) {
     implied[400] = 'The body is not well-formed JSON (or form data)';
     implied[413] = 'The body is larger than MAX_JSON_BODY_BYTES';
   }
-  if (spec.access !== 'public') implied[401] = 'No live session';
+  if (spec.access !== 'public') implied[401] = 'No live session, or the Bearer API key is unknown, revoked, expired or malformed';
   const csrf = spec.access !== 'public' && MUTATING_METHODS.has(spec.method) ? 'The X-CSRF-Token header is missing or does not match the session' : undefined;
-  if (spec.access === 'superuser') implied[403] = csrf ? `The caller is not a superuser; or: ${csrf}` : 'The caller is not a superuser';
-  else if (csrf) implied[403] = csrf;
+  const keyRefusal =
+    spec.access === 'session-only'
+      ? 'Called with an API key: this is done from a signed-in session only'
+      : spec.access !== 'public'
+        ? 'The API key lacks the scope this request needs (read for GET, write otherwise, billing for payments and billing; named in the answer)'
+        : undefined;
+  const forbidden = [spec.access === 'superuser' ? 'The caller is not a superuser' : undefined, csrf, keyRefusal].filter((cause): cause is string => cause !== undefined);
+  if (forbidden.length > 0) implied[403] = forbidden.join('; or: ');
   if (spec.params) implied[404] = 'Nothing of the caller\'s at this address';
   implied[422] = 'The path, query or body failed validation (code ValidationError, with `errors`)';
+  if (spec.path.startsWith('/api/')) implied[429] = 'Too many requests from this address or API key (RATE_LIMIT_PER_IP, RATE_LIMIT_PER_API_KEY) or of this kind; Retry-After says when to try again';
   return implied;
 }
 
-/** The security requirement of a route: none when public, the session cookie, and on a mutation the CSRF header as well. */
+/**
+ * The security requirement of a route: none when public; else the session cookie (on a
+ * mutation with the CSRF header as well), or a Bearer API key where keys are let in.
+ */
 function securityOf(spec: { method: Method; access: Access }): RouteConfig['security'] {
   if (spec.access === 'public') return [];
-  return MUTATING_METHODS.has(spec.method) ? [{ session: [], csrf: [] }] : [{ session: [] }];
+  const session: Record<string, string[]> = MUTATING_METHODS.has(spec.method) ? { session: [], csrf: [] } : { session: [] };
+  return spec.access === 'session-only' ? [session] : [session, { apiKey: [] }];
 }
 
 function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): RouteConfig {
@@ -265,7 +276,7 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
   for (const [status, response] of Object.entries(declared)) {
     // An error answer without a body of its own is the error middleware's `{ detail, ... }`; a media type without a schema (an event stream) is still declared.
     const schema = response.schema ?? (Number(status) >= 400 ? ErrorBody : response.contentType ? z.string() : undefined);
-    const replayable = spec.idempotent && Number(status) < 500 ? { headers: ReplayedHeader } : {};
+    const replayable = Number(status) === 429 ? { headers: RateLimitedHeaders } : spec.idempotent && Number(status) < 500 ? { headers: ReplayedHeader } : {};
     responses[status] = schema
       ? { description: response.description, ...replayable, content: { [response.contentType ?? 'application/json']: { schema } } }
       : { description: response.description, ...replayable };
@@ -311,6 +322,13 @@ const IdempotencyKeyParameter = z.object({
         'e.g. a UUID. The same key with another request is 422; while the first is still running, 409 with Retry-After. ' +
         'Responses of 5xx and 429 are not kept (retry with the same key). See docs/api-idempotency.md.',
     }),
+});
+
+/** A 429's headers: when to try again, and the policies counted (IETF RateLimit fields, where a quota refused). */
+const RateLimitedHeaders = z.object({
+  'Retry-After': z.string().meta({ description: 'Seconds until a retry may succeed.' }),
+  'RateLimit-Policy': z.string().optional().meta({ description: 'The quota policies this request counted against, e.g. `"ip";q=1200;w=60, "api-key";q=600;w=60` (draft-ietf-httpapi-ratelimit-headers).' }),
+  RateLimit: z.string().optional().meta({ description: 'What is left of each policy: `"ip";r=0;t=17` (remaining and seconds to reset).' }),
 });
 
 const ReplayedHeader = z.object({

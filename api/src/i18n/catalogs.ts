@@ -19,12 +19,13 @@ import { paymentMessages } from '../payments/messages.ts';
 import { exportMessages } from '../exports/messages.ts';
 import { interchangeMessages } from '../interchange/messages.ts';
 import { idempotencyMessages } from '../idempotency/messages.ts';
+import { webhookMessages } from '../webhooks/messages.ts';
 
 /**
  * The catalogs: each feature's messages merged, one line per feature.
  * Keys are namespaced by feature (`http.`, `request.`, `auth.`, `media.` …).
  */
-const features = [httpMessages, validationMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages, canvasMessages, exportMessages, paymentMessages, interchangeMessages, idempotencyMessages] as const;
+const features = [httpMessages, validationMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages, canvasMessages, exportMessages, paymentMessages, interchangeMessages, idempotencyMessages, webhookMessages] as const;
 
 type FeatureKeys<F> = F extends { en: infer E } ? keyof E : never;
 export type MessageKey = FeatureKeys<(typeof features)[number]> & string;

@@ -97,6 +97,8 @@ export interface JobCompletionDeps {
   progressRelay?: Pick<ProgressRelay, 'relay'>;
   /** Publishes a settled job's events, each once (`key` names it). */
   publisher: { publishOnce(key: string, event: OutcomeEvent): Promise<boolean> };
+  /** Records a settled job's events for webhook delivery, in the settling transaction. */
+  webhooks?: { recordOutcomes(em: EntityManager, events: readonly OutcomeEvent[]): Promise<void> };
 }
 
 /** A settled job's events not published this long after its completion are taken to be lost with their process. */
@@ -161,6 +163,7 @@ export class JobCompletion {
       }
       events = settlement.events ?? [];
       if (events.length > 0) await em.nativeUpdate(Job, { id: jobId }, { outcomeEvents: events });
+      if (events.length > 0) await this.#d.webhooks?.recordOutcomes(em, events);
       after = settlement.afterCommit;
       return true;
     });

@@ -10,6 +10,7 @@ import type { DispatchedJob, JobDispatcher } from './dispatcher.ts';
 import type { JobRow } from './entities.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
 import { jobKinds } from '../../../crds/contract/resources.ts';
+import { CoalescedPass } from '../shared/coalesced-pass.ts';
 
 export interface JobOutboxOptions {
   orm: MikroORM;
@@ -44,8 +45,7 @@ export class JobOutbox {
   readonly #o: JobOutboxOptions;
   #listener: pg.Client | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
+  readonly #pass: CoalescedPass;
   #closed = false;
   /** Not started, it dispatches only when kicked (after a submit outside a transaction). */
   #started = false;
@@ -54,6 +54,7 @@ export class JobOutbox {
   constructor(options: JobOutboxOptions) {
     this.#o = options;
     this.#recovered = !options.recoverOnStart;
+    this.#pass = new CoalescedPass(() => this.#drain(), (error: unknown) => this.#o.logger.warn({ err: error }, 'job outbox pass failed; the next one retries'));
   }
 
   /** Inside the requesting transaction: wakes every replica's outbox once it commits. */
@@ -72,24 +73,12 @@ export class JobOutbox {
   /** Runs a pass now (coalesced with one already running). */
   kick(): void {
     if (this.#closed) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.#drain()
-      .catch((error: unknown) => this.#o.logger.warn({ err: error }, 'job outbox pass failed; the next one retries'))
-      .finally(() => {
-        this.#running = undefined;
-        if (this.#again) {
-          this.#again = false;
-          this.kick();
-        }
-      });
+    this.#pass.kick();
   }
 
   /** Resolves when no pass is running (tests). */
-  async idle(): Promise<void> {
-    while (this.#running) await this.#running;
+  idle(): Promise<void> {
+    return this.#pass.idle();
   }
 
   async close(): Promise<void> {

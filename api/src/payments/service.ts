@@ -239,6 +239,7 @@ export class PlanChanges {
     subscription.updatedAt = now;
     link.updatedAt = now;
     await tx.flush();
+    await this.#deps.billing.subscriptionChanged(tx, subscription);
     return true;
   }
 

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { requireAuth } from '../accounts/guards.ts';
+import { listOf, listSchema, pageOf } from '../http/pagination.ts';
+import type { ApiRouter } from '../http/router.ts';
+import type { WebhookEndpoints } from './endpoints.ts';
+import { webhookEventTypes, webhookPayloadSchema } from './payloads.ts';
+import {
+  DeliveriesQuery,
+  DeliveryParams,
+  deliveryRead,
+  endpointRead,
+  EndpointParams,
+  WebhookDeliveryPage,
+  WebhookDeliveryRead,
+  WebhookEndpointCreate,
+  WebhookEndpointPatch,
+  WebhookEndpointRead,
+  WebhookEndpointWithSecret,
+} from './schemas.ts';
+
+const PATH = '/api/v1/users/me/webhooks';
+const ITEM = `${PATH}/{webhook_id}`;
+const tags = ['webhooks'];
+const notFound = { 404: { description: 'No such webhook endpoint of yours' } };
+
+/** The webhook endpoints of the caller, their delivery log and redelivery; the payloads as the document's `webhooks`. */
+export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpoints, maxPerUser: number): void {
+  router.add({
+    method: 'get',
+    path: PATH,
+    summary: "The caller's webhook endpoints, oldest first (secrets are not shown).",
+    tags,
+    access: 'session',
+    responses: { 200: { description: 'Every endpoint of the caller', schema: listSchema(WebhookEndpointRead) } },
+    handler: async (ctx) => {
+      ctx.body = listOf((await endpoints.list(ctx.state.em, requireAuth(ctx).user.id)).map(endpointRead));
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: PATH,
+    summary: 'Registers a webhook endpoint; the answer carries its signing secret, shown only now.',
+    tags,
+    access: 'session',
+    idempotent: { withheld: ['secret'] },
+    body: WebhookEndpointCreate,
+    responses: {
+      201: { description: 'The endpoint with its secret', schema: WebhookEndpointWithSecret },
+      403: { description: `The caller already has ${maxPerUser} endpoints (code WebhookLimitReached)` },
+      422: { description: 'A field is invalid, or the URL is a refused target (code WebhookTargetRefused)' },
+    },
+    handler: async (ctx, { body }) => {
+      const endpoint = await endpoints.create(ctx.state.em, requireAuth(ctx).user.id, body);
+      ctx.status = 201;
+      ctx.body = { ...endpointRead(endpoint), secret: endpoint.secret };
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: ITEM,
+    summary: 'One webhook endpoint.',
+    tags,
+    access: 'session',
+    params: EndpointParams,
+    responses: { 200: { description: 'The endpoint', schema: WebhookEndpointRead }, ...notFound },
+    handler: async (ctx, { params }) => {
+      ctx.body = endpointRead(await endpoints.get(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id));
+    },
+  });
+
+  router.add({
+    method: 'patch',
+    path: ITEM,
+    summary: 'Changes any fields of a webhook endpoint; enabling it again clears a disabling for failures.',
+    tags,
+    access: 'session',
+    params: EndpointParams,
+    body: WebhookEndpointPatch,
+    responses: { 200: { description: 'The endpoint', schema: WebhookEndpointRead }, ...notFound, 422: { description: 'A field is invalid, or the URL is a refused target' } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = endpointRead(await endpoints.update(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id, body));
+    },
+  });
+
+  router.add({
+    method: 'delete',
+    path: ITEM,
+    summary: 'Deletes a webhook endpoint with its delivery log and pending deliveries.',
+    tags,
+    access: 'session',
+    params: EndpointParams,
+    responses: { 204: { description: 'Deleted' }, ...notFound },
+    handler: async (ctx, { params }) => {
+      await endpoints.delete(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id);
+      ctx.status = 204;
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: `${ITEM}/rotate-secret`,
+    summary: 'Replaces the signing secret; for 24 hours deliveries carry a signature by the old secret too.',
+    tags,
+    access: 'session',
+    params: EndpointParams,
+    responses: { 200: { description: 'The endpoint with its new secret', schema: WebhookEndpointWithSecret }, ...notFound },
+    handler: async (ctx, { params }) => {
+      const endpoint = await endpoints.rotateSecret(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id);
+      ctx.body = { ...endpointRead(endpoint), secret: endpoint.secret };
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: `${ITEM}/deliveries`,
+    summary: "The endpoint's delivery log, newest first: status, response code, latency, attempts, next attempt, last error.",
+    tags,
+    access: 'session',
+    params: EndpointParams,
+    query: DeliveriesQuery,
+    responses: { 200: { description: 'A page of deliveries', schema: WebhookDeliveryPage }, ...notFound },
+    handler: async (ctx, { params, query }) => {
+      const { rows, total } = await endpoints.deliveries(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id, query);
+      ctx.body = pageOf(rows.map(deliveryRead), total, query);
+    },
+  });
+
+  router.add({
+    method: 'post',
+    path: `${ITEM}/deliveries/{delivery_id}/redeliver`,
+    summary: 'Sends a delivery again now, with the same webhook-id; if it fails, the retry schedule starts over.',
+    tags,
+    access: 'session',
+    params: DeliveryParams,
+    responses: {
+      202: { description: 'Queued', schema: WebhookDeliveryRead },
+      404: { description: 'No such endpoint or delivery of yours' },
+      409: { description: 'The endpoint is disabled (WebhookEndpointDisabled) or the delivery is being attempted (WebhookDeliveryInFlight)' },
+    },
+    handler: async (ctx, { params }) => {
+      const delivery = await endpoints.redeliver(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id, params.delivery_id);
+      ctx.status = 202;
+      ctx.body = deliveryRead(delivery);
+    },
+  });
+
+  registerWebhookPayloads(router);
+}
+
+/** Each event type as an OpenAPI 3.1 `webhooks` entry: the signed POST a receiver gets. */
+function registerWebhookPayloads(router: ApiRouter): void {
+  const headers = z.object({
+    'webhook-id': z.string().describe('The message id: the same for every attempt of one event (deduplicate on it).'),
+    'webhook-timestamp': z.string().describe('Unix seconds of this attempt.'),
+    'webhook-signature': z.string().describe('`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the endpoint secret (Standard Webhooks); space-separated when two secrets sign.'),
+  });
+  for (const type of webhookEventTypes) {
+    router.registry.registerWebhook({
+      method: 'post',
+      path: type,
+      operationId: `webhook${type.split('.').map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}`,
+      summary: `The ${type} event, signed per the Standard Webhooks specification.`,
+      tags,
+      request: { headers, body: { content: { 'application/json': { schema: webhookPayloadSchema(type).meta({ id: `WebhookEvent_${type.replace('.', '_')}` }) } } } },
+      responses: { 200: { description: 'Any 2xx acknowledges the delivery; anything else, a timeout or a redirect is retried.' } },
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eventually } from './wait.ts';
+
+/** One request a receiver got, as it arrived. */
+export interface ReceivedWebhook {
+  /** The request's path. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** How the receiver answers a request: a status, a redirect, or never. */
+export type Answer = { status: number; location?: string } | 'hang';
+
+/**
+ * A real HTTP server on loopback that keeps every request it gets and answers as the test
+ * says (by default 200). A receiver that hangs keeps the connection open without answering.
+ */
+export class WebhookReceiver {
+  readonly received: ReceivedWebhook[] = [];
+  answer: (request: ReceivedWebhook, index: number) => Answer = () => ({ status: 200 });
+  readonly #server: Server;
+  readonly #hanging = new Set<ServerResponse>();
+
+  private constructor() {
+    this.#server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const got = { url: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        this.received.push(got);
+        const answer = this.answer(got, this.received.length - 1);
+        if (answer === 'hang') {
+          this.#hanging.add(response);
+          response.on('close', () => this.#hanging.delete(response));
+          return;
+        }
+        response.writeHead(answer.status, answer.location ? { location: answer.location } : {});
+        response.end('ok');
+      });
+    });
+  }
+
+  static async start(): Promise<WebhookReceiver> {
+    const receiver = new WebhookReceiver();
+    await new Promise<void>((resolve) => receiver.#server.listen(0, '127.0.0.1', resolve));
+    return receiver;
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo).port;
+  }
+
+  /** Its address on loopback, or under `host` (a name the test's resolver maps to loopback). */
+  url(host = '127.0.0.1'): string {
+    return `http://${host}:${this.port}/hooks`;
+  }
+
+  /** Resolves once `count` requests have arrived (bounded wait). */
+  async waitFor(count: number, timeoutMs = 10_000): Promise<ReceivedWebhook[]> {
+    return eventually(async () => (this.received.length >= count ? this.received : undefined), () => `${count} webhook requests (got ${this.received.length})`, timeoutMs, 10);
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.#hanging) response.destroy();
+    this.#server.closeAllConnections();
+    await new Promise((resolve) => this.#server.close(resolve));
+  }
+}
