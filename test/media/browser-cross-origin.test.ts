@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { launchChromium } from '../support/browser.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
+import { makeVideo } from '../support/media.ts';
 import { signUpAndLogin } from '../support/users.ts';
+import { eventually } from '../support/wait.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /** A front end's page on an origin of its own: a tiny static server on another loopback port. */
 async function startFrontEnd(): Promise<{ origin: string; server: Server }> {
@@ -30,10 +34,12 @@ interface CrossOriginJourney {
   rateLimit?: string | null;
   mediaItemId?: string;
   listed?: string[];
+  /** The signing secret of the webhook endpoint the page registered with the key. */
+  webhookSecret?: string;
   error?: string;
 }
 
-describe('a front end on another origin (issue 24 item 5): with an API key, a page of a listed origin presigns, PUTs to the embedded store from the browser, and confirms', function () {
+describe('a front end on another origin (issue 24 item 5): with an API key, a page of a listed origin registers a webhook, presigns, PUTs to the embedded store from the browser and confirms; the media.ready webhook arrives signed', function () {
   this.timeout(120_000);
   let dir: string;
   let store: EmbeddedS3;
@@ -41,11 +47,15 @@ describe('a front end on another origin (issue 24 item 5): with an API key, a pa
   let browser: Browser;
   let frontEnd: { origin: string; server: Server };
   let stranger: { origin: string; server: Server };
+  let receiver: WebhookReceiver;
+  let video: string;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cutroom-cross-origin-'));
     frontEnd = await startFrontEnd();
     stranger = await startFrontEnd();
+    receiver = await WebhookReceiver.start();
+    video = (await readFile(await makeVideo(dir, 'from-another-origin.mp4', { seconds: 2 }))).toString('base64');
     const secretAccessKey = randomBytes(24).toString('base64url');
     // The store answers CORS for the same listed origin as the api (hack/embedded-s3/main.ts does so from CORS_ALLOWED_ORIGINS).
     store = await startEmbeddedS3({ directory: join(dir, 's3'), bucket: 'cross-origin', secretAccessKey, corsOrigins: [frontEnd.origin] });
@@ -54,6 +64,9 @@ describe('a front end on another origin (issue 24 item 5): with an API key, a pa
       S3_BUCKET: store.bucket,
       S3_SECRET_ACCESS_KEY: secretAccessKey,
       CORS_ALLOWED_ORIGINS: frontEnd.origin,
+      JOB_BACKEND: 'local',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_POLL_MS: '100',
     });
     browser = await launchChromium();
   });
@@ -61,6 +74,7 @@ describe('a front end on another origin (issue 24 item 5): with an API key, a pa
     await browser?.close();
     await app?.close();
     await store?.close();
+    await receiver?.close();
     await Promise.all([stop(frontEnd?.server), stop(stranger?.server)]);
     await rm(dir, { recursive: true, force: true });
   });
@@ -79,19 +93,29 @@ describe('a front end on another origin (issue 24 item 5): with an API key, a pa
     return page;
   }
 
-  /** Presign, PUT from the browser to the presigned URL, confirm, then list the library: every call to the api with the key alone. */
-  const journey = (page: Page, api: string, key: string, size: number): Promise<CrossOriginJourney> =>
+  /**
+   * Register a webhook endpoint, presign, PUT from the browser to the presigned URL, confirm,
+   * then list the library: every call to the api with the key alone. The file is a real MP4
+   * (base64), or `size` random bytes when none is given.
+   */
+  const journey = (page: Page, api: string, key: string, file: { size: number; base64?: string; hookUrl?: string }): Promise<CrossOriginJourney> =>
     page.evaluate(
-      async ({ api, key, size }) => {
+      async ({ api, key, file }) => {
         const steps: Record<string, number> = {};
         const call = (path: string, init: RequestInit = {}) =>
           fetch(`${api}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
         try {
-          const bytes = new Uint8Array(size);
-          for (let at = 0; at < size; at += 65536) crypto.getRandomValues(bytes.subarray(at, Math.min(size, at + 65536)));
+          let webhookSecret: string | undefined;
+          if (file.hookUrl) {
+            const hook = await call('/api/v1/users/me/webhooks', { method: 'POST', body: JSON.stringify({ url: file.hookUrl, event_types: ['media.ready', 'media.failed'] }) });
+            steps.webhook = hook.status;
+            webhookSecret = ((await hook.json()) as { secret: string }).secret;
+          }
+          const bytes = file.base64 ? Uint8Array.from(atob(file.base64), (char) => char.charCodeAt(0)) : new Uint8Array(file.size);
+          if (!file.base64) for (let at = 0; at < file.size; at += 65536) crypto.getRandomValues(bytes.subarray(at, Math.min(file.size, at + 65536)));
           const presigned = await call('/api/v1/media/presign', {
             method: 'POST',
-            body: JSON.stringify({ filename: 'from-another-origin.mp4', content_type: 'video/mp4', size_bytes: size, scope: 'library' }),
+            body: JSON.stringify({ filename: 'from-another-origin.mp4', content_type: 'video/mp4', size_bytes: bytes.length, scope: 'library' }),
           });
           steps.presign = presigned.status;
           const rateLimit = presigned.headers.get('RateLimit');
@@ -101,24 +125,23 @@ describe('a front end on another origin (issue 24 item 5): with an API key, a pa
           const library = await call('/api/v1/media');
           steps.list = library.status;
           const listed = ((await library.json()) as { data: { uuid: string }[] }).data.map((item) => item.uuid);
-          // WEBHOOK STEP (issue 24 item 2, to be added by the lead once webhooks merge): register an endpoint
-          // on a local receiver before the upload, then wait here for its media.ready delivery and verify it
-          // with the standardwebhooks package.
-          return { steps, rateLimit, mediaItemId: upload.media_item_id, listed };
+          return { steps, rateLimit, mediaItemId: upload.media_item_id, listed, ...(webhookSecret ? { webhookSecret } : {}) };
         } catch (error) {
           return { steps, error: String(error) };
         }
       },
-      { api, key, size },
+      { api, key, file },
     );
 
-  it('presign 201, browser PUT 200, confirm 200; the item is in the library; the page reads the RateLimit field', async () => {
+  it('webhook endpoint 201, presign 201, browser PUT 200, confirm 200; the item is in the library; the page reads the RateLimit field; media.ready arrives at the local receiver, verified by standardwebhooks', async () => {
     const key = await newKey();
     const page = await pageOf(frontEnd.origin);
+    const hookPath = `/hooks/${randomBytes(6).toString('hex')}`;
+    let seen: CrossOriginJourney;
     try {
-      const seen = await journey(page, app.url, key, 200_000);
+      seen = await journey(page, app.url, key, { size: 0, base64: video, hookUrl: `http://127.0.0.1:${receiver.port}${hookPath}` });
       expect(seen.error, JSON.stringify(seen)).to.equal(undefined);
-      expect(seen.steps).to.deep.equal({ presign: 201, put: 200, confirm: 200, list: 200 });
+      expect(seen.steps).to.deep.equal({ webhook: 201, presign: 201, put: 200, confirm: 200, list: 200 });
       expect(seen.listed).to.include(seen.mediaItemId);
       expect(seen.rateLimit).to.match(/^"api-key";r=\d+;t=\d+$/);
     } finally {
@@ -127,14 +150,24 @@ describe('a front end on another origin (issue 24 item 5): with an API key, a pa
     // The object arrived whole in the store, through the browser.
     const objects = await fetch(`${app.url}/api/v1/media`, { headers: { Authorization: `Bearer ${key}` } });
     const [item] = ((await objects.json()) as { data: { size_bytes: number | null }[] }).data;
-    expect(item?.size_bytes).to.equal(200_000);
+    expect(item?.size_bytes).to.equal(Buffer.from(video, 'base64').length);
+    // The media.ready webhook for that item, signed with the secret the page was given.
+    const webhook = new Webhook(seen.webhookSecret!);
+    const event = await eventually(async () => {
+      for (const request of receiver.received.filter((candidate) => candidate.url === hookPath)) {
+        const verified = webhook.verify(request.body, request.headers as Record<string, string>) as { type: string; data: { media_item_uuid: string } };
+        if (verified.type === 'media.ready' && verified.data.media_item_uuid === seen.mediaItemId) return verified;
+      }
+      return undefined;
+    }, 'a verified media.ready webhook', 90_000);
+    expect(event.data.media_item_uuid).to.equal(seen.mediaItemId);
   });
 
   it('a page of an origin not listed cannot read the api: the browser refuses the answer (no CORS header)', async () => {
     const key = await newKey();
     const page = await pageOf(stranger.origin);
     try {
-      const seen = await journey(page, app.url, key, 1_000);
+      const seen = await journey(page, app.url, key, { size: 1_000 });
       expect(seen.steps).to.deep.equal({});
       expect(seen.error).to.match(/Failed to fetch/);
     } finally {
