@@ -276,10 +276,11 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
   for (const [status, response] of Object.entries(declared)) {
     // An error answer without a body of its own is the error middleware's `{ detail, ... }`; a media type without a schema (an event stream) is still declared.
     const schema = response.schema ?? (Number(status) >= 400 ? ErrorBody : response.contentType ? z.string() : undefined);
-    const replayable = Number(status) === 429 ? { headers: RateLimitedHeaders } : spec.idempotent && Number(status) < 500 ? { headers: ReplayedHeader } : {};
+    const headers = headersOf(Number(status), spec.path.startsWith('/api/'), spec.idempotent !== undefined && spec.idempotent !== false);
+    const withHeaders = headers ? { headers } : {};
     responses[status] = schema
-      ? { description: response.description, ...replayable, content: { [response.contentType ?? 'application/json']: { schema } } }
-      : { description: response.description, ...replayable };
+      ? { description: response.description, ...withHeaders, content: { [response.contentType ?? 'application/json']: { schema } } }
+      : { description: response.description, ...withHeaders };
   }
   if (spec.idempotent) request.headers = IdempotencyKeyParameter;
   responses.default = { description: 'An unexpected failure (5xx, with support_id)', content: { 'application/json': { schema: ErrorBody } } };
@@ -324,19 +325,29 @@ const IdempotencyKeyParameter = z.object({
     }),
 });
 
-/** A 429's headers: when to try again, and the policies counted (IETF RateLimit fields, where a quota refused). */
-const RateLimitedHeaders = z.object({
-  'Retry-After': z.string().meta({ description: 'Seconds until a retry may succeed.' }),
-  'RateLimit-Policy': z.string().optional().meta({ description: 'The quota policies this request counted against, e.g. `"ip";q=1200;w=60, "api-key";q=600;w=60` (draft-ietf-httpapi-ratelimit-headers).' }),
-  RateLimit: z.string().optional().meta({ description: 'What is left of each policy: `"ip";r=0;t=17` (remaining and seconds to reset).' }),
-});
+/** The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers) an answer of a limited route carries. */
+const RateLimitFields = {
+  'RateLimit-Policy': z.string().optional().meta({ description: 'The quota policies this request counted against, e.g. `"ip";q=1200;w=60, "api-key";q=600;w=60`.' }),
+  RateLimit: z.string().optional().meta({ description: 'What is left of each policy: `"ip";r=1195;t=47` (remaining requests and seconds to the window\'s reset).' }),
+};
 
-const ReplayedHeader = z.object({
+/** A 429's headers: when to try again, and the policies counted (where a quota refused). */
+const RateLimitedHeaders = z.object({ 'Retry-After': z.string().meta({ description: 'Seconds until a retry may succeed.' }), ...RateLimitFields });
+
+/** The headers an answer declares: a 429's Retry-After; the RateLimit fields on a limited route's answers; an idempotent route's replay marker. */
+function headersOf(status: number, limited: boolean, idempotent: boolean): z.ZodObject | undefined {
+  if (status === 429) return RateLimitedHeaders;
+  if (status >= 500) return undefined;
+  const fields = { ...(limited ? RateLimitFields : {}), ...(idempotent ? ReplayedField : {}) };
+  return Object.keys(fields).length > 0 ? z.object(fields) : undefined;
+}
+
+const ReplayedField = {
   [IDEMPOTENT_REPLAYED_HEADER]: z
     .literal('true')
     .optional()
     .meta({ description: 'Present on a response replayed for a repeated Idempotency-Key: the work was not done again.' }),
-});
+};
 
 /** An idempotent route's own answers plus the two the key adds (merged into a description the route already has for that status). */
 function withIdempotencyAnswers(declared: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
