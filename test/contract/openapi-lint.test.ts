@@ -53,6 +53,9 @@ describe('the OpenAPI document passes a third-party linter', () => {
 
   it("Redocly's recommended rules (@redocly/cli, pinned) find no error in the served document", () => {
     const errors = problems.filter((problem) => problem.severity === 'error');
+    const byRule = new Map<string, number>();
+    for (const problem of problems) byRule.set(`${problem.severity} ${problem.ruleId}`, (byRule.get(`${problem.severity} ${problem.ruleId}`) ?? 0) + 1);
+    console.log(`      redocly lint (recommended): ${errors.length} errors, ${problems.length - errors.length} warnings${[...byRule].map(([rule, count]) => `; ${rule} × ${count}`).join('')}`);
     expect(errors.map((problem) => `${problem.ruleId}: ${problem.message}`)).to.deep.equal([]);
   });
 
