@@ -193,6 +193,9 @@ export class JobCompletion {
   /** Deducts on success, releases otherwise; the ledger's reference makes either happen once. */
   async #settleCredits(em: EntityManager, job: JobRow, ok: boolean, used: number | undefined): Promise<void> {
     if (job.creditMinutes === null || job.creditMinutes === undefined) return;
+    // The account was deleted while the job ran: its ledger went with it, nothing is left to settle.
+    const [owner] = await em.execute<{ id: string }[]>(`select id from users where id = ?`, [job.userId]);
+    if (!owner) return;
     const reference = jobCreditReference(job.id);
     if (ok) await this.#d.billing.deductCredits(em, job.userId, { reference, minutes: Math.min(used ?? Number(job.creditMinutes), Number(job.creditMinutes)) });
     else await this.#d.billing.releaseCredits(em, job.userId, { reference });

@@ -54,6 +54,27 @@ export class JobService {
   }
 
   /**
+   * Account deletion, inside its transaction: the user's jobs no backend has received are
+   * settled here as cancelled (what they were for goes with the account, and so does their
+   * credit reservation); the ones running are stopped after the commit, so no render or
+   * analysis of a deleted account keeps a slot. Their completions find nothing left to update.
+   */
+  async cancelAccountJobs(tx: EntityManager, userId: string): Promise<() => Promise<void>> {
+    await tx.execute(
+      `update jobs set completed_at = now(), finished_at = now(), status = 'failed', error = 'The account was deleted.', error_code = ?
+        where user_id = ? and completed_at is null and dispatched_at is null`,
+      [jobSystemFailures.cancelled, userId],
+    );
+    const running = await tx.execute<{ id: string; kind: string; program: string }[]>(
+      `select id, kind, program from jobs where user_id = ? and completed_at is null and dispatched_at is not null`,
+      [userId],
+    );
+    return async () => {
+      for (const job of running) await this.#d.dispatcher.cancel({ jobId: job.id, kind: job.kind as JobKind, program: job.program });
+    };
+  }
+
+  /**
    * Cancels a job that has not ended; it settles as failed (`job.cancelled`). A job the
    * backend never received is settled here; one it has is stopped there.
    */
