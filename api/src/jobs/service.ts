@@ -54,19 +54,15 @@ export class JobService {
   }
 
   /**
-   * Account deletion, inside its transaction: the user's jobs no backend has received are
-   * settled here as cancelled (what they were for goes with the account, and so does their
-   * credit reservation); the ones running are stopped after the commit, so no render or
-   * analysis of a deleted account keeps a slot. Their completions find nothing left to update.
+   * Account deletion, inside its transaction: the user's unsettled jobs are stopped after
+   * the commit (the local runner ends their processes, the cluster's resources
+   * are deleted), so no render or analysis of a deleted account keeps a slot. The job rows go
+   * with the account (the media step); a stopped job's completion finds nothing to settle.
    */
   async cancelAccountJobs(tx: EntityManager, userId: string): Promise<() => Promise<void>> {
-    await tx.execute(
-      `update jobs set completed_at = now(), finished_at = now(), status = 'failed', error = 'The account was deleted.', error_code = ?
-        where user_id = ? and completed_at is null and dispatched_at is null`,
-      [jobSystemFailures.cancelled, userId],
-    );
     const running = await tx.execute<{ id: string; kind: string; program: string }[]>(
-      `select id, kind, program from jobs where user_id = ? and completed_at is null and dispatched_at is not null`,
+      // every unsettled one, locked: a row the outbox is handing over right now is waited for, then stopped too
+      `select id, kind, program from jobs where user_id = ? and completed_at is null for update`,
       [userId],
     );
     return async () => {
