@@ -8,6 +8,7 @@ import type { DueActionKind } from './entities.ts';
 import { PriceTable } from './price-table.ts';
 import { registerPaymentRoutes } from './routes.ts';
 import { localeOf, PlanChanges } from './service.ts';
+import { redisChangeLock } from './change-lock.ts';
 import { StripeGateway } from './stripe-gateway.ts';
 import { paymentMail, SupportRequests } from './support.ts';
 import { StripeWebhooks } from './webhooks.ts';
@@ -36,6 +37,8 @@ export function createPayments(services: PaymentServices): Payments {
     logger,
     settings: { graceDays: config.PAYMENT_GRACE_DAYS, reminderDays: config.RENEWAL_REMINDER_DAYS, retentionCoupon: config.STRIPE_RETENTION_COUPON },
     baseUrl: () => services.baseUrl,
+    // held for at most every Stripe call of a change timing out, each with its retries, and a margin
+    changeLock: redisChangeLock(redis, 5 * config.STRIPE_TIMEOUT_MS * (config.STRIPE_MAX_NETWORK_RETRIES + 1) + 5000),
   });
   return {
     plans,

@@ -168,20 +168,24 @@ export class StripeGateway {
    * Stripe's own subscription schedule switches the price at the end of the current
    * period: phase one keeps today's price until then, phase two runs the new one.
    */
-  async scheduleAtPeriodEnd(input: { subscription: SubscriptionView; stripePrice: string; interval: 'month' | 'year' }): Promise<string> {
+  async scheduleAtPeriodEnd(input: { subscription: SubscriptionView; stripePrice: string; interval: 'month' | 'year'; idempotencyKey: string }): Promise<string> {
     const item = input.subscription.items.data[0]!;
     const scheduleId =
       input.subscription.schedule ??
-      (await call(() => this.#stripe.subscriptionSchedules.create({ from_subscription: input.subscription.id }))).id;
+      (await call(() => this.#stripe.subscriptionSchedules.create({ from_subscription: input.subscription.id }, { idempotencyKey: `${input.idempotencyKey}:schedule` }))).id;
     await call(() =>
-      this.#stripe.subscriptionSchedules.update(scheduleId, {
-        end_behavior: 'release',
-        proration_behavior: 'none',
-        phases: [
-          { items: [{ price: item.price.id, quantity: 1 }], start_date: item.current_period_start, end_date: item.current_period_end },
-          { items: [{ price: input.stripePrice, quantity: 1 }], duration: { interval: input.interval, interval_count: 1 } },
-        ],
-      }),
+      this.#stripe.subscriptionSchedules.update(
+        scheduleId,
+        {
+          end_behavior: 'release',
+          proration_behavior: 'none',
+          phases: [
+            { items: [{ price: item.price.id, quantity: 1 }], start_date: item.current_period_start, end_date: item.current_period_end },
+            { items: [{ price: input.stripePrice, quantity: 1 }], duration: { interval: input.interval, interval_count: 1 } },
+          ],
+        },
+        { idempotencyKey: `${input.idempotencyKey}:phases` },
+      ),
     );
     return scheduleId;
   }
