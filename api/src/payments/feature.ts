@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import type { Services } from '../services.ts';
 import type { Payments } from './payments.ts';
 import { User } from '../accounts/entities.ts';
@@ -13,7 +14,7 @@ import { StripeGateway } from './stripe-gateway.ts';
 import { paymentMail, SupportRequests } from './support.ts';
 import { StripeWebhooks } from './webhooks.ts';
 
-type PaymentServices = Pick<Services, 'config' | 'billing' | 'clock' | 'logger' | 'mailer' | 'redis' | 'orm' | 'baseUrl'>;
+type PaymentServices = Pick<Services, 'config' | 'billing' | 'clock' | 'logger' | 'mailer' | 'redis' | 'orm' | 'baseUrl' | 'metrics'>;
 
 export function createPayments(services: PaymentServices): Payments {
   const { config, billing, clock, logger, mailer, redis } = services;
@@ -42,7 +43,12 @@ export function createPayments(services: PaymentServices): Payments {
   });
   return {
     plans,
-    webhooks: new StripeWebhooks({ plans, clock, logger }),
+    webhooks: new StripeWebhooks({
+      plans,
+      clock,
+      logger,
+      duplicates: new Counter({ name: 'cutroom_duplicate_subscriptions_total', help: 'Second live subscriptions of one user cancelled and refunded (two Checkout sessions paid); alert on any increase.', registers: [services.metrics] }),
+    }),
     support: new SupportRequests({
       billing,
       mailer,

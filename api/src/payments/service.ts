@@ -15,6 +15,9 @@ import { PaymentDeclined, type InvoiceView, type StripeGateway, type Subscriptio
 
 const DAY_MS = 86_400_000;
 
+/** Stripe statuses of a subscription that bills, or will bill again. */
+const LIVE_STRIPE_STATUSES = new Set(['active', 'trialing', 'past_due', 'unpaid']);
+
 /** Stripe's subscription statuses in ours; `incomplete` (checkout not paid yet) is no plan yet. */
 const STATUS_OF_STRIPE: Record<string, SubscriptionStatus> = {
   active: 'active',
@@ -87,18 +90,41 @@ export class PlanChanges {
   async startCheckout(em: EntityManager, user: UserRow, priceId: number): Promise<{ url: string }> {
     const gateway = this.gateway();
     const price = this.#deps.prices.byId(priceId);
-    const subscription = await this.#deps.billing.subscriptionOf(em, user.id);
-    if (effectivePlan(subscription, this.#deps.clock.now()).paid) throw Conflict('billing.plan_active');
-    const link = await this.#customerOf(em, user);
-    const base = this.#deps.baseUrl();
-    return gateway.createCheckoutSession({
-      customer: link.stripeCustomerId,
-      userId: user.id,
-      stripePrice: price.stripePrice,
-      successUrl: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
-      cancelUrl: `${base}/billing?checkout=canceled`,
-      locale: localeOf(user),
+    // one checkout of a user at a time, and one open session: an earlier session's page can no longer be paid
+    return this.#exclusive(user.id, async () => {
+      const subscription = await this.#deps.billing.subscriptionOf(em, user.id);
+      if (effectivePlan(subscription, this.#deps.clock.now()).paid) throw Conflict('billing.plan_active');
+      const link = await this.#customerOf(em, user);
+      for (const open of await gateway.openCheckoutSessions(link.stripeCustomerId)) await gateway.expireCheckoutSession(open);
+      const base = this.#deps.baseUrl();
+      return gateway.createCheckoutSession({
+        customer: link.stripeCustomerId,
+        userId: user.id,
+        stripePrice: price.stripePrice,
+        successUrl: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+        cancelUrl: `${base}/billing?checkout=canceled`,
+        locale: localeOf(user),
+      });
     });
+  }
+
+  /**
+   * A live subscription of the user's customer other than the one the plan follows, while
+   * that one is live too: a second Checkout paid (two tabs), which would bill twice and
+   * silently become the plan when the first is cancelled.
+   */
+  async isDuplicate(tx: EntityManager, userId: string, view: SubscriptionView): Promise<boolean> {
+    if (!LIVE_STRIPE_STATUSES.has(view.status)) return false;
+    const link = await tx.findOne(PaymentCustomer, { userId }, { refresh: true });
+    if (!link?.stripeSubscriptionId || link.stripeSubscriptionId === view.id || view.customer !== link.stripeCustomerId) return false;
+    const subscription = await this.#deps.billing.subscriptionOf(tx, userId);
+    return effectivePlan(subscription, this.#deps.clock.now()).paid;
+  }
+
+  /** Whether an invoice is of the subscription the user's plan follows (its allowance is then due). */
+  async isPlanSubscription(tx: EntityManager, userId: string, subscriptionId: string): Promise<boolean> {
+    const link = await tx.findOne(PaymentCustomer, { userId }, { refresh: true });
+    return link?.stripeSubscriptionId === subscriptionId;
   }
 
   /**
@@ -195,7 +221,14 @@ export class PlanChanges {
         return this.#exclusive(user.id, async () => {
           const { subscription, link } = await this.#readPaidPlan(em, user.id);
           const tier = effectivePlan(subscription, this.#deps.clock.now()).tier;
-          const view = await this.gateway().cancelSubscription(link.stripeSubscriptionId!);
+          // every live subscription of the customer ends, not only the one the plan follows
+          const gateway = this.gateway();
+          const view = await gateway.cancelSubscription(link.stripeSubscriptionId!);
+          for (const other of await gateway.liveSubscriptions(link.stripeCustomerId)) {
+            if (other.id === view.id) continue;
+            await gateway.cancelSubscription(other.id);
+            this.#deps.logger.warn({ userId: user.id, subscription: other.id }, 'a second live subscription of the customer was cancelled with the plan');
+          }
           await em.fork().transactional(async (tx) => {
             await this.applySubscription(tx, user.id, view);
             record(tx, tier, this.#deps.clock.now());
@@ -356,6 +389,10 @@ export class PlanChanges {
       if (subscription.status === 'active' || subscription.status === 'past_due') {
         await this.gateway().cancelSubscription(link.stripeSubscriptionId);
       }
+    }
+    // a second subscription the webhook has not caught yet bills on too: every live one goes
+    if (link && this.#deps.gateway) {
+      for (const other of await this.#deps.gateway.liveSubscriptions(link.stripeCustomerId)) await this.#deps.gateway.cancelSubscription(other.id);
     }
     await em.execute(`delete from payment_customers where user_id = ?`, [userId]);
     await em.execute(`delete from cancellation_feedback where user_id = ?`, [userId]);
