@@ -171,6 +171,18 @@ export class JobCompletion {
     return true;
   }
 
+  /** Jobs of a backend handed over, never settled, and started longer ago than their timeout plus `marginSeconds`. */
+  async overdueJobs(backend: string, marginSeconds: number): Promise<{ id: string; timeoutSeconds: number }[]> {
+    const rows = await this.#d.orm.em.fork().getConnection().execute<{ id: string; timeout_seconds: number }[]>(
+      `select id, timeout_seconds from jobs
+        where backend = ? and dispatched_at is not null and completed_at is null
+          and coalesce(started_at, dispatched_at) + make_interval(secs => timeout_seconds + ?) < now()
+        order by dispatched_at limit 100`,
+      [backend, marginSeconds],
+    );
+    return rows.map((row) => ({ id: row.id, timeoutSeconds: Number(row.timeout_seconds) }));
+  }
+
   /**
    * Publishes the events that settled jobs saved but no process published: their process
    * died between the commit and the publish, or gave up. The outboxes of the api and the
