@@ -25,6 +25,7 @@ const audioOutputs = [
 const webVideo: MediaDescription = {
   kind: 'video',
   durationSeconds: 60,
+  streamSeconds: 60,
   width: 1920,
   height: 1080,
   hasAudio: true,

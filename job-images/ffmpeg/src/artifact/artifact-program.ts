@@ -62,7 +62,8 @@ async function makeArtifacts(
     const reason = (error.stderrTail.at(-1) ?? 'no message').replace(`${files.source}: `, '');
     throw new JobFailure(`The media file "${key}" could not be decoded (${reason})`, { cause: error, code: 'media.undecodable' });
   }
-  const expected = media.durationSeconds;
+  // what a full decode yields: the streams' own length, or the container's less a late start
+  const expected = media.streamSeconds ?? (media.durationSeconds === null ? null : media.durationSeconds - Math.max(0, media.startSeconds));
   const cut = expected !== null && outSeconds !== null && outSeconds < expected * TRUNCATION_TOLERANCE.fraction - TRUNCATION_TOLERANCE.seconds;
   if (partialFile || cut) {
     const where = outSeconds !== null && expected !== null ? `: its data ends at ${outSeconds.toFixed(1)} s of ${expected.toFixed(1)} s` : '';

@@ -89,6 +89,12 @@ export interface MediaDescription {
   kind: MediaKind;
   /** Container duration (or the longest stream's); null when the file does not say. */
   durationSeconds: number | null;
+  /**
+   * How long the picture and sound streams themselves say they play (the longest of their own
+   * durations), null when they do not say: what a full decode yields. It differs from
+   * `durationSeconds` when the streams start late (an MP4's container duration runs from 0).
+   */
+  streamSeconds: number | null;
   /** Displayed size: rotation and non-square pixels applied; null for audio. */
   width: number | null;
   height: number | null;
@@ -157,6 +163,21 @@ function parseRational(value: string | undefined): Rational | null {
   const [num, den] = value.split('/').map(Number);
   if (num === undefined || den === undefined || !Number.isInteger(num) || !Number.isInteger(den) || num <= 0 || den <= 0) return null;
   return { num, den };
+}
+
+/**
+ * Largest picture any program decodes (40 megapixels, e.g. 8000×5000): a frame is decoded
+ * whole, so a small file declaring a huge picture (a 656 KB PNG took 740 MB and 14.6 s)
+ * is refused from its probe, before anything decodes it.
+ */
+export const MAX_PICTURE_PIXELS = 40_000_000;
+
+function checkPictureSize(width: number, height: number): void {
+  if (width * height <= MAX_PICTURE_PIXELS) return;
+  throw new JobFailure(`The picture is ${width}×${height} pixels; at most ${MAX_PICTURE_PIXELS / 1_000_000} megapixels can be processed`, {
+    code: 'media.too_many_pixels',
+    params: { width, height, max_megapixels: MAX_PICTURE_PIXELS / 1_000_000 },
+  });
 }
 
 function optionalSeconds(value: string | undefined): number | null {
@@ -229,6 +250,9 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
   if (video && !size) throw new JobFailure('The media file is unreadable: its picture has no dimensions', { code: 'media.no_dimensions' });
   const streamSeconds = probe.streams.map((stream) => seconds(stream.duration) ?? 0);
   const durationSeconds = kind === 'image' ? null : seconds(probe.format.duration) ?? (Math.max(0, ...streamSeconds) || null);
+  const playedSeconds = [video, audio].flatMap((stream) => (stream ? [seconds(stream.duration) ?? 0] : []));
+  const ownSeconds = kind === 'image' ? null : Math.max(0, ...playedSeconds) || null;
+  if (video && size) checkPictureSize(video.width ?? 0, video.height ?? 0);
   const hasAudio = kind !== 'image' && audio !== undefined;
   const videoCodec = video?.codec_name ?? null;
   const audioCodec = hasAudio ? (audio?.codec_name ?? null) : null;
@@ -243,6 +267,7 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
   return {
     kind,
     durationSeconds,
+    streamSeconds: ownSeconds,
     width: size?.width ?? null,
     height: size?.height ?? null,
     hasAudio,
