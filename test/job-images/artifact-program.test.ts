@@ -245,6 +245,22 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
     expect(run.result.kind).to.equal('video');
   });
 
+  it("attack: a Matroska file whose Segment Duration says 3 s over 20 s of sound records the decoded 20 s (analysis is charged by it)", async () => {
+    const honest = join(dir, 'honest.mkv');
+    await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc2=s=160x90:r=25:d=20', '-f', 'lavfi', '-i', 'sine=d=20', '-c:v', 'libx264', '-c:a', 'libopus', '-shortest', honest]);
+    // the Segment Info Duration element (ID 0x4489, an 8-byte float of milliseconds) made to say 3000
+    const bytes = await readFile(honest);
+    const at = bytes.indexOf(Buffer.from([0x44, 0x89, 0x88]));
+    expect(at, 'a Duration element').to.be.above(0);
+    bytes.writeDoubleBE(3000, at + 3);
+    const lying = join(dir, 'lying.mkv');
+    await writeFile(lying, bytes);
+    expect(Number((await probeFile(lying)).format.duration), 'the container says 3 s').to.equal(3);
+    const run = await runArtifact('lying-duration', lying, 'video/x-matroska');
+    expect(run.exitCode, run.error?.message ?? run.stderr).to.equal(0);
+    expect(run.result.duration_ms).to.be.within(19_900, 20_100);
+  });
+
   it('a WebM without a duration (as MediaRecorder writes) gets its duration measured', async () => {
     const run = await runArtifact('live', await makeVideo(dir, 'live.webm', { codec: 'vp9', live: true, audio: 'none', seconds: 2 }), 'video/webm');
     expect(run.exitCode, run.stderr).to.equal(0);
