@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { eventually } from '../support/wait.ts';
 import { projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
@@ -102,6 +103,26 @@ describe('attack: unbounded renders (an export of any length or piece count, a 2
     } finally {
       await capped.close();
     }
+  });
+
+  it("the kubernetes path too: a user's second render is not handed to the cluster while the first is unsettled; another user's is, and the second follows the first's end", async () => {
+    const alice = await signUpAndLogin(app, { tier: 'Creator' });
+    const bob = await signUpAndLogin(app, { tier: 'Creator' });
+    const [aliceProject, bobProject] = await Promise.all([projectWithSources(app, alice, [5000]), projectWithSources(app, bob, [5000])]);
+    const exportOf = async (owner: SignedIn, projectId: string) => (await json(await owner.client.post(`/api/v1/projects/${projectId}/exports/`, { name: 'k' }))).uuid as string;
+    const first = await jobOf(await exportOf(alice, aliceProject));
+    const second = await jobOf(await exportOf(alice, aliceProject));
+    const bobs = await jobOf(await exportOf(bob, bobProject));
+    const dispatched = (id: string) => eventually(async () => ((await app.services.orm.em.fork().findOneOrFail(Job, id, { refresh: true })).dispatchedAt ? true : undefined), `job ${id} handed over`);
+    await Promise.all([dispatched(first.id), dispatched(bobs.id)]);
+    // a pass of the outbox after both were handed over: Alice's second is still held back
+    app.services.jobs.outbox.kick();
+    await app.services.jobs.outbox.idle();
+    expect((await app.services.orm.em.fork().findOneOrFail(Job, second.id, { refresh: true })).dispatchedAt).to.equal(null);
+    // the cluster reports the first as done (as the operator would): the second goes
+    await app.services.completion.complete(first.id, { ok: false, error: 'stopped by the test' });
+    app.services.jobs.outbox.kick();
+    await dispatched(second.id);
   });
 
   it(`a project holds at most ${PROJECT_MAX_CANVASES} canvases: one more INSERT, split or project upload is 409 naming the limit`, async () => {
