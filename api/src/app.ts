@@ -124,10 +124,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const { features } = services;
 
   // Every cross-feature hook, here and nowhere else: billing counts the user's projects;
-  // deleting an account takes the exports (before the media step, which deletes the projects
+  // deleting an account stops its jobs, takes the exports (before the media step, which deletes the projects
   // and with them the export rows), the projects and media, the media groups and the
   // presets, then cancels a live subscription at Stripe.
   billing.useProjectCounter((em, userId) => features.projects.count(em, userId));
+  accounts.onAccountDeletion((em, user) => host.jobs.cancelAccountJobs(em, user.id));
   accounts.onAccountDeletion((em, user) => features.exports.deleteAccountExports(em, user.id));
   accounts.onAccountDeletion((em, user) => features.uploads.deleteAccountMedia(em, user.id));
   accounts.onAccountDeletion((em, user) => features.groups.deleteAllOf(em, user.id));

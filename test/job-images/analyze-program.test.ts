@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -137,6 +137,42 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     expect(second!.length).to.be.greaterThan(1);
     expect(first!.every((word) => word.end_ms <= mid)).to.equal(true);
     expect(second!.every((word) => word.start_ms >= mid && word.end_ms <= total)).to.equal(true);
+  });
+
+  it('attack: a file whose audio runs past what is charged — only the charged stretch is sent for transcription, and its words land in the file\'s time', async () => {
+    let received = 0;
+    const recorder = createServer((request, response) => {
+      let bytes = 0;
+      request.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      request.on('end', () => {
+        received = bytes;
+        // one word 0.5 s into what it was sent
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ language: 'en', text: 'hello', words: [{ word: 'hello', start: 0.5, end: 0.9 }] }));
+      });
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    try {
+      const jobId = randomUUID();
+      const audioKey = `media/${jobId}/audio.wav`;
+      await bucket.putFile(audioKey, track.path, 'audio/wav');
+      const fileBytes = (await stat(track.path)).size;
+      // charged: 1.5 s from 1 s into a track of several seconds
+      const input: AnalyzeInput = {
+        settings: { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'captions_only' },
+        sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey, duration_ms: 1500, timeline_offset_ms: 0, source_start_ms: 1000 }],
+      };
+      const prefix = `jobs/analyze/${jobId}`;
+      const url = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/v1`;
+      const run = await runJobProcess({ jobId, program: 'analyze', userId: randomUUID(), projectId: randomUUID(), input, outputPrefix: prefix, timeoutSeconds: 60 }, { ...bucket.env, WHISPER_BASE_URL: url }, WHISPER_IMAGE_MAIN);
+      expect(run.exitCode, run.error?.message ?? run.stderr).to.equal(0);
+      const chargedBytes = Math.round((fileBytes * 1500) / track.durationMs);
+      expect(received, 'the upload holds the charged 1.5 s, not the whole file').to.be.below(chargedBytes + 4096).and.above(chargedBytes - 4096);
+      const transcript = transcriptSchema.parse(await bucket.getJson(`${prefix}/transcript.json`));
+      // 0.5 s into the stretch sent, which starts 1 s into the file: 500 ms into the source's stretch
+      expect(transcript.words.map((word) => [word.word, word.start_ms, word.end_ms])).to.deep.equal([['hello', 500, 900]]);
+    } finally {
+      await new Promise((resolve) => recorder.close(resolve));
+    }
   });
 
   it('captions_only: the transcript, and no cut', async () => {

@@ -17,6 +17,7 @@ import {
   sha256OfFile,
 } from '../support/media.ts';
 import { recordingFfmpeg, runJobProcess, startJobBucket } from './job-process.ts';
+import { runFfmpeg } from '../../hack/fixtures/media.ts';
 import type { JobBucket, JobProcessOutcome } from './job-process.ts';
 
 interface ArtifactRun extends JobProcessOutcome {
@@ -233,6 +234,33 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
     });
   });
 
+  it('attack: a valid MP4 whose streams start late (4 s into the file) is not "truncated": its decoded length is compared with the streams\' own duration', async () => {
+    const clip = await makeVideo(dir, 'late-source.mp4', { seconds: 3 });
+    const late = join(dir, 'late.mp4');
+    await runFfmpeg(['-itsoffset', '4', '-i', clip, '-c', 'copy', late]);
+    const probed = await probeFile(late);
+    expect(Number(probed.format.duration), 'the container says 7 s (from 0)').to.be.closeTo(7, 0.1);
+    const run = await runArtifact('late-start', late, 'video/mp4');
+    expect(run.exitCode, run.error?.message ?? run.stderr).to.equal(0);
+    expect(run.result.kind).to.equal('video');
+  });
+
+  it("attack: a Matroska file whose Segment Duration says 3 s over 20 s of sound records the decoded 20 s (analysis is charged by it)", async () => {
+    const honest = join(dir, 'honest.mkv');
+    await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc2=s=160x90:r=25:d=20', '-f', 'lavfi', '-i', 'sine=d=20', '-c:v', 'libx264', '-c:a', 'libopus', '-shortest', honest]);
+    // the Segment Info Duration element (ID 0x4489, an 8-byte float of milliseconds) made to say 3000
+    const bytes = await readFile(honest);
+    const at = bytes.indexOf(Buffer.from([0x44, 0x89, 0x88]));
+    expect(at, 'a Duration element').to.be.above(0);
+    bytes.writeDoubleBE(3000, at + 3);
+    const lying = join(dir, 'lying.mkv');
+    await writeFile(lying, bytes);
+    expect(Number((await probeFile(lying)).format.duration), 'the container says 3 s').to.equal(3);
+    const run = await runArtifact('lying-duration', lying, 'video/x-matroska');
+    expect(run.exitCode, run.error?.message ?? run.stderr).to.equal(0);
+    expect(run.result.duration_ms).to.be.within(19_900, 20_100);
+  });
+
   it('a WebM without a duration (as MediaRecorder writes) gets its duration measured', async () => {
     const run = await runArtifact('live', await makeVideo(dir, 'live.webm', { codec: 'vp9', live: true, audio: 'none', seconds: 2 }), 'video/webm');
     expect(run.exitCode, run.stderr).to.equal(0);
@@ -342,6 +370,16 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
         run,
         'The media file "uploads/truncated-moov" is truncated: its MP4 index (moov atom) is missing, so the upload was probably cut short; upload it again',
       );
+    });
+
+    it('attack: a 656 KB PNG declaring a huge picture (740 MB and 14.6 s to decode) is refused from its probe, before any decode: media.too_many_pixels', async () => {
+      const big = join(dir, 'huge-picture.png');
+      await runFfmpeg(['-f', 'lavfi', '-i', 'color=c=0x336699:s=8000x6000', '-frames:v', '1', '-update', '1', big]);
+      expect((await stat(big)).size, 'small on disk').to.be.below(2_000_000);
+      const run = await runArtifact('huge-picture', big, 'image/png');
+      expectFailure(run, 'The picture is 8000×6000 pixels; at most 40 megapixels can be processed');
+      expect(run.error).to.deep.include({ code: 'media.too_many_pixels', params: { width: 8000, height: 6000, max_megapixels: 40 } });
+      expect(run.ffmpegRuns, 'nothing decoded it').to.deep.equal([]);
     });
 
     it('truncated upload of a faststart MP4 (index complete, data cut)', async () => {

@@ -25,6 +25,7 @@ const audioOutputs = [
 const webVideo: MediaDescription = {
   kind: 'video',
   durationSeconds: 60,
+  streamSeconds: 60,
   width: 1920,
   height: 1080,
   hasAudio: true,
@@ -173,9 +174,9 @@ describe('ffmpeg arguments (artifact-args, proxy-args, media/encode, media/probe
   });
 
   describe('argument lists', () => {
-    it('ffprobe asks for format and streams as JSON', () => {
+    it('ffprobe asks for format and streams as JSON, decoding no picture over 40 megapixels', () => {
       expect(ffprobeArgs('/work/source')).to.deep.equal([
-        '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '/work/source',
+        '-v', 'warning', '-max_pixels', '40000000', '-print_format', 'json', '-show_format', '-show_streams', '/work/source',
       ]);
     });
 

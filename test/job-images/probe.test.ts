@@ -23,6 +23,7 @@ describe('media classification and the web-compatibility rule (media/probe.ts)',
     expect(mediaOf([h264(), aac])).to.deep.equal({
       kind: 'video',
       durationSeconds: 12.345,
+      streamSeconds: null,
       width: 1920,
       height: 1080,
       hasAudio: true,

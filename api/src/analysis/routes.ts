@@ -67,6 +67,25 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
 
   router.add({
     method: 'post',
+    path: '/api/v1/projects/{project_uuid}/analysis-runs/{run_uuid}/cancel',
+    summary:
+      'Stops a queued or running analysis (beyond the spec). Answers at once with the run; the run ends failed (job.cancelled) and analysis_failed follows once the job has stopped, its reserved minutes released, never charged.',
+    tags: ['analysis'],
+    access: 'session',
+    params: ProjectRunParams,
+    responses: {
+      202: { description: 'Cancelling: the run as it is now (failed already when its job had not started)', schema: AnalysisRunSummary },
+      404: { description: 'No such project of the caller, or no such run in it' },
+      409: { description: 'The run has ended already (completed or failed)' },
+    },
+    handler: async (ctx, { params }) => {
+      ctx.status = 202;
+      ctx.body = runSummary(await analysis.cancel(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.run_uuid));
+    },
+  });
+
+  router.add({
+    method: 'post',
     path: '/api/v1/projects/{project_uuid}/analysis-runs/{run_uuid}/activate',
     summary: 'Makes a completed run the active one and copies its transcript to the project; edit, caption and draft lists then follow it.',
     tags: ['analysis'],

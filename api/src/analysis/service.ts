@@ -5,7 +5,7 @@ import type { BillingService } from '../billing/billing-service.ts';
 import { roundMinutes } from '../billing/tiers.ts';
 import { spineOf } from '../canvases/spine.ts';
 import { projectTimeline } from '../timeline/project-timeline.ts';
-import { InvalidInput, Conflict, Invalid } from '../shared/errors.ts';
+import { InvalidInput, Conflict, Invalid, NotFound } from '../shared/errors.ts';
 import type { JobService } from '../jobs/service.ts';
 import { Project, type ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
@@ -123,6 +123,21 @@ export class AnalysisService {
   async runs(em: EntityManager, userId: string, projectId: string, limit: number): Promise<AnalysisRunRow[]> {
     await this.#d.projects.owned(em, userId, projectId);
     return em.find(AnalysisRun, { project: projectId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+  }
+
+  /**
+   * Stops a queued or running analysis: its job is cancelled (a job not handed over yet is
+   * settled here; a running one is stopped by its backend and settled as it ends), which
+   * fails the run, releases its minutes once and announces analysis_failed. 404 for a run
+   * not of this project, 409 once it has ended. Returns the run as it is now.
+   */
+  async cancel(em: EntityManager, userId: string, projectId: string, runId: string): Promise<AnalysisRunRow> {
+    await this.#d.projects.owned(em, userId, projectId);
+    const run = await em.findOne(AnalysisRun, { id: runId, project: projectId });
+    if (!run) throw NotFound('analysis.run_not_found');
+    if (run.status !== 'queued' && run.status !== 'running') throw Conflict('analysis.run_not_running', { params: { status: run.status } });
+    if (run.jobId) await this.#d.jobs.cancel(em, run.jobId);
+    return em.fork().findOneOrFail(AnalysisRun, run.id);
   }
 
   /** Makes a completed run the active one and copies its transcript to the project (422 otherwise). */

@@ -10,7 +10,7 @@ import { projectTimeline } from '../timeline/project-timeline.ts';
 import { Canvas, CanvasMedia, type CanvasMediaRow, type CanvasRow } from './entities.ts';
 import { sourceRangeOf, withSourceRange } from './source-range.ts';
 import { followContent } from './edits-follow.ts';
-import { canvasesOf, lockProject, mediaOf } from './spine.ts';
+import { canvasesOf, checkCanvasRoom, lockProject, mediaOf } from './spine.ts';
 import type { CanvasCreateInput, CanvasPatchInput } from './schemas.ts';
 
 /** What one structural change leaves: the new sequence, and what it created, changed or removed. */
@@ -91,6 +91,7 @@ export class CanvasEditor {
       const index = indexOf(canvases, canvasId);
       const canvas = canvases[index]!;
       if (canvas.type !== 'SINGLE') throw refused('canvases.split_not_single', { type: canvas.type });
+      checkCanvasRoom(canvases.length);
       const fill = await fillOf(tx, canvas);
       const durationMs = fill.item.file.durationMs ?? null;
       const { startMs, endMs } = sourceRangeOf(canvas, durationMs);
@@ -167,6 +168,7 @@ export class CanvasEditor {
   /** An INSERT canvas of a media item of the caller (404 otherwise) at `sequence_position` (0..n, default the end). */
   async create(em: EntityManager, userId: string, projectId: string, input: CanvasCreateInput): Promise<ChangeOutcome> {
     return this.#change(em, userId, projectId, async (tx, canvases) => {
+      checkCanvasRoom(canvases.length);
       const item = ownedBy(await tx.findOne(MediaItem, input.media_item_id), userId, { notFound: 'canvases.asset_not_found' });
       const position = input.sequence_position ?? canvases.length;
       if (position > canvases.length) throw refused('canvases.position_out_of_range', { max: canvases.length, value: position });

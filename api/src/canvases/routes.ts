@@ -210,7 +210,12 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
     access: 'session',
     params: ProjectUuidParams,
     body: CanvasCreate,
-    responses: { 201: { description: 'The canvas', schema: CanvasRead }, 404: { description: 'No such project or media item of the caller' }, 422: { description: 'ValidationError' } },
+    responses: {
+      201: { description: 'The canvas', schema: CanvasRead },
+      404: { description: 'No such project or media item of the caller' },
+      409: { description: 'TooManyCanvases: the project already holds 200 canvases' },
+      422: { description: 'ValidationError (duration_ms at most 600000)' },
+    },
     handler: async (ctx, { params, body }) => {
       ctx.body = subjectOf(await editor.create(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body));
       ctx.status = 201;
@@ -250,7 +255,7 @@ function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): 
     responses: {
       200: { description: 'The two canvases and those renumbered', schema: CanvasSplitResult },
       404: notFound,
-      409: { description: "SourceDurationUnknown: the source's duration is not known yet" },
+      409: { description: "SourceDurationUnknown: the source's duration is not known yet; TooManyCanvases: the project already holds 200 canvases" },
       422: { description: 'Not a SINGLE canvas, or p not strictly inside its source range' },
     },
     handler: async (ctx, { params, body }) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EditRead } from '../edits/schemas.ts';
+import { INSERT_MAX_DURATION_MS } from './source-range.ts';
 import { canvasMediaRoles, canvasTypes, type CanvasMediaRow, type CanvasRow } from './entities.ts';
 import { issueKey } from '../i18n/index.ts';
 
@@ -53,8 +54,8 @@ export const CanvasSplit = z.strictObject({ p: z.int().min(0).describe("A source
 export const CanvasMerge = z.strictObject({ direction: z.enum(['left', 'right']) });
 export const CanvasDeleteQuery = z.object({ keep: z.enum(['asset', 'clip']).optional() });
 
-/** INSERT canvas params: how long it plays (default: the asset's own duration). */
-const insertParams = z.strictObject({ duration_ms: z.int().min(1).max(2_147_483_647).optional() });
+/** INSERT canvas params: how long it plays (default: the asset's own duration), at most 10 minutes. */
+const insertParams = z.strictObject({ duration_ms: z.int().min(1).max(INSERT_MAX_DURATION_MS).optional() });
 
 export const CanvasCreate = z
   .strictObject({

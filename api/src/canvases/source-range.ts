@@ -1,5 +1,8 @@
 import type { CanvasRow } from './entities.ts';
 
+/** Longest an INSERT canvas may play: a still held for days would be rendered frame by frame. */
+export const INSERT_MAX_DURATION_MS = 10 * 60 * 1000;
+
 /**
  * The stretch of its CANVAS_FILL source a SINGLE canvas plays: `params.source_start_ms`
  * (default 0) to `params.source_end_ms` (default the source's duration_ms; null while

@@ -15,10 +15,22 @@ export async function lockProject(tx: EntityManager, projectId: string): Promise
   await tx.execute(`select 1 from projects where id = ? for update`, [projectId]);
 }
 
-/** A SINGLE canvas at the end of the spine with the item as its CANVAS_FILL. */
+/**
+ * Canvases one project may hold: each is a piece the renderer reads (an ffmpeg input) and
+ * every structural change reads them all, so their number is bounded.
+ */
+export const PROJECT_MAX_CANVASES = 200;
+
+/** 409 naming the limit when a project holding `count` canvases may not take `adding` more. */
+export function checkCanvasRoom(count: number, adding = 1): void {
+  if (count + adding > PROJECT_MAX_CANVASES) throw Conflict('canvases.too_many', { code: 'TooManyCanvases', params: { max: PROJECT_MAX_CANVASES } });
+}
+
+/** A SINGLE canvas at the end of the spine with the item as its CANVAS_FILL (409 when the project is full). */
 export async function appendSingleCanvas(tx: EntityManager, projectId: string, itemId: string): Promise<CanvasRow> {
   await lockProject(tx, projectId);
-  const [row] = await tx.execute<{ next: number }[]>(`select coalesce(max(sequence_position) + 1, 0)::int as next from canvases where project_id = ?`, [projectId]);
+  const [row] = await tx.execute<{ next: number; n: number }[]>(`select coalesce(max(sequence_position) + 1, 0)::int as next, count(*)::int as n from canvases where project_id = ?`, [projectId]);
+  checkCanvasRoom(row?.n ?? 0);
   const canvas = tx.create(Canvas, { id: randomUUID(), project: tx.getReference(Project, projectId), type: 'SINGLE', sequencePosition: row?.next ?? 0 });
   tx.create(CanvasMedia, { id: randomUUID(), canvas, item: tx.getReference(MediaItem, itemId), role: 'CANVAS_FILL' });
   return canvas;

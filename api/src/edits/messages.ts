@@ -4,6 +4,7 @@ import { defineMessages } from '../i18n/define.ts';
 export const editMessages = defineMessages({
   en: {
     'edits.not_found': 'Edit not found.',
+    'edits.too_many': 'A project holds at most {max} edits; delete some before adding more.',
     'edits.asset_not_found': 'Media item not found.',
     'edits.end_before_start': 'end_ms ({end_ms}) must be greater than start_ms ({start_ms}).',
     'edits.insert_too_long': 'An inserted asset may last at most {max_ms} ms; this one lasts {length_ms} ms.',
@@ -13,6 +14,7 @@ export const editMessages = defineMessages({
   },
   pt: {
     'edits.not_found': 'Edição não encontrada.',
+    'edits.too_many': 'Um projeto tem no máximo {max} edições; apague algumas antes de adicionar mais.',
     'edits.asset_not_found': 'Item de mídia não encontrado.',
     'edits.end_before_start': 'end_ms ({end_ms}) tem de ser maior que start_ms ({start_ms}).',
     'edits.insert_too_long': 'Um recurso inserido pode durar no máximo {max_ms} ms; este dura {length_ms} ms.',
@@ -22,6 +24,7 @@ export const editMessages = defineMessages({
   },
   es: {
     'edits.not_found': 'Edición no encontrada.',
+    'edits.too_many': 'Un proyecto tiene como máximo {max} ediciones; elimina algunas antes de añadir más.',
     'edits.asset_not_found': 'Elemento multimedia no encontrado.',
     'edits.end_before_start': 'end_ms ({end_ms}) debe ser mayor que start_ms ({start_ms}).',
     'edits.insert_too_long': 'Un recurso insertado puede durar como máximo {max_ms} ms; este dura {length_ms} ms.',

@@ -39,6 +39,7 @@ export function registerEditRoutes(router: ApiRouter, edits: EditService): void 
       201: { description: 'The edit', schema: EditRead },
       ...bounds,
       404: { description: "No such project of the caller, or the asset's media item is not the caller's" },
+      409: { description: 'TooManyEdits: the project already holds 500 manual and asset edits' },
     },
     handler: async (ctx, { params, body }) => {
       ctx.status = 201;

@@ -8,6 +8,12 @@ import { assertWithinTimeline, projectTimeline } from '../timeline/project-timel
 import { Edit, type EditRow } from './entities.ts';
 import { assetFieldNames, type AssetField, type EditCreateInput, type EditPatchInput } from './schemas.ts';
 
+/**
+ * Manual and asset edits one project may hold (those of every run): each is read by every
+ * export, timeline change and list. The analysis's own edits are bounded by what it finds.
+ */
+export const PROJECT_MAX_MANUAL_EDITS = 500;
+
 export interface EditDeps {
   projects: ProjectService;
   /** MAX_VIDEO_DURATION_MS: the longest insert edit. */
@@ -72,19 +78,25 @@ export class EditService {
     await this.#checkSpan(em, project.id, { type: input.type, startMs: input.start_ms, endMs: input.end_ms, visualMode: asset?.visual_mode });
     // The asset may still be uploading at creation (rule 6 speaks of a change by PATCH only).
     if (asset) await this.#checkAsset(em, userId, asset.media_item_id, asset.asset_offset_ms, { mustBeUploaded: false });
-    const edit = em.create(Edit, {
-      id: randomUUID(),
-      project,
-      runId: project.activeRunId ?? null,
-      type: input.type,
-      startMs: input.start_ms,
-      endMs: input.end_ms,
-      active: input.active,
-      reason: input.reason,
-      ...(asset ? assetColumnsOf(asset) : {}),
+    return em.transactional(async (tx) => {
+      // one project's creations queue behind each other, so the cap counts what the others committed
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`edits:${project.id}`]);
+      const count = await tx.count(Edit, { project: project.id, type: { $in: ['manual', 'asset'] } });
+      if (count >= PROJECT_MAX_MANUAL_EDITS) throw Conflict('edits.too_many', { code: 'TooManyEdits', params: { max: PROJECT_MAX_MANUAL_EDITS } });
+      const edit = tx.create(Edit, {
+        id: randomUUID(),
+        project,
+        runId: project.activeRunId ?? null,
+        type: input.type,
+        startMs: input.start_ms,
+        endMs: input.end_ms,
+        active: input.active,
+        reason: input.reason,
+        ...(asset ? assetColumnsOf(asset) : {}),
+      });
+      await tx.flush();
+      return edit;
     });
-    await em.flush();
-    return edit;
   }
 
   /**

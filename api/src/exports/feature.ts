@@ -6,7 +6,22 @@ import { ExportService, sweepExpiredExports } from './service.ts';
 
 /** The export service over the projects feature and the job system. */
 export function createExports(services: Pick<Services, 'config' | 'jobs' | 'billing' | 'storage' | 'clock'>, projects: ProjectService): ExportService {
-  return new ExportService({ projects, jobs: services.jobs, billing: services.billing, storage: services.storage, clock: services.clock, maxActivePerUser: services.config.EXPORT_MAX_ACTIVE_PER_USER });
+  const { config } = services;
+  return new ExportService({
+    projects,
+    jobs: services.jobs,
+    billing: services.billing,
+    storage: services.storage,
+    clock: services.clock,
+    maxActivePerUser: config.EXPORT_MAX_ACTIVE_PER_USER,
+    renderLimits: {
+      maxOutputSeconds: config.EXPORT_MAX_OUTPUT_SECONDS,
+      maxSegments: config.EXPORT_MAX_SEGMENTS,
+      timeoutBaseSeconds: config.RENDER_TIMEOUT_BASE_SECONDS,
+      timeoutPerOutputSecond: config.RENDER_TIMEOUT_PER_OUTPUT_SECOND,
+      maxTimeoutSeconds: config.JOB_TIMEOUT_SECONDS,
+    },
+  });
 }
 
 export function registerExports(router: ApiRouter, exports: ExportService): void {

@@ -26,7 +26,10 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
       202: { description: 'The export, queued', schema: ExportRead },
       400: { description: 'An inline edit_overrides start_ms or end_ms beyond the timeline duration (checked once every source duration is known), or no media in the project' },
       404: { description: 'No such project of the caller, or draft_id is not a draft of this project' },
-      409: { description: 'A source is still processing, the cuts leave nothing, captions asked of a project never analysed, or EXPORT_MAX_ACTIVE_PER_USER exports already queued or rendering' },
+      409: {
+        description:
+          'A source is still processing, the cuts leave nothing, captions asked of a project never analysed, EXPORT_MAX_ACTIVE_PER_USER exports already queued or rendering, an output longer than EXPORT_MAX_OUTPUT_SECONDS (exports.too_long) or joining more than EXPORT_MAX_SEGMENTS pieces (exports.too_many_segments); the message names the limit',
+      },
       422: { description: 'An unknown key or a value out of range in export_settings, end_ms <= start_ms in an override, or draft_id together with inline edit_overrides' },
     },
     handler: async (ctx, { params, body }) => {
@@ -60,6 +63,20 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
     responses: { 200: { description: 'The export', schema: ExportRead }, 404: { description: 'No such export of the caller' } },
     handler: async (ctx, { params }) => {
       ctx.body = readIn(ctx.state.locale)(await exports.get(ctx.state.em, requireAuth(ctx).user.id, params.export_uuid));
+    },
+  });
+
+  router.add({
+    method: 'delete',
+    path: '/api/v1/exports/{export_uuid}',
+    summary: 'Deletes an export: a render still queued or running is stopped first (its job ends failed with job.cancelled, settled once), then the export and its file are gone.',
+    tags,
+    access: 'session',
+    params: ExportUuidParams,
+    responses: { 204: { description: 'Stopped if it was rendering, and deleted' }, 404: { description: 'No such export of the caller' } },
+    handler: async (ctx, { params }) => {
+      await exports.remove(ctx.state.em, requireAuth(ctx).user.id, params.export_uuid);
+      ctx.status = 204;
     },
   });
 

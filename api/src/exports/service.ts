@@ -28,6 +28,22 @@ export interface ExportServiceDeps {
   clock: Clock;
   /** Exports of one user queued or rendering at once (EXPORT_MAX_ACTIVE_PER_USER). */
   maxActivePerUser: number;
+  /** What one render may make and how long it may take (EXPORT_MAX_*, RENDER_TIMEOUT_*, JOB_TIMEOUT_SECONDS). */
+  renderLimits: RenderLimits;
+}
+
+export interface RenderLimits {
+  maxOutputSeconds: number;
+  maxSegments: number;
+  timeoutBaseSeconds: number;
+  timeoutPerOutputSecond: number;
+  /** JOB_TIMEOUT_SECONDS: the longest any job may run. */
+  maxTimeoutSeconds: number;
+}
+
+/** A render's deadline follows its output's length: a short export that hangs is stopped soon, a long one gets its time. */
+export function renderTimeoutSeconds(limits: RenderLimits, outputMs: number): number {
+  return Math.min(limits.maxTimeoutSeconds, Math.ceil(limits.timeoutBaseSeconds + (limits.timeoutPerOutputSecond * outputMs) / 1000));
 }
 
 /**
@@ -65,6 +81,7 @@ export class ExportService {
       const id = randomUUID();
       const required = watermarkRequired(tier);
       const renderInput = await renderRequest(tx, project, settings, required);
+      const outputMs = this.#checkRenderSize(renderInput);
       const row = tx.create(Export, {
         id,
         project,
@@ -77,7 +94,8 @@ export class ExportService {
         watermarkRequired: required,
         filename: downloadFilename(project, input.name, settings),
       });
-      const job = await this.#d.jobs.submit(tx, { program: 'render', userId, projectId: project.id, subjectId: id, input: renderInput });
+      const timeoutSeconds = renderTimeoutSeconds(this.#d.renderLimits, outputMs);
+      const job = await this.#d.jobs.submit(tx, { program: 'render', userId, projectId: project.id, subjectId: id, input: renderInput, timeoutSeconds });
       row.jobId = job.id;
       await tx.flush();
       return row;
@@ -102,6 +120,29 @@ export class ExportService {
     if (row.status !== 'completed' || !row.storageKey) throw Conflict('exports.not_ready', { params: { status: row.status } });
     const url = await this.#d.storage.presignGet(row.storageKey, DOWNLOAD_URL_TTL_SECONDS, { contentType: 'video/mp4', disposition: { attachment: row.filename } });
     return { uuid: row.id, url, expires_in: DOWNLOAD_URL_TTL_SECONDS, filename: row.filename, sidecars: sidecarsOf(row) };
+  }
+
+  /**
+   * Deletes an export whatever its state: a render still queued or running is cancelled
+   * first (the local runner stops its process, the cluster's resource is deleted; the job
+   * settles once, as cancelled), then the row goes and its output with it. A render that
+   * ends after the row went leaves nothing behind (the completion deletes its output).
+   */
+  async remove(em: EntityManager, userId: string, exportId: string): Promise<void> {
+    const row = await this.get(em, userId, exportId);
+    const { jobId, storageKey } = row;
+    if (jobId) await this.#d.jobs.cancel(em, jobId);
+    await em.fork().nativeDelete(Export, { id: row.id });
+    if (storageKey) await this.#d.storage.delete(storageKey);
+  }
+
+  /** 409 naming the limit when the output is longer, or joins more pieces, than one render may; the output's length otherwise. */
+  #checkRenderSize(input: { segments: readonly { sourceStartMs: number; sourceEndMs: number }[] }): number {
+    const { maxOutputSeconds, maxSegments } = this.#d.renderLimits;
+    if (input.segments.length > maxSegments) throw Conflict('exports.too_many_segments', { params: { segments: input.segments.length, max: maxSegments } });
+    const outputMs = input.segments.reduce((sum, segment) => sum + (segment.sourceEndMs - segment.sourceStartMs), 0);
+    if (outputMs > maxOutputSeconds * 1000) throw Conflict('exports.too_long', { params: { seconds: Math.ceil(outputMs / 1000), max_seconds: maxOutputSeconds } });
+    return outputMs;
   }
 
   /** Account deletion: the outputs go after the commit (the rows go with the projects). */

@@ -174,6 +174,18 @@ export class JobCompletion {
     return true;
   }
 
+  /** Jobs of a backend handed over, never settled, and started longer ago than their timeout plus `marginSeconds`. */
+  async overdueJobs(backend: string, marginSeconds: number): Promise<{ id: string; timeoutSeconds: number }[]> {
+    const rows = await this.#d.orm.em.fork().getConnection().execute<{ id: string; timeout_seconds: number }[]>(
+      `select id, timeout_seconds from jobs
+        where backend = ? and dispatched_at is not null and completed_at is null
+          and coalesce(started_at, dispatched_at) + make_interval(secs => timeout_seconds + ?) < now()
+        order by dispatched_at limit 100`,
+      [backend, marginSeconds],
+    );
+    return rows.map((row) => ({ id: row.id, timeoutSeconds: Number(row.timeout_seconds) }));
+  }
+
   /**
    * Publishes the events that settled jobs saved but no process published: their process
    * died between the commit and the publish, or gave up. The outboxes of the api and the
@@ -196,6 +208,9 @@ export class JobCompletion {
   /** Deducts on success, releases otherwise; the ledger's reference makes either happen once. */
   async #settleCredits(em: EntityManager, job: JobRow, ok: boolean, used: number | undefined): Promise<void> {
     if (job.creditMinutes === null || job.creditMinutes === undefined) return;
+    // The account was deleted while the job ran: its ledger went with it, nothing is left to settle.
+    const [owner] = await em.execute<{ id: string }[]>(`select id from users where id = ?`, [job.userId]);
+    if (!owner) return;
     const reference = jobCreditReference(job.id);
     if (ok) await this.#d.billing.deductCredits(em, job.userId, { reference, minutes: Math.min(used ?? Number(job.creditMinutes), Number(job.creditMinutes)) });
     else await this.#d.billing.releaseCredits(em, job.userId, { reference });

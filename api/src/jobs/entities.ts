@@ -57,6 +57,8 @@ export const Job = defineEntity({
   indexes: [
     // the outbox's work: rows no backend has received yet
     { name: 'jobs_undispatched_index', expression: `create index "jobs_undispatched_index" on "jobs" ("backend", "created_at") where "dispatched_at" is null and "completed_at" is null` },
+    // the outbox's per-user rule: a user's jobs handed over and not settled yet
+    { name: 'jobs_running_by_user_index', expression: `create index "jobs_running_by_user_index" on "jobs" ("user_id", "kind") where "dispatched_at" is not null and "completed_at" is null` },
     // settled jobs whose events are not published yet
     { name: 'jobs_outcome_events_pending_index', expression: `create index "jobs_outcome_events_pending_index" on "jobs" ("completed_at") where "outcome_events" is not null` },
   ],

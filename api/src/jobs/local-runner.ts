@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { parseProgressLine } from '../../../crds/contract/progress-lines.ts';
@@ -10,7 +11,7 @@ import type { ObjectStorage } from '../storage/storage.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
 import type { JobCompletion, JobFailed, JobOutcome } from './completion.ts';
 import type { CancelledJob, DispatchedJob, JobDispatcher } from './dispatcher.ts';
-import { imposedFailures, readJobOutcome } from './outcome.ts';
+import { imposedFailures, readJobOutcome, type RunEnd } from './outcome.ts';
 import { isDependencyOutage } from '../ops/dependency-outage.ts';
 
 const JOB_IMAGES = fileURLToPath(new URL('../../../job-images/', import.meta.url));
@@ -21,6 +22,13 @@ const SETTLE_RETRY_MAX_MS = 30_000;
 const SETTLE_ATTEMPTS_ON_ERROR = 3;
 /** Between the SIGTERM that stops a program (timeout, cancel, shutdown) and the SIGKILL that ends one ignoring it. */
 const STOP_GRACE_MS = 5000;
+/** Backoff of an outcome read that met a store outage: 0.5 s doubling to 30 s, until the job's deadline plus the margin. */
+const OUTCOME_RETRY_BASE_MS = 500;
+const OUTCOME_RETRY_MAX_MS = 30_000;
+/** How long past its deadline a job may stay unsettled (its outcome unreadable, its row unclaimed) before it is failed. */
+const OVERDUE_MARGIN_MS = 120_000;
+/** How often rows of this backend running past their deadline and the margin are looked for. */
+const OVERDUE_SWEEP_MS = 60_000;
 
 /** What the runner starts for a job: an executable and its arguments. */
 interface ProgramCommand {
@@ -47,6 +55,9 @@ export interface LocalRunnerOptions {
   env?: Record<string, string>;
   /** Tests only: what to start instead of the image's program (a misbehaving stand-in, a missing executable). */
   command?: (job: DispatchedJob, image: string) => ProgramCommand;
+  /** Tests only: OVERDUE_MARGIN_MS and OVERDUE_SWEEP_MS (0 turns the periodic sweep off). */
+  overdueMarginMs?: number;
+  overdueSweepMs?: number;
 }
 
 interface Running {
@@ -65,10 +76,42 @@ export class LocalJobRunner implements JobDispatcher {
   readonly #active = new Map<string, number>();
   readonly #running = new Map<string, Running>();
   readonly #settled = new Set<Promise<void>>();
+  /** Aborted by close(): every backoff wait (outcome reads, settlements) ends at once. */
+  readonly #stopping = new AbortController();
+  readonly #sweep: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(options: LocalRunnerOptions) {
     this.#options = options;
+    const every = options.overdueSweepMs ?? OVERDUE_SWEEP_MS;
+    if (every > 0) {
+      this.#sweep = setInterval(() => {
+        this.sweepOverdue().catch((error: unknown) => options.logger.warn({ err: error }, 'the sweep of overdue local jobs failed; the next one retries'));
+      }, every);
+      this.#sweep.unref();
+    }
+  }
+
+  get #marginMs(): number {
+    return this.#options.overdueMarginMs ?? OVERDUE_MARGIN_MS;
+  }
+
+  /**
+   * Settles, as timed out, the rows of this backend handed over, never settled and past their
+   * deadline plus the margin that no run of this process holds (a settlement that gave up, a
+   * run lost some other way): without it they would stay running until the next start.
+   * Assumes one api process runs local jobs (as the outbox's recovery does). Returns how many.
+   */
+  async sweepOverdue(): Promise<number> {
+    if (this.#closed) return 0;
+    const overdue = await this.#options.completion.overdueJobs('local', this.#marginMs / 1000);
+    let settled = 0;
+    for (const { id, timeoutSeconds } of overdue) {
+      if (this.#running.has(id)) continue;
+      this.#options.logger.warn({ job_id: id }, 'a local job ran past its deadline unsettled; it is failed as timed out');
+      if (await this.#options.completion.complete(id, { ok: false, ...imposedFailures.timedOut(timeoutSeconds) })) settled++;
+    }
+    return settled;
   }
 
   kindsWithCapacity(): readonly JobKind[] {
@@ -113,6 +156,8 @@ export class LocalJobRunner implements JobDispatcher {
   /** Running jobs are stopped and stay unfinished: the next start runs them again (JobOutbox recovery). */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#sweep);
+    this.#stopping.abort();
     for (const running of this.#running.values()) stop(running.child);
     await Promise.all([...this.#settled]);
   }
@@ -201,15 +246,51 @@ export class LocalJobRunner implements JobDispatcher {
         : spawnError !== undefined
           ? imposedFailures.spawnFailed(spawnError)
           : undefined;
-    let outcome;
-    try {
-      outcome = await readJobOutcome(this.#options.storage, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) });
-    } catch (failure) {
-      // The store did not answer: left unfinished, the next start runs the job again.
-      logger.error({ err: failure, job_id: spec.jobId }, 'the outcome of a local job could not be read');
-      return;
-    }
+    const deadline = Date.now() - Number(process.hrtime.bigint() - started) / 1e6 + timeoutSeconds * 1000 + this.#marginMs;
+    const outcome = await this.#readOutcome(spec.jobId, spec.outputPrefix, { exitedCleanly: code === 0, crashDetail, ...(imposed ? { imposed } : {}) }, deadline, timeoutSeconds);
+    if (!outcome) return; // shutdown: left unfinished for the next start
     await this.#finish(kind, spec.jobId, started, outcome);
+  }
+
+  /**
+   * The outcome, read again with backoff while the store does not answer (a blip as the job
+   * ends must not leave it running): past the job's deadline plus the margin it is failed as
+   * timed out instead. Undefined when the runner closes meanwhile.
+   */
+  async #readOutcome(jobId: string, outputPrefix: string, end: RunEnd, deadline: number, timeoutSeconds: number): Promise<JobOutcome | undefined> {
+    const { logger, storage } = this.#options;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const outcome = await readJobOutcome(storage, outputPrefix, end);
+        if (attempt > 1) logger.info({ job_id: jobId, attempts: attempt }, 'the outcome of a local job was read after retries');
+        return outcome;
+      } catch (failure) {
+        if (this.#closed) {
+          logger.warn({ err: failure, job_id: jobId }, 'the outcome of a local job could not be read before shutdown; the next start runs it again');
+          return undefined;
+        }
+        if (Date.now() >= deadline) {
+          logger.error({ err: failure, job_id: jobId, attempts: attempt }, 'the outcome of a local job stayed unreadable past its deadline; it is failed as timed out');
+          return { ok: false, ...imposedFailures.timedOut(timeoutSeconds) };
+        }
+        const delayMs = Math.min(OUTCOME_RETRY_MAX_MS, OUTCOME_RETRY_BASE_MS * 2 ** Math.min(attempt - 1, 10), Math.max(0, deadline - Date.now()));
+        logger.warn({ err: failure, job_id: jobId, attempt, retry_in_ms: delayMs }, 'the outcome of a local job could not be read; retrying');
+        if (!(await this.#pause(delayMs))) {
+          logger.warn({ job_id: jobId }, 'the outcome of a local job could not be read before shutdown; the next start runs it again');
+          return undefined;
+        }
+      }
+    }
+  }
+
+  /** Waits `ms` unless the runner closes first (then false at once): no timer outlives close(). */
+  async #pause(ms: number): Promise<boolean> {
+    try {
+      await sleep(ms, undefined, { signal: this.#stopping.signal });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Counts the run's end and settles it. */
@@ -240,7 +321,10 @@ export class LocalJobRunner implements JobDispatcher {
         }
         const delayMs = Math.min(SETTLE_RETRY_MAX_MS, SETTLE_RETRY_BASE_MS * 2 ** Math.min(attempt - 1, 10));
         logger.warn({ err: failure, job_id: jobId, attempt, retry_in_ms: delayMs }, 'the outcome of a local job could not be settled; retrying');
-        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+        if (!(await this.#pause(delayMs))) {
+          logger.warn({ job_id: jobId }, 'the runner closed before a local job was settled; the next start runs it again');
+          return;
+        }
       }
     }
   }

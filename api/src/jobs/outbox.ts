@@ -9,7 +9,7 @@ import type { JobCompletion } from './completion.ts';
 import type { DispatchedJob, JobDispatcher } from './dispatcher.ts';
 import type { JobRow } from './entities.ts';
 import type { JobMetrics } from '../ops/metrics.ts';
-import { jobKinds } from '../../../crds/contract/resources.ts';
+import { jobKinds, type JobKind } from '../../../crds/contract/resources.ts';
 import { CoalescedPass } from '../shared/coalesced-pass.ts';
 
 export interface JobOutboxOptions {
@@ -29,6 +29,14 @@ export interface JobOutboxOptions {
   metrics?: JobMetrics;
 }
 
+/**
+ * Kinds of which a user holds at most one running job: the long ones (renders, analyses),
+ * which held every local slot for an hour. Artifact jobs (uploads, media edits) are short
+ * and keep running side by side: a copy edit reads a source that a concurrent replace of the
+ * same item releases when it settles, so running them one after another would fail the copy.
+ */
+const ONE_AT_A_TIME_KINDS: readonly JobKind[] = ['RenderJob', 'AnalysisJob'];
+
 /** Rows claimed per transaction; each is handed to the backend while its row is locked. */
 const BATCH = 10;
 const MAX_BACKOFF_MS = 60_000;
@@ -37,8 +45,10 @@ const MAX_BACKOFF_MS = 60_000;
  * Dispatches job rows after their transaction committed. Woken by NOTIFY (sent inside the
  * requesting transaction, so delivered at its commit) and by a poll. Rows are claimed with
  * `FOR UPDATE SKIP LOCKED`, round-robin across users (each user's oldest first; among users
- * with as many waiting, the one served least recently), so replicas never hand one row over
- * twice and one user's burst cannot starve the others.
+ * the one served least recently first), so replicas never hand one row over twice and one
+ * user's burst cannot starve the others. A user holds at most one running render and one
+ * running analysis, on either backend: the next one is handed over once the running one is
+ * settled, so two renders of one user never hold both local slots while another user's waits.
  * A backend that refuses or is down leaves the row for a retry with backoff.
  */
 export class JobOutbox {
@@ -155,17 +165,22 @@ export class JobOutbox {
       `select id, kind, program, user_id, project_id, media_file_id, input, output_prefix, timeout_seconds, dispatch_attempts
          from jobs where id in (
            select waiting.id from (
-             select id, user_id, created_at, row_number() over (partition by user_id order by created_at, id) as turn
+             select id, kind, user_id, created_at, row_number() over (partition by user_id, kind order by created_at, id) as turn
                from jobs
               where backend = ? and dispatched_at is null and completed_at is null and waits_for_file_id is null
                 and (next_dispatch_at is null or next_dispatch_at <= now()) and kind in (?)
+                and (kind not in (?) or not exists (
+                  select 1 from jobs busy
+                   where busy.user_id = jobs.user_id and busy.kind = jobs.kind and busy.backend = jobs.backend
+                     and busy.dispatched_at is not null and busy.completed_at is null))
            ) waiting
            left join lateral (
              select max(served.dispatched_at) as last_served from jobs served where served.user_id = waiting.user_id and served.backend = ?
            ) history on true
+           where waiting.kind not in (?) or waiting.turn = 1
            order by waiting.turn, history.last_served nulls first, waiting.created_at, waiting.id limit ?)
        order by created_at, id for update skip locked`,
-      [this.#o.dispatcher.backend, kinds, this.#o.dispatcher.backend, limit],
+      [this.#o.dispatcher.backend, kinds, ONE_AT_A_TIME_KINDS, this.#o.dispatcher.backend, ONE_AT_A_TIME_KINDS, limit],
     ).then((rows) => rows.map((row) => toRow(row as unknown as Record<string, unknown>)));
   }
 

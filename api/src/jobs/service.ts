@@ -54,6 +54,23 @@ export class JobService {
   }
 
   /**
+   * Account deletion, inside its transaction: the user's unsettled jobs are stopped after
+   * the commit (the local runner ends their processes, the cluster's resources
+   * are deleted), so no render or analysis of a deleted account keeps a slot. The job rows go
+   * with the account (the media step); a stopped job's completion finds nothing to settle.
+   */
+  async cancelAccountJobs(tx: EntityManager, userId: string): Promise<() => Promise<void>> {
+    const running = await tx.execute<{ id: string; kind: string; program: string }[]>(
+      // every unsettled one, locked: a row the outbox is handing over right now is waited for, then stopped too
+      `select id, kind, program from jobs where user_id = ? and completed_at is null for update`,
+      [userId],
+    );
+    return async () => {
+      for (const job of running) await this.#d.dispatcher.cancel({ jobId: job.id, kind: job.kind as JobKind, program: job.program });
+    };
+  }
+
+  /**
    * Cancels a job that has not ended; it settles as failed (`job.cancelled`). A job the
    * backend never received is settled here; one it has is stopped there.
    */

@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import type { Services } from '../services.ts';
 import type { Payments } from './payments.ts';
 import { User } from '../accounts/entities.ts';
@@ -8,11 +9,12 @@ import type { DueActionKind } from './entities.ts';
 import { PriceTable } from './price-table.ts';
 import { registerPaymentRoutes } from './routes.ts';
 import { localeOf, PlanChanges } from './service.ts';
+import { redisChangeLock } from './change-lock.ts';
 import { StripeGateway } from './stripe-gateway.ts';
 import { paymentMail, SupportRequests } from './support.ts';
 import { StripeWebhooks } from './webhooks.ts';
 
-type PaymentServices = Pick<Services, 'config' | 'billing' | 'clock' | 'logger' | 'mailer' | 'redis' | 'orm' | 'baseUrl'>;
+type PaymentServices = Pick<Services, 'config' | 'billing' | 'clock' | 'logger' | 'mailer' | 'redis' | 'orm' | 'baseUrl' | 'metrics'>;
 
 export function createPayments(services: PaymentServices): Payments {
   const { config, billing, clock, logger, mailer, redis } = services;
@@ -36,10 +38,17 @@ export function createPayments(services: PaymentServices): Payments {
     logger,
     settings: { graceDays: config.PAYMENT_GRACE_DAYS, reminderDays: config.RENEWAL_REMINDER_DAYS, retentionCoupon: config.STRIPE_RETENTION_COUPON },
     baseUrl: () => services.baseUrl,
+    // held for at most every Stripe call of a change timing out, each with its retries, and a margin
+    changeLock: redisChangeLock(redis, 5 * config.STRIPE_TIMEOUT_MS * (config.STRIPE_MAX_NETWORK_RETRIES + 1) + 5000),
   });
   return {
     plans,
-    webhooks: new StripeWebhooks({ plans, clock, logger }),
+    webhooks: new StripeWebhooks({
+      plans,
+      clock,
+      logger,
+      duplicates: new Counter({ name: 'cutroom_duplicate_subscriptions_total', help: 'Second live subscriptions of one user cancelled and refunded (two Checkout sessions paid); alert on any increase.', registers: [services.metrics] }),
+    }),
     support: new SupportRequests({
       billing,
       mailer,

@@ -49,7 +49,7 @@ const plans = ['payments'];
 
 export function registerPaymentRoutes(router: ApiRouter, payments: Payments): void {
   const priceErrors = {
-    409: { description: 'No paid subscription to change, or already on that plan' },
+    409: { description: 'No paid subscription to change, already on that plan, or another change of the plan is under way (payments.change_in_progress)' },
     422: { description: 'Unknown price_id, or a plan on the wrong side of the current one' },
     503: { description: 'Stripe cannot be reached or is too slow; nothing was changed' },
   };
@@ -113,7 +113,7 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
     body: CancellationFeedbackRequest,
     responses: {
       200: { description: 'The outcome performed and the billing status', schema: CancellationFeedbackRead },
-      409: { description: 'No paid subscription, or the discount was already used' },
+      409: { description: 'No paid subscription, the discount was already used, or another change of the plan is under way' },
       503: priceErrors[503],
     },
     handler: async (ctx, { body }) => {

@@ -15,6 +15,9 @@ import { PaymentDeclined, type InvoiceView, type StripeGateway, type Subscriptio
 
 const DAY_MS = 86_400_000;
 
+/** Stripe statuses of a subscription that bills, or will bill again. */
+const LIVE_STRIPE_STATUSES = new Set(['active', 'trialing', 'past_due', 'unpaid']);
+
 /** Stripe's subscription statuses in ours; `incomplete` (checkout not paid yet) is no plan yet. */
 const STATUS_OF_STRIPE: Record<string, SubscriptionStatus> = {
   active: 'active',
@@ -42,6 +45,14 @@ export interface PaymentsDeps {
   logger: Logger;
   settings: PlanSettings;
   baseUrl: () => string;
+  /** Where a user's plan change is held while it talks to Stripe (no database connection is held across those calls). */
+  changeLock: ChangeLock;
+}
+
+/** A short per-user lock outside the database pool: a second change of one user meets it and answers 409 at once. */
+export interface ChangeLock {
+  /** The release, or undefined when another change of the user holds the lock. */
+  acquire(userId: string): Promise<(() => Promise<void>) | undefined>;
 }
 
 export interface CancellationInput {
@@ -79,128 +90,209 @@ export class PlanChanges {
   async startCheckout(em: EntityManager, user: UserRow, priceId: number): Promise<{ url: string }> {
     const gateway = this.gateway();
     const price = this.#deps.prices.byId(priceId);
-    const subscription = await this.#deps.billing.subscriptionOf(em, user.id);
-    if (effectivePlan(subscription, this.#deps.clock.now()).paid) throw Conflict('billing.plan_active');
-    const link = await this.#customerOf(em, user);
-    const base = this.#deps.baseUrl();
-    return gateway.createCheckoutSession({
-      customer: link.stripeCustomerId,
-      userId: user.id,
-      stripePrice: price.stripePrice,
-      successUrl: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
-      cancelUrl: `${base}/billing?checkout=canceled`,
-      locale: localeOf(user),
+    // one checkout of a user at a time, and one open session: an earlier session's page can no longer be paid
+    return this.#exclusive(user.id, async () => {
+      const subscription = await this.#deps.billing.subscriptionOf(em, user.id);
+      if (effectivePlan(subscription, this.#deps.clock.now()).paid) throw Conflict('billing.plan_active');
+      const link = await this.#customerOf(em, user);
+      for (const open of await gateway.openCheckoutSessions(link.stripeCustomerId)) await gateway.expireCheckoutSession(open);
+      const base = this.#deps.baseUrl();
+      return gateway.createCheckoutSession({
+        customer: link.stripeCustomerId,
+        userId: user.id,
+        stripePrice: price.stripePrice,
+        successUrl: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+        cancelUrl: `${base}/billing?checkout=canceled`,
+        locale: localeOf(user),
+      });
     });
   }
 
   /**
+   * A live subscription of the user's customer other than the one the plan follows, while
+   * that one is live too: a second Checkout paid (two tabs), which would bill twice and
+   * silently become the plan when the first is cancelled.
+   */
+  async isDuplicate(tx: EntityManager, userId: string, view: SubscriptionView): Promise<boolean> {
+    if (!LIVE_STRIPE_STATUSES.has(view.status)) return false;
+    const link = await tx.findOne(PaymentCustomer, { userId }, { refresh: true });
+    if (!link?.stripeSubscriptionId || link.stripeSubscriptionId === view.id || view.customer !== link.stripeCustomerId) return false;
+    const subscription = await this.#deps.billing.subscriptionOf(tx, userId);
+    return effectivePlan(subscription, this.#deps.clock.now()).paid;
+  }
+
+  /** Whether an invoice is of the subscription the user's plan follows (its allowance is then due). */
+  async isPlanSubscription(tx: EntityManager, userId: string, subscriptionId: string): Promise<boolean> {
+    const link = await tx.findOne(PaymentCustomer, { userId }, { refresh: true });
+    return link?.stripeSubscriptionId === subscriptionId;
+  }
+
+  /**
    * A higher plan now: Stripe charges the prorated difference at once and, only when that
-   * payment succeeds, the tier changes, in the transaction that holds the row lock.
-   * A declined payment leaves the old tier (402).
+   * payment succeeds, the tier changes. A declined payment leaves the old tier (402).
+   * Held by the user's change lock, not a row lock: the Stripe calls run with no database
+   * connection taken, and their answer is applied in a short transaction.
    */
   async confirmUpgrade(em: EntityManager, user: UserRow, priceId: number): Promise<void> {
     const gateway = this.gateway();
     const target = this.#deps.prices.byId(priceId);
-    const declinedOn = await em.transactional(async (tx) => {
-      const subscription = await this.#deps.billing.lockSubscription(tx, user.id);
-      const { link, current } = await this.#paidPlan(tx, subscription, user.id);
+    await this.#exclusive(user.id, async () => {
+      const { subscription, link, current } = await this.#readPaidPlan(em, user.id);
       const order = comparePlans(target, current);
       if (order === 0) throw Conflict('payments.already_on_plan');
       if (order < 0) throw Invalid('payments.not_an_upgrade');
       const view = await gateway.retrieveSubscription(link.stripeSubscriptionId!);
       // An upgrade before the period end replaces the scheduled downgrade.
-      if (view.schedule) {
-        await gateway.releaseSchedule(view.schedule);
-        this.#clearSchedule(subscription, link);
-        await tx.flush();
-      }
+      if (view.schedule) await gateway.releaseSchedule(view.schedule);
+      let changed: Awaited<ReturnType<StripeGateway['changePriceNow']>> | undefined;
       try {
-        const changed = await gateway.changePriceNow({
+        changed = await gateway.changePriceNow({
           subscriptionId: view.id,
           itemId: view.items.data[0]!.id,
           stripePrice: target.stripePrice,
           // The row's version: a retry of this very request reuses Stripe's answer, a later upgrade does not.
           idempotencyKey: `upgrade:${user.id}:${subscription.updatedAt.getTime()}:${target.id}`,
         });
+      } catch (error) {
+        if (!(error instanceof PaymentDeclined)) throw error;
+      }
+      await em.fork().transactional(async (tx) => {
+        const locked = await this.#deps.billing.lockSubscription(tx, user.id);
+        if (view.schedule) {
+          const row = await tx.findOneOrFail(PaymentCustomer, { userId: user.id }, { refresh: true });
+          this.#clearSchedule(locked, row);
+          await tx.flush();
+        }
+        if (!changed) return;
         await this.applySubscription(tx, user.id, changed.subscription);
         if (changed.invoice) await this.grantInvoiceAllowance(tx, user.id, changed.invoice);
-        return undefined;
-      } catch (error) {
-        if (error instanceof PaymentDeclined) return subscription.tier;
-        throw error;
-      }
+      });
+      if (!changed) throw new DomainError('insufficient_credits', 'payments.payment_failed', { code: 'PaymentDeclined', params: { tier: subscription.tier } });
     });
-    if (declinedOn) throw new DomainError('insufficient_credits', 'payments.payment_failed', { code: 'PaymentDeclined', params: { tier: declinedOn } });
   }
 
   /**
    * A lower plan from the end of the billing period, through Stripe's own subscription
-   * schedule; the current tier holds until Stripe switches the price.
+   * schedule; the current tier holds until Stripe switches the price. Held by the user's
+   * change lock; the schedule's id is recorded in a short transaction after Stripe answered.
    */
   async scheduleDowngrade(em: EntityManager, user: UserRow, priceId: number): Promise<void> {
     const gateway = this.gateway();
     const target = this.#deps.prices.byId(priceId);
-    await em.transactional(async (tx) => {
-      const subscription = await this.#deps.billing.lockSubscription(tx, user.id);
-      const { link, current } = await this.#paidPlan(tx, subscription, user.id);
+    await this.#exclusive(user.id, async () => {
+      const { subscription, link, current } = await this.#readPaidPlan(em, user.id);
       const order = comparePlans(target, current);
       if (order === 0) throw Conflict('payments.already_on_plan');
       if (order > 0) throw Invalid('payments.not_a_downgrade');
       const view = await gateway.retrieveSubscription(link.stripeSubscriptionId!);
-      const scheduleId = await gateway.scheduleAtPeriodEnd({ subscription: view, stripePrice: target.stripePrice, interval: target.interval });
-      const now = this.#deps.clock.now();
-      link.stripeScheduleId = scheduleId;
-      link.scheduledPriceId = target.id;
-      link.updatedAt = now;
-      subscription.scheduledTier = target.tier;
-      subscription.scheduledBillingInterval = target.interval;
-      subscription.scheduledAt = new Date(view.items.data[0]!.current_period_end * 1000);
-      subscription.updatedAt = now;
-      await tx.flush();
+      const scheduleId = await gateway.scheduleAtPeriodEnd({
+        subscription: view,
+        stripePrice: target.stripePrice,
+        interval: target.interval,
+        idempotencyKey: `downgrade:${user.id}:${subscription.updatedAt.getTime()}:${target.id}`,
+      });
+      await em.fork().transactional(async (tx) => {
+        const locked = await this.#deps.billing.lockSubscription(tx, user.id);
+        const row = await tx.findOneOrFail(PaymentCustomer, { userId: user.id }, { refresh: true });
+        const now = this.#deps.clock.now();
+        row.stripeScheduleId = scheduleId;
+        row.scheduledPriceId = target.id;
+        row.updatedAt = now;
+        locked.scheduledTier = target.tier;
+        locked.scheduledBillingInterval = target.interval;
+        locked.scheduledAt = new Date(view.items.data[0]!.current_period_end * 1000);
+        locked.updatedAt = now;
+        await tx.flush();
+      });
     });
   }
 
-  /** Records why a subscriber thought of leaving and performs what they chose; returns when a reminder is due. */
+  /**
+   * Records why a subscriber thought of leaving and performs what they chose; returns when a
+   * reminder is due. An outcome that calls Stripe (cancelled, discount_accepted) holds the
+   * user's change lock and applies Stripe's answer in a short transaction after it.
+   */
   async cancellationFeedback(em: EntityManager, user: UserRow, input: CancellationInput): Promise<{ reminderAt: Date | null }> {
-    return em.transactional(async (tx) => {
-      const subscription = await this.#deps.billing.lockSubscription(tx, user.id);
-      const now = this.#deps.clock.now();
-      const tier = effectivePlan(subscription, now).tier;
-      let reminderAt: Date | null = null;
-      switch (input.outcome) {
-        case 'cancelled': {
-          const { link } = await this.#paidPlan(tx, subscription, user.id);
-          await this.applySubscription(tx, user.id, await this.gateway().cancelSubscription(link.stripeSubscriptionId!));
-          break;
-        }
-        case 'reminder_set': {
-          await this.#paidPlan(tx, subscription, user.id);
-          if (!subscription.currentPeriodEnd) throw Conflict('payments.no_subscription');
-          const before = subscription.currentPeriodEnd.getTime() - this.#deps.settings.reminderDays * DAY_MS;
-          reminderAt = new Date(Math.max(before, now.getTime()));
-          await this.#deps.dueActions.schedule(tx, user.id, 'renewal_reminder', reminderAt);
-          break;
-        }
-        case 'discount_accepted': {
-          const { link } = await this.#paidPlan(tx, subscription, user.id);
+    const record = (tx: EntityManager, tier: TierName, now: Date) => {
+      tx.create(CancellationFeedback, { id: randomUUID(), userId: user.id, reason: input.reason, detail: input.detail, outcome: input.outcome, tier, createdAt: now });
+    };
+    switch (input.outcome) {
+      case 'cancelled':
+        return this.#exclusive(user.id, async () => {
+          const { subscription, link } = await this.#readPaidPlan(em, user.id);
+          const tier = effectivePlan(subscription, this.#deps.clock.now()).tier;
+          // every live subscription of the customer ends, not only the one the plan follows
+          const gateway = this.gateway();
+          const view = await gateway.cancelSubscription(link.stripeSubscriptionId!);
+          for (const other of await gateway.liveSubscriptions(link.stripeCustomerId)) {
+            if (other.id === view.id) continue;
+            await gateway.cancelSubscription(other.id);
+            this.#deps.logger.warn({ userId: user.id, subscription: other.id }, 'a second live subscription of the customer was cancelled with the plan');
+          }
+          await em.fork().transactional(async (tx) => {
+            await this.applySubscription(tx, user.id, view);
+            record(tx, tier, this.#deps.clock.now());
+            await tx.flush();
+          });
+          return { reminderAt: null };
+        });
+      case 'discount_accepted':
+        return this.#exclusive(user.id, async () => {
+          const { subscription, link } = await this.#readPaidPlan(em, user.id);
           if (subscription.discountUsed) throw Conflict('payments.discount_used');
+          const tier = effectivePlan(subscription, this.#deps.clock.now()).tier;
           const view = await this.gateway().applyCoupon({
             subscriptionId: link.stripeSubscriptionId!,
             coupon: this.#deps.settings.retentionCoupon,
             idempotencyKey: `retention-discount:${user.id}`,
           });
-          await this.applySubscription(tx, user.id, view);
-          // After applying: the lock's refresh would drop an unflushed change.
-          subscription.discountUsed = true;
-          break;
-        }
-        case 'kept_plan':
-          break;
-      }
-      tx.create(CancellationFeedback, { id: randomUUID(), userId: user.id, reason: input.reason, detail: input.detail, outcome: input.outcome, tier, createdAt: now });
-      await tx.flush();
-      return { reminderAt };
-    });
+          await em.fork().transactional(async (tx) => {
+            await this.applySubscription(tx, user.id, view);
+            // After applying: the lock's refresh would drop an unflushed change.
+            const locked = await this.#deps.billing.lockSubscription(tx, user.id);
+            locked.discountUsed = true;
+            record(tx, tier, this.#deps.clock.now());
+            await tx.flush();
+          });
+          return { reminderAt: null };
+        });
+      case 'reminder_set':
+      case 'kept_plan':
+        return em.transactional(async (tx) => {
+          const subscription = await this.#deps.billing.lockSubscription(tx, user.id);
+          const now = this.#deps.clock.now();
+          const tier = effectivePlan(subscription, now).tier;
+          let reminderAt: Date | null = null;
+          if (input.outcome === 'reminder_set') {
+            await this.#paidPlan(tx, subscription, user.id);
+            if (!subscription.currentPeriodEnd) throw Conflict('payments.no_subscription');
+            const before = subscription.currentPeriodEnd.getTime() - this.#deps.settings.reminderDays * DAY_MS;
+            reminderAt = new Date(Math.max(before, now.getTime()));
+            await this.#deps.dueActions.schedule(tx, user.id, 'renewal_reminder', reminderAt);
+          }
+          record(tx, tier, now);
+          await tx.flush();
+          return { reminderAt };
+        });
+    }
+  }
+
+  /** Runs one plan change of the user at a time; another already under way answers 409 at once. */
+  async #exclusive<T>(userId: string, change: () => Promise<T>): Promise<T> {
+    const release = await this.#deps.changeLock.acquire(userId);
+    if (!release) throw Conflict('payments.change_in_progress');
+    try {
+      return await change();
+    } finally {
+      await release().catch((error: unknown) => this.#deps.logger.warn({ err: error, userId }, 'a plan change lock could not be released; it expires on its own'));
+    }
+  }
+
+  /** The user's plan read without a lock (the change lock serialises the user's changes); 409 when there is no paid plan. */
+  async #readPaidPlan(em: EntityManager, userId: string) {
+    const read = em.fork();
+    const subscription = await this.#deps.billing.subscriptionOf(read, userId);
+    return { subscription, ...(await this.#paidPlan(read, subscription, userId)) };
   }
 
   /**
@@ -298,6 +390,10 @@ export class PlanChanges {
       if (subscription.status === 'active' || subscription.status === 'past_due') {
         await this.gateway().cancelSubscription(link.stripeSubscriptionId);
       }
+    }
+    // a second subscription the webhook has not caught yet bills on too: every live one goes
+    if (link && this.#deps.gateway) {
+      for (const other of await this.#deps.gateway.liveSubscriptions(link.stripeCustomerId)) await this.#deps.gateway.cancelSubscription(other.id);
     }
     await em.execute(`delete from payment_customers where user_id = ?`, [userId]);
     await em.execute(`delete from cancellation_feedback where user_id = ?`, [userId]);

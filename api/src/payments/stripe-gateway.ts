@@ -28,6 +28,7 @@ const SubscriptionView = z.object({
   customer: idOf,
   status: z.string(),
   schedule: idOf.nullable().optional(),
+  latest_invoice: idOf.nullable().optional(),
   items: z.object({
     data: z
       .array(z.object({ id: z.string(), price: z.object({ id: z.string() }), current_period_start: z.number(), current_period_end: z.number() }))
@@ -168,22 +169,76 @@ export class StripeGateway {
    * Stripe's own subscription schedule switches the price at the end of the current
    * period: phase one keeps today's price until then, phase two runs the new one.
    */
-  async scheduleAtPeriodEnd(input: { subscription: SubscriptionView; stripePrice: string; interval: 'month' | 'year' }): Promise<string> {
+  async scheduleAtPeriodEnd(input: { subscription: SubscriptionView; stripePrice: string; interval: 'month' | 'year'; idempotencyKey: string }): Promise<string> {
     const item = input.subscription.items.data[0]!;
     const scheduleId =
       input.subscription.schedule ??
-      (await call(() => this.#stripe.subscriptionSchedules.create({ from_subscription: input.subscription.id }))).id;
+      (await call(() => this.#stripe.subscriptionSchedules.create({ from_subscription: input.subscription.id }, { idempotencyKey: `${input.idempotencyKey}:schedule` }))).id;
     await call(() =>
-      this.#stripe.subscriptionSchedules.update(scheduleId, {
-        end_behavior: 'release',
-        proration_behavior: 'none',
-        phases: [
-          { items: [{ price: item.price.id, quantity: 1 }], start_date: item.current_period_start, end_date: item.current_period_end },
-          { items: [{ price: input.stripePrice, quantity: 1 }], duration: { interval: input.interval, interval_count: 1 } },
-        ],
-      }),
+      this.#stripe.subscriptionSchedules.update(
+        scheduleId,
+        {
+          end_behavior: 'release',
+          proration_behavior: 'none',
+          phases: [
+            { items: [{ price: item.price.id, quantity: 1 }], start_date: item.current_period_start, end_date: item.current_period_end },
+            { items: [{ price: input.stripePrice, quantity: 1 }], duration: { interval: input.interval, interval_count: 1 } },
+          ],
+        },
+        { idempotencyKey: `${input.idempotencyKey}:phases` },
+      ),
     );
     return scheduleId;
+  }
+
+  /** The customer's Checkout sessions still open (not paid, not expired). */
+  async openCheckoutSessions(customer: string): Promise<string[]> {
+    const sessions = await call(() => this.#stripe.checkout.sessions.list({ customer, status: 'open', limit: 100 }));
+    return z.array(z.object({ id: z.string() })).parse(sessions.data).map((session) => session.id);
+  }
+
+  /** Closes an open Checkout session: its page takes no payment any more. One no longer open is left as it is. */
+  async expireCheckoutSession(sessionId: string): Promise<void> {
+    try {
+      await call(() => this.#stripe.checkout.sessions.expire(sessionId, {}, { idempotencyKey: `expire:${sessionId}` }));
+    } catch (error) {
+      // paid or expired meanwhile: a payment of it is the webhook's to handle
+      if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw error;
+    }
+  }
+
+  /** The customer's subscriptions that bill or may bill again (every status but canceled and incomplete_expired). */
+  async liveSubscriptions(customer: string): Promise<SubscriptionView[]> {
+    const subscriptions = await call(() => this.#stripe.subscriptions.list({ customer, status: 'all', limit: 100 }));
+    return z
+      .array(SubscriptionView)
+      .parse(subscriptions.data)
+      .filter((subscription) => subscription.status !== 'canceled' && subscription.status !== 'incomplete_expired');
+  }
+
+  /**
+   * Cancels a subscription that should not exist (a second one of a customer) and refunds
+   * what its latest invoice took, once (`duplicate:<id>` keys). Returns the refunded amount.
+   */
+  async cancelAndRefund(subscriptionId: string): Promise<number> {
+    const view = await this.retrieveSubscription(subscriptionId);
+    if (view.status !== 'canceled') await call(() => this.#stripe.subscriptions.cancel(subscriptionId, {}, { idempotencyKey: `duplicate:${subscriptionId}:cancel` }));
+    if (!view.latest_invoice) return 0;
+    const invoice = view.latest_invoice;
+    const payments = await call(() => this.#stripe.invoicePayments.list({ invoice, limit: 10 }));
+    let refunded = 0;
+    for (const payment of payments.data) {
+      const intent = payment.payment?.payment_intent;
+      const paymentIntent = typeof intent === 'string' ? intent : intent?.id;
+      if (payment.status !== 'paid' || !paymentIntent) continue;
+      try {
+        const refund = await call(() => this.#stripe.refunds.create({ payment_intent: paymentIntent, reason: 'duplicate' }, { idempotencyKey: `duplicate:${subscriptionId}:refund:${paymentIntent}` }));
+        refunded += refund.amount;
+      } catch (error) {
+        if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) throw error;
+      }
+    }
+    return refunded;
   }
 
   async releaseSchedule(scheduleId: string): Promise<void> {

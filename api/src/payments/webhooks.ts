@@ -1,6 +1,7 @@
 import type { QueryResult } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
 import { z } from 'zod';
 import type { Clock } from '../shared/clock.ts';
 import type { PlanChanges } from './service.ts';
@@ -27,8 +28,11 @@ export class StripeWebhooks {
   readonly #plans: PlanChanges;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  /** cutroom_duplicate_subscriptions_total: second subscriptions cancelled and refunded (alert on any increase). */
+  readonly #duplicates: Pick<Counter, 'inc'> | undefined;
 
-  constructor(deps: { plans: PlanChanges; clock: Clock; logger: Logger }) {
+  constructor(deps: { plans: PlanChanges; clock: Clock; logger: Logger; duplicates?: Pick<Counter, 'inc'> }) {
+    this.#duplicates = deps.duplicates;
     this.#plans = deps.plans;
     this.#clock = deps.clock;
     this.#logger = deps.logger;
@@ -73,10 +77,13 @@ export class StripeWebhooks {
         if (!invoice) return 'ignored';
         const userId = await this.#lockedUserOf(tx, invoice.customer);
         if (!userId) return 'unknown_customer';
-        if (event.type === 'invoice.paid') await this.#plans.grantInvoiceAllowance(tx, userId, invoice);
         const subscriptionId = invoice.parent?.subscription_details?.subscription;
-        if (subscriptionId) return this.#sync(tx, userId, subscriptionId, event);
-        return 'applied';
+        const outcome = subscriptionId ? await this.#sync(tx, userId, subscriptionId, event) : 'applied';
+        // a duplicate subscription's invoice (refunded) brings no minutes; the plan's does
+        if (event.type === 'invoice.paid' && (!subscriptionId || (await this.#plans.isPlanSubscription(tx, userId, subscriptionId)))) {
+          await this.#plans.grantInvoiceAllowance(tx, userId, invoice);
+        }
+        return outcome;
       }
       default:
         return 'ignored';
@@ -103,6 +110,15 @@ export class StripeWebhooks {
     if (!view) {
       this.#logger.warn({ event_id: event.id, type: event.type, subscription: subscriptionId }, 'a Stripe event naming a subscription Stripe does not know: acknowledged, nothing changed');
       return 'ignored';
+    }
+    if (await this.#plans.isDuplicate(tx, userId, view)) {
+      const refunded = await this.#plans.gateway().cancelAndRefund(view.id);
+      this.#duplicates?.inc();
+      this.#logger.error(
+        { alert: 'duplicate_subscription', event_id: event.id, type: event.type, userId, subscription: view.id, refunded },
+        'a second live subscription of one user was cancelled and refunded (two Checkout sessions paid)',
+      );
+      return 'applied';
     }
     if (!(await this.#plans.applySubscription(tx, userId, view))) {
       this.#logger.warn({ event_id: event.id, type: event.type, subscription: subscriptionId }, 'a Stripe event naming a subscription that belongs to another customer: acknowledged, nothing changed');

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { canvasesOf, mediaOf } from '../canvases/spine.ts';
 import type { CanvasRow } from '../canvases/entities.ts';
-import { sourceRangeOf } from '../canvases/source-range.ts';
+import { INSERT_MAX_DURATION_MS, sourceRangeOf } from '../canvases/source-range.ts';
 import { InvalidInput } from '../shared/errors.ts';
 import { hasMedia, timelineOf, type SpinePiece, type Timeline } from './timeline.ts';
 
@@ -31,7 +31,8 @@ export async function projectTimeline(em: EntityManager, projectId: string): Pro
 
 function insertDurationMs(canvas: CanvasRow): number | null {
   const value = canvas.params['duration_ms'];
-  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null;
+  // a row written before the cap keeps playing, but no longer than an INSERT may now
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? Math.min(value, INSERT_MAX_DURATION_MS) : null;
 }
 
 /**

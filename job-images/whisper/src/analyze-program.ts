@@ -61,6 +61,60 @@ function stretchOf(audio: HeardAudio, startMs: number, durationMs: number): { en
   return { envelope, words };
 }
 
+/** The span of an audio file the analysis covers (and is charged for): from the earliest stretch's start to the latest's end. */
+function chargedSpanOf(sources: readonly AnalyzeSource[], audioKey: string): { startMs: number; endMs: number } {
+  const stretches = sources.filter((source) => source.audio_key === audioKey);
+  return {
+    startMs: Math.min(...stretches.map((source) => source.source_start_ms)),
+    endMs: Math.max(...stretches.map((source) => source.source_start_ms + source.duration_ms)),
+  };
+}
+
+/**
+ * The part of a 16-bit PCM WAV within [startMs, endMs), as a WAV of its own beside it (the
+ * original path when the span covers the whole file): only what is charged is transcribed,
+ * whatever runs past the duration the file was measured at.
+ */
+async function wavSpan(path: string, span: { startMs: number; endMs: number }, signal: AbortSignal): Promise<string> {
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    const head = new Uint8Array(Math.min(WAV_HEADER_BYTES, size));
+    await file.read(head, 0, head.length, 0);
+    const layout = readWavLayout(head, size);
+    const frameBytes = 2 * layout.channels;
+    const bytesAt = (ms: number) => Math.min(layout.data_bytes, Math.max(0, Math.floor((ms * layout.sample_rate_hz) / 1000)) * frameBytes);
+    const [from, to] = [bytesAt(span.startMs), bytesAt(span.endMs)];
+    if (from === 0 && to >= layout.data_bytes) return path;
+    const header = Buffer.alloc(44);
+    header.write('RIFF', 0, 'ascii');
+    header.writeUInt32LE(36 + (to - from), 4);
+    header.write('WAVEfmt ', 8, 'ascii');
+    header.writeUInt32LE(16, 16);
+    header.writeUInt16LE(1, 20);
+    header.writeUInt16LE(layout.channels, 22);
+    header.writeUInt32LE(layout.sample_rate_hz, 24);
+    header.writeUInt32LE(layout.sample_rate_hz * frameBytes, 28);
+    header.writeUInt16LE(frameBytes, 32);
+    header.writeUInt16LE(16, 34);
+    header.write('data', 36, 'ascii');
+    header.writeUInt32LE(to - from, 40);
+    const out = `${path}.charged.wav`;
+    const target = await open(out, 'w');
+    try {
+      await target.write(header);
+      if (to > from) {
+        for await (const chunk of createReadStream(path, { start: layout.data_offset + from, end: layout.data_offset + to - 1, signal })) await target.write(chunk as Buffer);
+      }
+    } finally {
+      await target.close();
+    }
+    return out;
+  } finally {
+    await file.close();
+  }
+}
+
 /** The energy envelope of a 16-bit PCM WAV file, streamed (an hour of audio never sits in memory). */
 async function envelopeOf(path: string, signal: AbortSignal): Promise<EnergyEnvelope> {
   const file = await open(path);
@@ -104,9 +158,14 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       share('detecting_speech')(0);
       const envelope = await envelopeOf(wav, ctx.signal);
       share('transcribing')(0);
-      const transcription = await transcriber.transcribe(wav, settings.language, ctx.signal);
+      // only the charged span is sent; its words are put back in the file's time
+      const span = chargedSpanOf(sources, source.audio_key!);
+      const charged = await wavSpan(wav, span, ctx.signal);
+      const transcription = await transcriber.transcribe(charged, settings.language, ctx.signal);
+      const shift = charged === wav ? 0 : span.startMs / 1000;
+      const words = transcription.words?.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })) ?? null;
       // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by
-      audio = { envelope, language: transcription.language, words: normalizeWords(transcription.words) };
+      audio = { envelope, language: transcription.language, words: normalizeWords(words) };
       heardAudio.set(source.audio_key!, audio);
     }
     const stretch = stretchOf(audio, source.source_start_ms, source.duration_ms);

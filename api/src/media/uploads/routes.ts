@@ -35,7 +35,7 @@ export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, 
     responses: {
       201: { description: 'Where to PUT the file', schema: PresignResponse },
       404: { description: 'scope_project_id is not a project of the caller' },
-      409: { description: 'Already MAX_UNFINISHED_UPLOADS (10) uploads started and not finished' },
+      409: { description: 'Already MAX_UNFINISHED_UPLOADS (10) uploads started and not finished, or the project already holds its 200 canvases (TooManyCanvases)' },
       422: { description: 'Over the per-file maximum, content type not allowed, declared size beyond the room the quota leaves (stored bytes plus the declared bytes of unfinished uploads), or multipart-sized' },
     },
     handler: async (ctx, { body }) => {
@@ -73,7 +73,7 @@ export function registerUploadRoutes(router: ApiRouter, uploads: UploadService, 
     responses: {
       201: { description: 'The upload and its first part URLs', schema: MultipartInitiateResponse },
       404: { description: 'scope_project_id is not a project of the caller' },
-      409: { description: 'Already MAX_UNFINISHED_UPLOADS (10) uploads started and not finished' },
+      409: { description: 'Already MAX_UNFINISHED_UPLOADS (10) uploads started and not finished, or the project already holds its 200 canvases (TooManyCanvases)' },
       422: { description: 'Size outside [cutoff, per-file maximum], over 10,000 parts, content type not allowed, or declared size beyond the room the quota leaves (stored bytes plus the declared bytes of unfinished uploads)' },
     },
     handler: async (ctx, { body }) => {

@@ -20,6 +20,8 @@ const GENERIC_MEDIA_TYPES = ['application/octet-stream', 'application/mp4', 'app
 
 /** Decoding that stops this far short of the declared duration means the file was cut. */
 const TRUNCATION_TOLERANCE = { fraction: 0.9, seconds: 0.5 };
+/** Decoding that runs this far past the declared duration means the container under-declares it: the decoded length is recorded. */
+const DECLARED_SHORT_TOLERANCE = { fraction: 0.02, seconds: 0.5 };
 
 function assertSupportedContentType(contentType: string): void {
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
@@ -42,7 +44,7 @@ async function makeArtifacts(
   files: ArtifactFiles,
   key: string,
   ctx: JobContext<StepOf<'artifact'>>,
-): Promise<WaveformPeaks | null> {
+): Promise<{ waveform: WaveformPeaks | null; decodedSeconds: number | null }> {
   const waveform = plan.audio ? new WaveformPeaks() : null;
   const reportProcess = stepFraction(ctx.progress, 'process');
   let partialFile = false;
@@ -62,7 +64,8 @@ async function makeArtifacts(
     const reason = (error.stderrTail.at(-1) ?? 'no message').replace(`${files.source}: `, '');
     throw new JobFailure(`The media file "${key}" could not be decoded (${reason})`, { cause: error, code: 'media.undecodable' });
   }
-  const expected = media.durationSeconds;
+  // what a full decode yields: the streams' own length, or the container's less a late start
+  const expected = media.streamSeconds ?? (media.durationSeconds === null ? null : media.durationSeconds - Math.max(0, media.startSeconds));
   const cut = expected !== null && outSeconds !== null && outSeconds < expected * TRUNCATION_TOLERANCE.fraction - TRUNCATION_TOLERANCE.seconds;
   if (partialFile || cut) {
     const where = outSeconds !== null && expected !== null ? `: its data ends at ${outSeconds.toFixed(1)} s of ${expected.toFixed(1)} s` : '';
@@ -77,7 +80,18 @@ async function makeArtifacts(
       throw new JobFailure(`The media file "${key}" could not be decoded: ffmpeg produced no ${ARTIFACT_FILES[artifact].name}`, { code: 'media.undecodable' });
     }
   }
-  return waveform;
+  return { waveform, decodedSeconds: outSeconds };
+}
+
+/**
+ * The duration recorded for the file: the container's, unless decoding ran clearly past it
+ * (a Matroska Segment Duration that says 3 s over 90 s of speech). Analysis is charged by
+ * it, so it is measured, not taken from the container's word.
+ */
+function measuredDuration(media: MediaDescription, decodedSeconds: number | null): number | null {
+  const declared = media.durationSeconds;
+  if (media.kind === 'image' || decodedSeconds === null || declared === null) return declared;
+  return decodedSeconds > declared + Math.max(DECLARED_SHORT_TOLERANCE.seconds, declared * DECLARED_SHORT_TOLERANCE.fraction) ? decodedSeconds : declared;
 }
 
 async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifact'>>): Promise<ArtifactResult> {
@@ -108,7 +122,9 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifac
   ctx.log.info('media probed', { kind: media.kind, web_compatible: media.webCompatible, duration_s: media.durationSeconds });
 
   ctx.progress.report('process', 0);
-  const waveform = await makeArtifacts(tools, media, plan, files, key, ctx);
+  const { waveform, decodedSeconds } = await makeArtifacts(tools, media, plan, files, key, ctx);
+  const durationSeconds = measuredDuration(media, decodedSeconds);
+  if (durationSeconds !== media.durationSeconds) ctx.log.warn('the container under-declares its duration: the decoded length is recorded', { declared_s: media.durationSeconds, decoded_s: durationSeconds });
 
   const waveformDocument = waveform?.finish() ?? null;
   const uploads = fileArtifacts(plan);
@@ -133,7 +149,7 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifac
     sha256: stored.sha256,
     size_bytes: stored.sizeBytes,
     kind: media.kind,
-    duration_ms: media.durationSeconds === null ? null : Math.round(media.durationSeconds * 1000),
+    duration_ms: durationSeconds === null ? null : Math.round(durationSeconds * 1000),
     width: media.width,
     height: media.height,
     has_audio: media.hasAudio,

@@ -89,6 +89,12 @@ export interface MediaDescription {
   kind: MediaKind;
   /** Container duration (or the longest stream's); null when the file does not say. */
   durationSeconds: number | null;
+  /**
+   * How long the picture and sound streams themselves say they play (the longest of their own
+   * durations), null when they do not say: what a full decode yields. It differs from
+   * `durationSeconds` when the streams start late (an MP4's container duration runs from 0).
+   */
+  streamSeconds: number | null;
   /** Displayed size: rotation and non-square pixels applied; null for audio. */
   width: number | null;
   height: number | null;
@@ -124,9 +130,17 @@ const WEB_COMPATIBLE = {
   pixelFormats: ['yuv420p', 'yuvj420p'],
 } as const;
 
+/**
+ * ffprobe decodes a frame to learn a stream's parameters: `-max_pixels` keeps it from
+ * decoding a picture over the limit (a 598 KB PNG of 16000×12000 took 614 MB and 2.6 s to
+ * probe; capped, 55 MB and 0.2 s), and its warning names the size.
+ */
 export function ffprobeArgs(source: string): string[] {
-  return ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', source];
+  return ['-v', 'warning', '-max_pixels', String(MAX_PICTURE_PIXELS), '-print_format', 'json', '-show_format', '-show_streams', source];
 }
+
+/** libavutil's words for a picture over `-max_pixels`. */
+const OVERSIZED_PICTURE = /Picture size (\d+)x(\d+) exceeds specified max pixel count/;
 
 /** Every packet's time and flags (K = keyframe) of one stream: keyframes without decoding. */
 function keyframeProbeArgs(source: string, streamIndex: number): string[] {
@@ -157,6 +171,21 @@ function parseRational(value: string | undefined): Rational | null {
   const [num, den] = value.split('/').map(Number);
   if (num === undefined || den === undefined || !Number.isInteger(num) || !Number.isInteger(den) || num <= 0 || den <= 0) return null;
   return { num, den };
+}
+
+/**
+ * Largest picture any program decodes (40 megapixels, e.g. 8000×5000): a frame is decoded
+ * whole, so a small file declaring a huge picture (a 656 KB PNG took 740 MB and 14.6 s)
+ * is refused from its probe, before anything decodes it.
+ */
+export const MAX_PICTURE_PIXELS = 40_000_000;
+
+function checkPictureSize(width: number, height: number): void {
+  if (width * height <= MAX_PICTURE_PIXELS) return;
+  throw new JobFailure(`The picture is ${width}×${height} pixels; at most ${MAX_PICTURE_PIXELS / 1_000_000} megapixels can be processed`, {
+    code: 'media.too_many_pixels',
+    params: { width, height, max_megapixels: MAX_PICTURE_PIXELS / 1_000_000 },
+  });
 }
 
 function optionalSeconds(value: string | undefined): number | null {
@@ -229,6 +258,9 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
   if (video && !size) throw new JobFailure('The media file is unreadable: its picture has no dimensions', { code: 'media.no_dimensions' });
   const streamSeconds = probe.streams.map((stream) => seconds(stream.duration) ?? 0);
   const durationSeconds = kind === 'image' ? null : seconds(probe.format.duration) ?? (Math.max(0, ...streamSeconds) || null);
+  const playedSeconds = [video, audio].flatMap((stream) => (stream ? [seconds(stream.duration) ?? 0] : []));
+  const ownSeconds = kind === 'image' ? null : Math.max(0, ...playedSeconds) || null;
+  if (video && size) checkPictureSize(video.width ?? 0, video.height ?? 0);
   const hasAudio = kind !== 'image' && audio !== undefined;
   const videoCodec = video?.codec_name ?? null;
   const audioCodec = hasAudio ? (audio?.codec_name ?? null) : null;
@@ -243,6 +275,7 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
   return {
     kind,
     durationSeconds,
+    streamSeconds: ownSeconds,
     width: size?.width ?? null,
     height: size?.height ?? null,
     hasAudio,
@@ -262,8 +295,12 @@ export function describeMedia(probe: FfprobeOutput): MediaDescription {
 /** Probes a downloaded source, turning ffprobe's complaints into messages a person can act on. */
 export async function probeSource(tools: MediaTools, source: string, key: string, signal: AbortSignal): Promise<MediaDescription> {
   let output: unknown;
+  let oversized: { width: number; height: number } | undefined;
   try {
-    output = await runFfprobe(tools, ffprobeArgs(source), signal);
+    output = await runFfprobe(tools, ffprobeArgs(source), signal, (line) => {
+      const match = OVERSIZED_PICTURE.exec(line);
+      if (match) oversized ??= { width: Number(match[1]), height: Number(match[2]) };
+    });
   } catch (error) {
     if (!(error instanceof MediaToolError)) throw error;
     const stderr = error.stderrTail.join('\n');
@@ -276,6 +313,8 @@ export async function probeSource(tools: MediaTools, source: string, key: string
     const reason = (error.stderrTail.at(-1) ?? 'unknown format').replace(`${source}: `, '');
     throw new JobFailure(`The file "${key}" is corrupt or not a media file ffmpeg can read (${reason})`, { code: 'media.corrupt' });
   }
+  // refused from the probe: nothing has decoded the picture, and nothing will
+  if (oversized) checkPictureSize(oversized.width, oversized.height);
   return describeMedia(parseFfprobeOutput(output));
 }
 

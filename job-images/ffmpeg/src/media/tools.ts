@@ -107,11 +107,11 @@ export function runFfmpeg(tools: MediaTools, args: readonly string[], options: F
 }
 
 /** Runs ffprobe and returns its (small) JSON answer; rejects with MediaToolError on failure. */
-export function runFfprobe(tools: MediaTools, args: readonly string[], signal?: AbortSignal): Promise<unknown> {
+export function runFfprobe(tools: MediaTools, args: readonly string[], signal?: AbortSignal, onStderrLine?: (line: string) => void): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const child = spawn(tools.ffprobe, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
     const stdout: Buffer[] = [];
-    const tail = stderrTail(child.stderr);
+    const tail = stderrTail(child.stderr, onStderrLine);
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.once('error', reject);
     child.once('close', (code) => {
