@@ -138,7 +138,7 @@ describe('attack: unbounded renders (an export of any length or piece count, a 2
     const insert = await user.client.post(`/api/v1/projects/${projectId}/canvases`, { type: 'INSERT', media_item_id: item.id, params: { duration_ms: 1000 } });
     expect(insert.status, await insert.clone().text()).to.equal(409);
     expect((await json(insert)).detail).to.include(`at most ${PROJECT_MAX_CANVASES} canvases`);
-    const single = (await json(await user.client.get(`/api/v1/projects/${projectId}/canvases`))).find((canvas: { type: string }) => canvas.type === 'SINGLE');
+    const single = (await json(await user.client.get(`/api/v1/projects/${projectId}/canvases`))).data.find((canvas: { type: string }) => canvas.type === 'SINGLE');
     const split = await user.client.post(`/api/v1/projects/${projectId}/canvases/${single.uuid}/split`, { p: 30_000 });
     expect(split.status, await split.clone().text()).to.equal(409);
     const upload = await user.client.post('/api/v1/media/presign', { filename: 'more.mp4', content_type: 'video/mp4', size_bytes: 1000, scope: 'project', scope_project_id: projectId });
