@@ -83,7 +83,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     };
     const billing = { limitsOf } as unknown as BillingService;
     const { orm, storage } = app.services;
-    const handler = producedMediaCompletion({ orm, storage, billing });
+    const handler = producedMediaCompletion({ orm, storage, billing, stillDurationMs: app.services.config.IMAGE_STILL_DURATION_MS });
     const job = { userId: account.user.id, mediaFileId: fileId, input: {} } as unknown as JobRow;
     const artifact: ArtifactResult = {
       sha256: 'a'.repeat(64),

@@ -4,7 +4,7 @@ import type { AnalyzeSettings, AnalyzeSource } from '../../../crds/contract/prog
 import type { BillingService } from '../billing/billing-service.ts';
 import { roundMinutes } from '../billing/tiers.ts';
 import { spineOf } from '../canvases/spine.ts';
-import { projectTimeline } from '../timeline/project-timeline.ts';
+import { assertNoFailedSource, projectTimeline } from '../timeline/project-timeline.ts';
 import { InvalidInput, Conflict, Invalid } from '../shared/errors.ts';
 import type { JobService } from '../jobs/service.ts';
 import { Project, type ProjectRow } from '../projects/entities.ts';
@@ -46,10 +46,11 @@ export class AnalysisService {
     const spine = await spineOf(em, projectId);
     if (spine.length === 0) throw InvalidInput('analysis.no_media');
     const files = spine.map(({ fill }) => ({ item: fill.item, file: fill.item.file }));
-    if (files.some(({ file }) => file.status !== 'UPLOADED')) throw Conflict('analysis.source_processing');
-    if (!files.some(({ file }) => file.hasAudio)) throw Invalid('analysis.silent_sources');
     // where each source starts on the timeline (INSERT canvases between sources take their time)
     const timeline = await projectTimeline(em, projectId);
+    assertNoFailedSource(timeline);
+    if (files.some(({ file }) => file.status !== 'UPLOADED')) throw Conflict('analysis.source_processing');
+    if (!files.some(({ file }) => file.hasAudio)) throw Invalid('analysis.silent_sources');
     const pieces = new Map(timeline.pieces.map((piece) => [piece.canvasId, piece]));
     const sources = spine.map(({ canvas, fill }): AnalyzeSource => {
       const piece = pieces.get(canvas.id);

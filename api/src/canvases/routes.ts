@@ -219,7 +219,7 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
   router.add({
     method: 'patch',
     path: '/api/v1/projects/{project_uuid}/canvases/{canvas_uuid}',
-    summary: 'Changes params (INSERT: duration_ms), crop, aspect, letterbox or flags.',
+    summary: 'Changes params (INSERT, or a SINGLE canvas playing an image: duration_ms), crop, aspect, letterbox or flags.',
     tags,
     access: 'session',
     params: CanvasParams,

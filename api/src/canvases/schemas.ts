@@ -52,7 +52,7 @@ export const CanvasSplit = z.strictObject({ p: z.int().min(0).describe("A source
 export const CanvasMerge = z.strictObject({ direction: z.enum(['left', 'right']) });
 export const CanvasDeleteQuery = z.object({ keep: z.enum(['asset', 'clip']).optional() });
 
-/** INSERT canvas params: how long it plays (default: the asset's own duration). */
+/** INSERT canvas params, and a still's (a SINGLE canvas playing an image): how long it plays (default: the asset's own duration, or the still duration). */
 const insertParams = z.strictObject({ duration_ms: z.int().min(1).max(2_147_483_647).optional() });
 
 export const CanvasCreate = z
@@ -72,7 +72,7 @@ const letterbox = z.strictObject({ color: z.string().regex(/^#[0-9a-fA-F]{6}$/),
 
 export const CanvasPatch = z
   .strictObject({
-    params: insertParams.optional().describe('INSERT canvases only: { duration_ms }.'),
+    params: insertParams.optional().describe('INSERT canvases, and SINGLE canvases playing an image (a still): { duration_ms }; {} restores the default length.'),
     crop: crop.nullable().optional().describe('{ x, y, width, height } as fractions of the frame; null clears it.'),
     aspect: z.enum(canvasAspects).nullable().optional(),
     letterbox: letterbox.nullable().optional().describe('{ color: #rrggbb, blur }; null clears it.'),

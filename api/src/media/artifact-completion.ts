@@ -14,6 +14,8 @@ import { failureColumns, failureTextsForOwners } from './failure-events.ts';
 export interface ArtifactCompletionDeps {
   storage: ObjectStorage;
   orm: MikroORM;
+  /** How long an image plays on the timeline (IMAGE_STILL_DURATION_MS): recorded as its duration_ms. */
+  stillDurationMs: number;
 }
 
 /** What the artifact completion reads from the store before its transaction: the waveform's peaks. */
@@ -61,7 +63,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         status: 'UPLOADED',
         sha256Hash: result.sha256,
         kind: result.kind,
-        durationMs: result.duration_ms,
+        durationMs: playedDurationMs(result, deps.stillDurationMs),
         width: result.width,
         height: result.height,
         hasAudio: result.has_audio,
@@ -78,7 +80,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         error: null,
       });
       await em.flush();
-      await releaseWaitingJobs(em, file.id, { sourceKey: file.storageKey, durationMs: result.duration_ms });
+      await releaseWaitingJobs(em, file.id, { sourceKey: file.storageKey, durationMs: file.durationMs ?? null });
       const settlement: Settlement = {
         // the staging object goes first (events follow the after-commit work): by the time the uploader hears media_ready it is no longer stored
         afterCommit: () => deleteObjects(deps.storage, staging),
@@ -91,6 +93,15 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
     },
     failed: (em, job, failure) => markFailed(em, job, failure, deps),
   };
+}
+
+/**
+ * How long the file plays: what the program measured, and for an image (which has no
+ * length of its own) the still duration, as editors place a still; without it an image kept
+ * duration_ms null, so its project's timeline had no total and could never be exported.
+ */
+function playedDurationMs(result: ArtifactResult, stillDurationMs: number): number | null {
+  return result.kind === 'image' ? result.duration_ms ?? stillDurationMs : result.duration_ms;
 }
 
 /** The upload's staging object, once the job has read it: nothing serves it, so it goes with the settlement. */
