@@ -4,6 +4,7 @@ import type { CaptionStyle, RenderAsset, RenderCaption, RenderRequestInput, Rend
 import { AnalysisRun, type AnalysisRunRow } from '../analysis/entities.ts';
 import { DEFAULT_MAX_WORDS, planCaptionLines } from '../captions/lines.ts';
 import { CaptionLine } from '../captions/entities.ts';
+import { correctionsOf, withCorrections } from '../captions/corrections.ts';
 import { Edit, type EditRow } from '../edits/entities.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from '../media/entities.ts';
 import type { ProjectRow } from '../projects/entities.ts';
@@ -161,7 +162,8 @@ export async function captionsOf(
   const lines =
     stored.length > 0
       ? stored.map((line) => ({ text: line.text, original: line.originalText, start_ms: line.startMs, end_ms: line.endMs }))
-      : planCaptionLines(keptWords, cuts.map((cut) => ({ start_ms: cut.startMs, end_ms: cut.endMs })), maxWords).map((line) => ({ ...line, original: line.text }));
+      : // planned now: text the user corrected on another run follows, as when lines are generated
+        withCorrections(planCaptionLines(keptWords, cuts.map((cut) => ({ start_ms: cut.startMs, end_ms: cut.endMs })), maxWords), await correctionsOf(em, runId));
   return lines.flatMap((line): RenderCaption[] => {
     const span = output.spanToOutput(line.start_ms, line.end_ms);
     const text = line.text.trim();
