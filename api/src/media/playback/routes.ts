@@ -59,12 +59,14 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
     responses: {
       200: { description: 'Playback URLs', schema: PlaybackSchema },
       404: { description: 'No such item of yours' },
-      409: { description: 'The upload is not finished yet' },
+      409: { description: 'The upload is not finished yet, or the file is still being processed (ask again after media_ready)' },
     },
     handler: async (ctx, { params }) => {
       const item = await deps.library.findOwned(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id);
       const file = await ctx.state.em.findOneOrFail(MediaFile, item.file.id);
-      if (file.status !== 'PROCESSING' && file.status !== 'UPLOADED') throw Conflict('playback.not_ready');
+      // while processing, the served key is not written yet (the artifact job writes it): a URL now would redirect to nothing
+      if (file.status === 'PROCESSING') throw Conflict('playback.processing');
+      if (file.status !== 'UPLOADED') throw Conflict('playback.not_ready');
       const played: PlaybackObject = file.proxyStatus === 'ready' && file.proxyKey ? 'proxy' : 'source';
       const layout = spriteLayout(file);
       ctx.set('Cache-Control', 'no-store');
@@ -83,7 +85,7 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
     tags: ['media'],
     access: 'public',
     params: z.object({ token: z.string().min(1).max(2048) }),
-    responses: { 302: { description: 'Redirect to the object store' }, 401: { description: 'Invalid or expired token' } },
+    responses: { 302: { description: 'Redirect to the object store' }, 401: { description: 'Invalid or expired token' }, 409: { description: 'The file is being processed again (no object to serve now)' } },
     handler: async (ctx, { params }) => {
       const claims = await tokens.read(params.token).catch(() => {
         throw Unauthenticated('playback.token_invalid');
@@ -109,6 +111,7 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
  */
 async function playedObject(em: EntityManager, fileId: string, object: PlaybackObject): Promise<{ key: string; contentType: string }> {
   const file = await em.findOne(MediaFile, fileId);
+  if (file && file.status !== 'UPLOADED') throw Conflict('playback.processing');
   const played = file && {
     source: { key: file.storageKey, contentType: file.contentType },
     proxy: { key: file.proxyKey, contentType: 'video/mp4' },
