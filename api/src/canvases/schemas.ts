@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hexColorRrggbb } from '../shared/colors.ts';
 import { EditRead } from '../edits/schemas.ts';
 import { canvasMediaRoles, canvasTypes, type CanvasMediaRow, type CanvasRow } from './entities.ts';
 
@@ -68,7 +69,7 @@ export type CanvasCreateInput = z.infer<typeof CanvasCreate>;
 /** Fractions of the source frame. */
 const crop = z.strictObject({ x: z.number().min(0).max(1), y: z.number().min(0).max(1), width: z.number().gt(0).max(1), height: z.number().gt(0).max(1) });
 const canvasAspects = ['16:9', '9:16', '1:1', '4:5', '4:3'] as const;
-const letterbox = z.strictObject({ color: z.string().regex(/^#[0-9a-fA-F]{6}$/), blur: z.boolean().default(false) });
+const letterbox = z.strictObject({ color: hexColorRrggbb, blur: z.boolean().default(false) });
 
 export const CanvasPatch = z
   .strictObject({
