@@ -104,7 +104,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       share('detecting_speech')(0);
       const envelope = await envelopeOf(wav, ctx.signal);
       share('transcribing')(0);
-      const transcription = await transcriber.transcribe(wav, settings.language, ctx.signal);
+      const transcription = await transcriber.transcribe(wav, settings.language, ctx.signal, settings.director_notes);
       // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by
       audio = { envelope, language: transcription.language, words: normalizeWords(transcription.words) };
       heardAudio.set(source.audio_key!, audio);
