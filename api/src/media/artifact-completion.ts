@@ -27,7 +27,8 @@ export interface ArtifactLoaded {
  * Settles artifact jobs: the file becomes UPLOADED with its metadata (or FAILED), and
  * each of its items' owners hears `media_ready` (or `media_failed`). Identical content
  * already stored is kept once: this file's items move onto the existing file (serialised
- * per hash by an advisory lock; a partial unique index on UPLOADED hashes backs it).
+ * per hash by an advisory lock; a partial unique index on UPLOADED hashes backs it), and
+ * only their owners hear media_ready, naming this upload's own file id.
  * Video browsers cannot play gets its proxy from the `proxy` job started after the commit.
  */
 export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler<'artifact', ArtifactLoaded> & Required<Pick<CompletionHandler<'artifact', ArtifactLoaded>, 'load'>> {
@@ -50,13 +51,23 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       // share-locked so a concurrent delete of the twin cannot leave the moved items pointing at nothing
       const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } }, { lockMode: LockMode.PESSIMISTIC_READ });
       if (twin) {
+        // media_ready goes to this upload's own items, naming the file id their client was given: the twin's id, or an
+        // event to the twin's other owners, would tell someone that another user had stored the same bytes before.
+        // Read as plain rows: managed items of the file removed below would be flushed with it.
+        const own = await em.getConnection().execute<{ id: string; user_id: string; display_name: string | null }[]>(
+          `select id, user_id, display_name from media_items where media_file_id = ?`,
+          [file.id],
+          'all',
+          em.getTransactionContext(),
+        );
+        const events = own.map((row) => readyEvent({ id: row.id, userId: row.user_id, displayName: row.display_name }, file.id, twin.proxyStatus));
         await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
         // edits asked for while this file processed read the twin's bytes (the same content)
         await releaseWaitingJobs(em, file.id, { sourceKey: twin.storageKey, durationMs: twin.durationMs ?? null });
         const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
         em.remove(file);
         await em.flush();
-        return { events: await readyEvents(em, twin), afterCommit: () => deleteObjects(deps.storage, orphanKeys) };
+        return { events, afterCommit: () => deleteObjects(deps.storage, orphanKeys) };
       }
 
       em.assign(file, {
@@ -129,11 +140,16 @@ async function readPeaks(storage: ObjectStorage, key: string): Promise<number[]>
 /** media_ready for every item of the file, to each item's owner. */
 async function readyEvents(em: EntityManager, file: MediaFileRow): Promise<OutcomeEvent[]> {
   const items = await em.find(MediaItem, { file: file.id });
-  return items.map((item) => ({
+  return items.map((item) => readyEvent(item, file.id, file.proxyStatus));
+}
+
+/** media_ready of one item to its owner, naming the file id its client holds. */
+function readyEvent(item: Pick<MediaItemRow, 'id' | 'userId' | 'displayName'>, mediaFileId: string, proxyStatus: MediaFileRow['proxyStatus']): OutcomeEvent {
+  return {
     to: 'user',
     userId: item.userId,
-    event: { type: 'media_ready', data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: file.proxyStatus } },
-  }));
+    event: { type: 'media_ready', data: { media_file_uuid: mediaFileId, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: proxyStatus } },
+  };
 }
 
 async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { storage: ObjectStorage }) {
