@@ -325,12 +325,15 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     try {
       const a = await uploadMedia(alice.client, shared, { contentType: 'audio/mp4' });
       await aliceEvents.next('media_ready');
-      const b = await uploadMedia(bob.client, shared, { contentType: 'audio/mp4' });
+      const b = await uploadMedia(bob.client, shared, { contentType: 'audio/mp4', filename: 'bobs-take.m4a' });
       const ready = await bobEvents.next('media_ready');
       // issue 22 item 11: bob hears his own ids, and alice is not told that someone uploaded her bytes
       expect(ready.data).to.include({ media_file_uuid: b.mediaFileId, media_item_uuid: b.mediaItemId });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(aliceEvents.events.filter((event) => event.type === 'media_ready'), 'alice heard only her own upload').to.have.lengthOf(1);
+      // and bob's item reads as he uploaded it: his file id and his file name, never alice's
+      const bobsItem = await json(await bob.client.get(`/api/v1/media/${b.mediaItemId}`));
+      expect(bobsItem).to.include({ media_file_id: b.mediaFileId, original_filename: 'bobs-take.m4a' });
       expect(await em().findOne(MediaFile, b.mediaFileId), "bob's twin file is folded away").to.equal(null);
       expect((await em().findOneOrFail(MediaItem, b.mediaItemId)).file.id).to.equal(a.mediaFileId);
       expect([await used(alice), await used(bob)]).to.deep.equal([size, size]);

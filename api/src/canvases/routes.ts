@@ -68,7 +68,7 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
           canvas_uuid: canvas.id,
           sequence_position: canvas.sequencePosition,
           media_item_id: fill.item.id,
-          media_file_id: file.id,
+          media_file_id: fill.item.uploadedFileId ?? file.id,
           display_name: fill.item.displayName ?? null,
           status: itemStatus(file.status),
           content_type: file.contentType,

@@ -61,7 +61,13 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
           em.getTransactionContext(),
         );
         const events = own.map((row) => readyEvent({ id: row.id, userId: row.user_id, displayName: row.display_name }, file.id, twin.proxyStatus));
-        await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
+        // each keeps the id and name its client uploaded (an item folded before keeps its first ones)
+        await em.getConnection().execute(
+          `update media_items set media_file_id = ?, uploaded_file_id = coalesce(uploaded_file_id, ?), uploaded_filename = coalesce(uploaded_filename, ?) where media_file_id = ?`,
+          [twin.id, file.id, file.originalFilename, file.id],
+          'run',
+          em.getTransactionContext(),
+        );
         // edits asked for while this file processed read the twin's bytes (the same content)
         await releaseWaitingJobs(em, file.id, { sourceKey: twin.storageKey, durationMs: twin.durationMs ?? null });
         const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
