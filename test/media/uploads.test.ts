@@ -334,6 +334,10 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
       // and bob's item reads as he uploaded it: his file id and his file name, never alice's
       const bobsItem = await json(await bob.client.get(`/api/v1/media/${b.mediaItemId}`));
       expect(bobsItem).to.include({ media_file_id: b.mediaFileId, original_filename: 'bobs-take.m4a' });
+      // a repeated confirm stays idempotent and reads as bob uploaded it
+      const again = await bob.client.post(`/api/v1/media/${b.mediaFileId}/confirm`);
+      expect(again.status).to.equal(200);
+      expect(await json(again)).to.include({ id: b.mediaFileId, original_filename: 'bobs-take.m4a', status: 'UPLOADED' });
       expect(await em().findOne(MediaFile, b.mediaFileId), "bob's twin file is folded away").to.equal(null);
       expect((await em().findOneOrFail(MediaItem, b.mediaItemId)).file.id).to.equal(a.mediaFileId);
       expect([await used(alice), await used(bob)]).to.deep.equal([size, size]);

@@ -91,7 +91,7 @@ export const MediaItem = defineEntity({
      * the file id its client was given and the name it uploaded, which read models keep showing,
      * so nobody learns from them that someone else had stored the same bytes. Null otherwise.
      */
-    uploadedFileId: p.uuid().nullable(),
+    uploadedFileId: p.uuid().nullable().index(),
     uploadedFilename: p.string().length(255).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
