@@ -59,7 +59,9 @@ describe('a re-analysis keeps the user\'s own work: analyze → edit → re-anal
     return (await json(await user.client.get(`/api/v1/projects/${projectId}`))).active_run_id as string;
   }
 
-  const editsOf = async (projectId: string): Promise<EditJson[]> => json(await user.client.get(`/api/v1/projects/${projectId}/edits/`));
+  /** A bare list, or the list envelope (issue 22 item 6 moves lists to { data }). */
+  const listOf = <T>(body: T[] | { data: T[] }): T[] => (Array.isArray(body) ? body : body.data);
+  const editsOf = async (projectId: string): Promise<EditJson[]> => listOf<EditJson>(await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`)));
   const linesOf = async (projectId: string): Promise<LineJson[]> => (await json(await user.client.get(`/api/v1/projects/${projectId}/caption-lines?items_per_page=100`))).data;
 
   it('manual and asset edits stay listed and exported, a draft\'s overrides still apply, and corrected caption text carries over where the words match', async () => {

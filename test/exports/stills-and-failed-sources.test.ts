@@ -69,7 +69,10 @@ describe('stills and failed sources on the spine: the project stays exportable (
     await uploaded(projectId, await makeVideo(dir, 'intro.mp4', { width: 320, height: 240, seconds: 2, fps: 25 }), 'video/mp4');
     const still = await uploaded(projectId, await makeImage(dir, 'slide.png', { width: 320, height: 240 }), 'image/png');
 
-    const spine = (await json(await user.client.get(`/api/v1/projects/${projectId}/spine`))) as { canvas_uuid: string; media_item_id: string; duration_ms: number | null }[];
+    type SpineRow = { canvas_uuid: string; media_item_id: string; duration_ms: number | null };
+    const listed = (await json(await user.client.get(`/api/v1/projects/${projectId}/spine`))) as SpineRow[] | { data: SpineRow[] };
+    // a bare list, or the list envelope (issue 22 item 6 moves lists to { data })
+    const spine = Array.isArray(listed) ? listed : listed.data;
     const stillRow = spine.find((row) => row.media_item_id === still.mediaItemId)!;
     expect(stillRow.duration_ms, 'the still reads the configured duration').to.equal(4000);
 
