@@ -14,8 +14,8 @@ ensure_node_modules
 if [ "${LINT:-1}" != 0 ]; then
   bash hack/lint.sh || die "lint failed: fix the findings above (bash hack/lint.sh, or npm run lint)"
 fi
-# flite speaks the test phrases the recognizer hears (hack/fixtures/speech.ts); chromium runs the browser tests (test/support/browser.ts).
-ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server melt:melt xmllint:libxml2-utils chromium:chromium "${SPEECH_RECOGNIZER[@]}" "${RENDER_FONTS[@]}" "${SPEECH_CORPUS[@]}"
+# flite speaks the test phrases the recognizer hears (hack/fixtures/speech.ts); chromium runs the browser tests (test/support/browser.ts); nginx is the reverse proxy of test/support/nginx.ts.
+ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server melt:melt xmllint:libxml2-utils chromium:chromium nginx:nginx "${SPEECH_RECOGNIZER[@]}" "${RENDER_FONTS[@]}" "${SPEECH_CORPUS[@]}"
 ensure_postgres
 ensure_redis
 trap 'stop_started_services' EXIT

@@ -90,7 +90,7 @@ export async function createJobHost(config: DomainConfig, options: JobHostOption
   billing.useChangeListener(webhooks.billingChanged);
   const bus = new EventBus(redis, config.REDIS_KEY_PREFIX, analysisSnapshot);
   const outboxChannel = `${config.REDIS_KEY_PREFIX}jobs`;
-  const media = { orm, logger, storage, billing };
+  const media = { orm, logger, storage, billing, stillDurationMs: config.IMAGE_STILL_DURATION_MS };
   const handlers: CompletionHandlers = {
     artifact: artifactCompletion(media),
     'media-edit': producedMediaCompletion(media),

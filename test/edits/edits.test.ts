@@ -56,12 +56,15 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
   }
 
   describe('POST /projects/{project_uuid}/edits/', () => {
-    it('a manual edit within the timeline → 201 with the Edit read model, on the active run', async () => {
+    it('a manual edit within the timeline → 201 with the Edit read model, the project\'s rather than the active run\'s (issue 22: a re-analysis keeps it)', async () => {
       const projectId = await projectWith([4000, 6000]);
-      const { runId } = await analysed(projectId, []);
+      await analysed(projectId, []);
       const edit = await created(await create(projectId, manual(9000, 10_000)));
       expect(edit).to.deep.include({ type: 'manual', start_ms: 9000, end_ms: 10_000, active: true, reason: 'too long', media_item_id: null, visual_mode: null, asset_offset_ms: null });
-      expect((await app.services.orm.em.fork().findOneOrFail(Edit, edit.uuid)).runId).to.equal(runId);
+      expect((await app.services.orm.em.fork().findOneOrFail(Edit, edit.uuid)).runId).to.equal(null);
+      await analysed(projectId, []);
+      const listed = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))) as { uuid: string }[];
+      expect(listed.map((e) => e.uuid), 'listed after another run became active').to.include(edit.uuid);
     });
 
     it('a manual edit before any analysis → 201 without a run, and listed', async () => {
@@ -321,15 +324,16 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
   });
 
   describe('GET /projects/{project_uuid}/edits/ and ownership', () => {
-    it("lists the active run's edits and run-less ones in timeline order, not another run's", async () => {
+    it("lists the active run's AI edits and every manual edit in timeline order, not another run's AI edits", async () => {
       const projectId = await projectWith([10_000]);
       const early = await created(await create(projectId, manual(8000, 9000)));
       const first = await analysed(projectId, [{ type: 'silence', start_ms: 1000, end_ms: 2000 }]);
       const onFirst = await created(await create(projectId, manual(5000, 6000)));
       const second = await analysed(projectId, [{ type: 'silence', start_ms: 3000, end_ms: 4000 }]);
       const list = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data;
-      expect(list.map((e: { uuid: string }) => e.uuid)).to.deep.equal([second.editIds[0], early.uuid]);
-      expect(list.map((e: { uuid: string }) => e.uuid)).to.not.include.members([first.editIds[0], onFirst.uuid]);
+      // the manual edit made while the first run was active stays (issue 22: a re-analysis never hides the user's work)
+      expect(list.map((e: { uuid: string }) => e.uuid)).to.deep.equal([second.editIds[0], onFirst.uuid, early.uuid]);
+      expect(list.map((e: { uuid: string }) => e.uuid)).to.not.include(first.editIds[0]);
     });
 
     it("another user's project or edit → 404 on list, create, PATCH and DELETE", async () => {

@@ -3,6 +3,9 @@ import { expect } from 'chai';
 import { Client as UndiciClient } from 'undici';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { Client, createAccount, type TestAccount } from '../support/users.ts';
+import { startNginx, type Nginx } from '../support/nginx.ts';
+import { launchChromium } from '../support/browser.ts';
+import type { Browser } from 'playwright-core';
 
 /**
  * Issue 22 item 1: a stream the server ends (here by logout) must not leave a connection a
@@ -112,16 +115,18 @@ function undiciTransport(app: TestApp): Transport {
   };
 }
 
-function fetchTransport(app: TestApp): Transport {
+/** Global fetch (undici's pool) to `base`: the api itself, or nginx in front of it. */
+function fetchTransport(app: TestApp, base = app.url): Transport {
+  const at = (path: string, init?: RequestInit) => fetch(new URL(path, base), init);
   return {
     async openStream(cookie) {
-      const response = await app.fetch('/api/v1/user-stream', { headers: { Cookie: cookie } });
+      const response = await at('/api/v1/user-stream', { headers: { Cookie: cookie } });
       const reader = response.body!.getReader();
       await reader.read();
       return { ended: drained(() => reader.read()) };
     },
     async post(path, headers, body) {
-      const response = await app.fetch(path, { method: 'POST', headers, body });
+      const response = await at(path, { method: 'POST', headers, body });
       await response.arrayBuffer();
       return { status: response.status, setCookies: response.headers.getSetCookie() };
     },
@@ -157,20 +162,74 @@ async function streamEndings(app: TestApp, transport: Transport, account: TestAc
   return failures;
 }
 
-async function hundredEndings(app: TestApp, transportOf: (app: TestApp) => Transport): Promise<string[]> {
-  const accounts = await Promise.all(Array.from({ length: LANES }, () => createAccount(app)));
+async function hundredEndings(app: TestApp, transportOf: (app: TestApp) => Transport, lanesCount = LANES, rounds = ROUNDS): Promise<string[]> {
+  const accounts = await Promise.all(Array.from({ length: lanesCount }, () => createAccount(app)));
   const lanes = await Promise.all(
     accounts.map(async (account, lane) => {
       const transport = transportOf(app);
       try {
         // A client address per lane: concurrent logins of one address are held to the lockout's allowance.
-        return await streamEndings(app, transport, account, ROUNDS, `10.22.0.${lane + 1}`);
+        return await streamEndings(app, transport, account, rounds, `10.22.0.${lane + 1}`);
       } finally {
         await transport.close();
       }
     }),
   );
   return lanes.flat();
+}
+
+/**
+ * A page on nginx's origin, as a front end runs: it logs in with fetch, opens an EventSource
+ * on the user stream, another tab logs out, the stream ends (the EventSource's error), and
+ * the page logs in again: `rounds` times. A lost request is a login answered 502 or not at all.
+ */
+async function browserEndings(app: TestApp, browser: Browser, origin: string, rounds: number, ip: string): Promise<string[]> {
+  const account = await createAccount(app);
+  const context = await browser.newContext({ extraHTTPHeaders: { 'X-Forwarded-For': ip } });
+  const failures: string[] = [];
+  try {
+    const page = await context.newPage();
+    // the docs page: a document of the origin whose policy lets scripts call the api
+    await page.goto(`${origin}/api/v1/docs`);
+    const credentials: string = form({ username: account.username, password: account.password });
+    const login = (): Promise<number> =>
+      page.evaluate(async (body: string) => {
+        const response = await fetch('/api/v1/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body, credentials: 'same-origin' });
+        await response.text();
+        return response.status;
+      }, credentials);
+    expect(await login()).to.equal(200);
+    for (let round = 0; round < rounds; round++) {
+      await page.evaluate(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const source = new EventSource('/api/v1/user-stream');
+            (globalThis as unknown as { stream: EventSource }).stream = source;
+            source.onopen = () => resolve();
+            source.onerror = () => reject(new Error('the stream did not open'));
+          }),
+      );
+      const ended = page.evaluate(
+        () =>
+          new Promise<void>((resolve) => {
+            const source = (globalThis as unknown as { stream: EventSource }).stream;
+            source.onerror = () => (source.close(), resolve());
+          }),
+      );
+      const other = new Client(app);
+      for (const cookie of await context.cookies()) other.cookies.set(cookie.name, cookie.value);
+      expect((await other.post('/api/v1/auth/logout')).status).to.be.below(300);
+      await withTimeout(ended, 'the stream end');
+      const status = await withTimeout(login(), 'login').catch((error: unknown) => (error as Error).message);
+      if (status !== 200) {
+        failures.push(`login answered ${status}`);
+        expect(await login()).to.equal(200);
+      }
+    }
+  } finally {
+    await context.close();
+  }
+  return failures;
 }
 
 describe('a request after an event stream is never lost', function () {
@@ -194,6 +253,33 @@ describe('a request after an event stream is never lost', function () {
 
   it('global fetch: the first POST after each of 100 server-ended streams is answered', async () => {
     expect(await hundredEndings(app, fetchTransport)).to.deep.equal([]);
+  });
+
+  describe('through nginx (a reverse proxy with keep-alive upstream connections)', () => {
+    let nginx: Nginx;
+    before(async () => {
+      nginx = await startNginx(app.url);
+    });
+    after(async () => {
+      await nginx?.close();
+    });
+
+    it('global fetch through nginx: the first POST after each of 100 server-ended streams is answered (no 502)', async () => {
+      const failures = await hundredEndings(app, (target) => fetchTransport(target, nginx.url));
+      expect(failures, await nginx.errors()).to.deep.equal([]);
+    });
+
+    it('headless Chromium through nginx: the login after each of 100 server-ended EventSource streams is answered (no 502)', async function () {
+      // each ending waits for the stream's keepalive tick and a browser round trip: 5 pages of 20 at once
+      this.timeout(300_000);
+      const browser = await launchChromium();
+      try {
+        const failures = (await Promise.all([1, 2, 3, 4, 5].map((lane) => browserEndings(app, browser, nginx.url, 20, `10.22.1.${lane}`)))).flat();
+        expect(failures, await nginx.errors()).to.deep.equal([]);
+      } finally {
+        await browser.close();
+      }
+    });
   });
 
   it("the stream's head keeps the spec's Connection: keep-alive", async () => {

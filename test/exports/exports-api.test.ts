@@ -103,6 +103,22 @@ describe('exports: create, list, download and expire', function () {
     expect(input.watermark).to.equal(false);
   });
 
+  it('a colour a preview preset takes (#fff) is a valid letterbox too, rendered as #ffffff (issue 22: presets and exports agree)', async () => {
+    const projectId = await projectWithSources(app, user, [5000]);
+    const preset = await user.client.post('/api/v1/users/me/preview-presets', {
+      name: 'White', format: '9:16', background: '#fff', caption_style: 'karaoke', caption_font: 'DejaVu Sans', caption_size: 48, caption_position: 'bottom', caption_color: '#FfF', caption_length: 4, video_flip_h: false, video_flip_v: false,
+    });
+    expect(preset.status, await preset.clone().text()).to.equal(201);
+    const body = await created(projectId, { name: 'White', export_settings: { aspect_ratio: '9:16', letterbox_background: (await json(preset)).background, captions: { enabled: false, style: 'karaoke' } } });
+    expect(body.export_settings.letterbox_background).to.equal('#ffffff');
+    expect(renderInputSchema.parse((await jobOf(body.uuid)).input).settings.letterboxColor).to.equal('#ffffff');
+    // one list of caption styles: a style exports refuse is refused by preview presets too
+    const unknownStyle = await user.client.post('/api/v1/users/me/preview-presets', {
+      name: 'Comic', format: '9:16', background: '#000', caption_style: 'comic-sans', caption_font: 'DejaVu Sans', caption_size: 48, caption_position: 'bottom', caption_color: '#fff', caption_length: 4, video_flip_h: false, video_flip_v: false,
+    });
+    expect(unknownStyle.status).to.equal(422);
+  });
+
   it('400 when inline overrides exceed the timeline duration or the project has no media; 422 for end_ms <= start_ms', async () => {
     const projectId = await projectWithSources(app, user, [5000]);
     const editId = randomUUID();

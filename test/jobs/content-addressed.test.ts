@@ -48,10 +48,14 @@ describe('content addressing: identical uploads completing at once are stored on
     const items = await em().find(MediaItem, { id: { $in: uploads.map((upload) => upload.item.id) } });
     expect(items.map((item) => item.file.id)).to.deep.equal([winner.id, winner.id]);
     for (const [index, upload] of uploads.entries()) {
+      // each owner hears the file id their client was given, never the twin's (issue 22 item 11)
       const ready = await listeners[index]!.next('media_ready');
-      expect(ready.data).to.include({ media_file_uuid: winner.id, media_item_uuid: upload.item.id });
+      expect(ready.data).to.include({ media_file_uuid: upload.file.id, media_item_uuid: upload.item.id });
       expect(listeners[index]!.events.filter((event) => event.type === 'media_failed')).to.have.lengthOf(0);
     }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // and only once: the earlier uploader is not told again when the later upload folds onto their file
+    for (const listener of listeners) expect(listener.events.filter((event) => event.type === 'media_ready')).to.have.lengthOf(1);
     expect(await app.services.storage.sizeOf(winner.storageKey)).to.be.greaterThan(0);
     // the loser's objects go after the commit
     for (const key of loserObjects(loser.file.id)) {
@@ -59,7 +63,7 @@ describe('content addressing: identical uploads completing at once are stored on
     }
   }
 
-  it('two completions of the same content run concurrently, round after round: one UPLOADED file, both items on it, both owners hear media_ready naming it, the other file\'s objects deleted', async () => {
+  it('two completions of the same content run concurrently, round after round: one UPLOADED file, both items on it, each owner hears media_ready once naming the file they uploaded, the other file\'s objects deleted', async () => {
     for (let round = 0; round < 6; round += 1) {
       const { path, uploads } = await twinUploads(`race-${round}.m4a`);
       const sha256 = await sha256OfFile(path);

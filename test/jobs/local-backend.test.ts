@@ -103,7 +103,8 @@ describe('job system: local backend with artifact jobs', function () {
     try {
       await submitArtifact(second);
       const ready = await events.next('media_ready');
-      expect(ready.data).to.include({ media_file_uuid: first.file.id, media_item_uuid: second.item.id });
+      // the uploader hears the ids their client holds, never the earlier file's (issue 22 item 11)
+      expect(ready.data).to.include({ media_file_uuid: second.file.id, media_item_uuid: second.item.id });
       const em = app.services.orm.em.fork();
       expect(await em.findOne(MediaFile, second.file.id)).to.equal(null);
       const item = await em.findOneOrFail(MediaItem, second.item.id);

@@ -49,15 +49,14 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     );
     await em.flush();
     const events = await listenToUser(app.services.bus, userId);
-    let readyFileId: string;
     try {
       await app.services.jobs.submit(app.services.orm.em.fork(), { program: 'artifact', userId, mediaFileId: fileId, input: { sourceKey: key, contentType } });
-      // Identical content folds into the file stored first: the items then reference that one.
-      readyFileId = ((await events.next('media_ready')).data as { media_file_uuid: string }).media_file_uuid;
+      await events.next('media_ready');
     } finally {
       await events.close();
     }
-    const fresh = await app.services.orm.em.fork().findOneOrFail(MediaFile, readyFileId);
+    // Identical content folds into the file stored first: the items then reference that one (media_ready names the uploaded id).
+    const fresh = (await app.services.orm.em.fork().findOneOrFail(MediaItem, items[0]!.id, { populate: ['file'] })).file;
     return { file: fresh, items, key: fresh.storageKey };
   }
 
@@ -83,7 +82,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
     };
     const billing = { limitsOf } as unknown as BillingService;
     const { orm, storage } = app.services;
-    const handler = producedMediaCompletion({ orm, storage, billing });
+    const handler = producedMediaCompletion({ orm, storage, billing, stillDurationMs: app.services.config.IMAGE_STILL_DURATION_MS });
     const job = { userId: account.user.id, mediaFileId: fileId, input: {} } as unknown as JobRow;
     const artifact: ArtifactResult = {
       sha256: 'a'.repeat(64),

@@ -26,12 +26,19 @@ describe('playback proxy: GET /media/{media_item_id}/proxy and its signed URLs',
     alice = await signUpAndLogin(app);
     const clip = await makeVideo(dir, 'play.mp4', { seconds: 1 });
     source = await readFile(clip);
-    stored = await storeItem(app, alice.user.id, clip, 'video/mp4');
+    stored = await storedUploaded(clip, 'video/mp4');
   });
   after(async () => {
     await app.close();
     await rm(dir, { recursive: true, force: true });
   });
+
+  /** A stored file the artifact job has finished with (only those play). */
+  async function storedUploaded(path: string, contentType: string) {
+    const stored = await storeItem(app, alice.user.id, path, contentType);
+    await app.services.orm.em.fork().nativeUpdate(MediaFile, { id: stored.file.id }, { status: 'UPLOADED' });
+    return stored;
+  }
 
   async function putObject(key: string, body: Buffer, contentType: string) {
     const { storage } = app.services;
@@ -66,7 +73,7 @@ describe('playback proxy: GET /media/{media_item_id}/proxy and its signed URLs',
   });
 
   it('attack: an object stored as text/html or image/svg+xml is still played as the file\'s allow-listed type, inline (never rendered as a page)', async () => {
-    const html = await storeItem(app, alice.user.id, await makeVideo(dir, 'html.mp4', { seconds: 1 }), 'video/mp4');
+    const html = await storedUploaded(await makeVideo(dir, 'html.mp4', { seconds: 1 }), 'video/mp4');
     await putObject(html.file.storageKey, Buffer.from('<script>alert(document.cookie)</script>'), 'text/html');
     const body = await playback(html.item.id);
     const response = await fetch(body.url);
@@ -139,5 +146,33 @@ describe('playback proxy: GET /media/{media_item_id}/proxy and its signed URLs',
     const { item } = await createItem(app, alice.user.id, { file: { status: 'PENDING' } });
     expect((await alice.client.get(`/api/v1/media/${item.id}/proxy`)).status).to.equal(409);
     expect((await app.fetch(`/api/v1/media/${stored.item.id}/proxy`)).status).to.equal(401);
+  });
+
+  it('the thumbnail gets a URL the client fetches: image/jpeg, cacheable, the same URL within a token window (issue 22)', async () => {
+    const key = `jobs/artifact/${stored.file.id}/thumbnail.jpg`;
+    const jpeg = Buffer.from('a thumbnail, as bytes');
+    await putObject(key, jpeg, 'application/octet-stream');
+    await app.services.orm.em.fork().nativeUpdate(MediaFile, { id: stored.file.id }, { thumbnailKey: key });
+    const [first, second] = [await playback(stored.item.id), await playback(stored.item.id)];
+    expect(first.thumbnail.url.startsWith(`${app.url}/api/v1/media/play/`)).to.equal(true);
+    expect(second.thumbnail.url, 'one URL per token window, so browsers cache it').to.equal(first.thumbnail.url);
+    expect(first.thumbnail.expires_in).to.be.within(300, 600);
+    const redirect = await fetch(first.thumbnail.url, { redirect: 'manual' });
+    expect(redirect.status).to.equal(302);
+    expect(redirect.headers.get('cache-control')).to.match(/^private, max-age=\d+$/);
+    const image = await fetch(first.thumbnail.url);
+    expect(image.status).to.equal(200);
+    expect(image.headers.get('content-type')).to.equal('image/jpeg');
+    expect(image.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+    expect(Buffer.from(await image.arrayBuffer()).equals(jpeg)).to.equal(true);
+    clock.advance(600_000);
+    expect((await playback(stored.item.id)).thumbnail.url, 'a later window, a new URL').to.not.equal(first.thumbnail.url);
+  });
+
+  it('a file still processing → 409 saying so, never a URL redirecting to an object not written yet (issue 22)', async () => {
+    const { item } = await createItem(app, alice.user.id, { file: { status: 'PROCESSING' } });
+    const response = await alice.client.get(`/api/v1/media/${item.id}/proxy`);
+    expect(response.status).to.equal(409);
+    expect((await json(response)).detail).to.match(/being processed/);
   });
 });

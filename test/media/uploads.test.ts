@@ -316,7 +316,7 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     expect(await em().findOne(MediaFile, presigned.media_file_id), 'swept once nothing can write it').to.equal(null);
   });
 
-  it('content addressing: identical content is stored once; deletes refund each uploader and the object goes with the last reference', async () => {
+  it('content addressing: identical content is stored once, media_ready names the uploader\'s own file and tells no one else; deletes refund each uploader and the object goes with the last reference', async () => {
     const alice = await signUpAndLogin(app);
     const bob = await signUpAndLogin(app);
     // content no other test uploads, so alice's file is the first with this sha256
@@ -327,9 +327,19 @@ describe('media uploads: single PUT (presign and confirm), content addressing an
     try {
       const a = await uploadMedia(alice.client, shared, { contentType: 'audio/mp4' });
       await aliceEvents.next('media_ready');
-      const b = await uploadMedia(bob.client, shared, { contentType: 'audio/mp4' });
+      const b = await uploadMedia(bob.client, shared, { contentType: 'audio/mp4', filename: 'bobs-take.m4a' });
       const ready = await bobEvents.next('media_ready');
-      expect(ready.data).to.include({ media_file_uuid: a.mediaFileId, media_item_uuid: b.mediaItemId });
+      // issue 22 item 11: bob hears his own ids, and alice is not told that someone uploaded her bytes
+      expect(ready.data).to.include({ media_file_uuid: b.mediaFileId, media_item_uuid: b.mediaItemId });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(aliceEvents.events.filter((event) => event.type === 'media_ready'), 'alice heard only her own upload').to.have.lengthOf(1);
+      // and bob's item reads as he uploaded it: his file id and his file name, never alice's
+      const bobsItem = await json(await bob.client.get(`/api/v1/media/${b.mediaItemId}`));
+      expect(bobsItem).to.include({ media_file_id: b.mediaFileId, original_filename: 'bobs-take.m4a' });
+      // a repeated confirm stays idempotent and reads as bob uploaded it
+      const again = await bob.client.post(`/api/v1/media/${b.mediaFileId}/confirm`);
+      expect(again.status).to.equal(200);
+      expect(await json(again)).to.include({ id: b.mediaFileId, original_filename: 'bobs-take.m4a', status: 'UPLOADED' });
       expect(await em().findOne(MediaFile, b.mediaFileId), "bob's twin file is folded away").to.equal(null);
       expect((await em().findOneOrFail(MediaItem, b.mediaItemId)).file.id).to.equal(a.mediaFileId);
       expect([await used(alice), await used(bob)]).to.deep.equal([size, size]);

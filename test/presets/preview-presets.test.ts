@@ -11,7 +11,7 @@ function preset(overrides: Record<string, unknown> = {}): Record<string, unknown
     name: 'Shorts',
     format: '9:16',
     background: '#000',
-    caption_style: 'bold-outline',
+    caption_style: 'bold',
     caption_font: 'Inter',
     caption_size: 48,
     caption_position: 'bottom',
@@ -39,7 +39,7 @@ describe('preview presets: /users/me/preview-presets', () => {
     const user = await signUpAndLogin(app);
     const created = await create(user, preset());
     expect(created).to.deep.include({
-      name: 'Shorts', format: '9:16', background: '#000', caption_style: 'bold-outline', caption_font: 'Inter', caption_size: 48,
+      name: 'Shorts', format: '9:16', background: '#000', caption_style: 'bold', caption_font: 'Inter', caption_size: 48,
       caption_position: 'bottom', caption_color: '#FFCC00', caption_length: 4, video_flip_h: false, video_flip_v: false,
     });
     expect(created.uuid).to.be.a('string');

@@ -52,6 +52,43 @@ describe('analysis requests: analyze, estimated credits, runs and activation', f
     expect((await json(response)).detail).to.match(/no media/i);
   });
 
+  it('director_notes where the tier lacks can_use_ai_director → 403 AiDirectorNotIncluded saying so, nothing reserved; blank notes pass; a Creator may send them (issue 22)', async () => {
+    const free = await signUpAndLogin(app, { credits: 10 });
+    const { projectId } = await projectWithClip(free, 1);
+    const refused = await analyze(free, projectId, { ...analyzeBody, director_notes: 'Spell the guest as Siobhán' });
+    expect(refused.status).to.equal(403);
+    const body = await json(refused);
+    expect(body.code).to.equal('AiDirectorNotIncluded');
+    expect(body.detail).to.match(/director notes/i);
+    expect((await json(await free.client.get('/api/v1/users/me/billing'))).credits.ai_minutes.reserved).to.equal(0);
+    expect((await analyze(free, projectId, { ...analyzeBody, director_notes: '  ' })).status).to.equal(200);
+
+    const creator = await signUpAndLogin(app, { tier: 'Creator', credits: 10 });
+    const other = await projectWithClip(creator, 1);
+    expect((await analyze(creator, other.projectId, { ...analyzeBody, director_notes: 'Spell the guest as Siobhán' })).status).to.equal(200);
+  });
+
+  it('an analysis preset applies as stored: preset_id alone analyzes with its settings, fields sent win; another user\'s preset → 404; without a preset the fields are required (422) (issue 22)', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const preset = await json(await user.client.post('/api/v1/users/me/presets', { name: 'Tight', pacing_level: 80, false_start_sensitivity: 20, language: 'en', audio_clean: true, censorship_mode: 'bleep' }));
+    const { projectId } = await projectWithClip(user, 1);
+    const answer = await analyze(user, projectId, { preset_id: preset.uuid });
+    expect(answer.status, await answer.clone().text()).to.equal(200);
+    const run = await app.services.orm.em.fork().findOneOrFail(AnalysisRun, { project: projectId });
+    expect(run).to.deep.include({ pacingLevel: 80, falseStartSensitivity: 20, language: 'en' });
+
+    const second = await projectWithClip(user, 1);
+    expect((await analyze(user, second.projectId, { preset_id: preset.uuid, pacing_level: 10 })).status).to.equal(200);
+    expect(await app.services.orm.em.fork().findOneOrFail(AnalysisRun, { project: second.projectId })).to.deep.include({ pacingLevel: 10, falseStartSensitivity: 20 });
+
+    const stranger = await signUpAndLogin(app, { credits: 10 });
+    const theirs = await projectWithClip(stranger, 1);
+    expect((await analyze(stranger, theirs.projectId, { preset_id: preset.uuid })).status).to.equal(404);
+    const missing = await analyze(stranger, theirs.projectId, { pacing_level: 50 });
+    expect(missing.status).to.equal(422);
+    expect((await json(missing)).detail).to.match(/false_start_sensitivity/);
+  });
+
   it('a source still processing → 409 with a clear message', async () => {
     const user = await signUpAndLogin(app, { credits: 10 });
     const { projectId, mediaFileId } = await projectWithClip(user, 1);

@@ -50,7 +50,7 @@ interface Loaded {
 }
 
 /**
- * Settles `analyze` jobs. Success: the run completes with its transcript, counts and AI
+ * Settles `analyze` jobs. Started: the run is `running`. Success: the run completes with its transcript, counts and AI
  * edits, becomes the project's active run, and the project is `analyzed` (the credits are
  * deducted by the job's own settlement, in the same transaction). Failure: the run and the
  * project are `failed` with a stable code, the credits released; `analysis_failed` is
@@ -58,6 +58,11 @@ interface Loaded {
  */
 export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHandler<'analyze', Loaded> {
   return {
+    // the run reads `running` while its job runs (queued until the backend starts it)
+    async started(em, job) {
+      await em.nativeUpdate(AnalysisRun, { id: requiredSubject(job), status: 'queued' }, { status: 'running' });
+    },
+
     async load(_job, result) {
       const [transcript, edits] = await Promise.all([readObject(deps.storage, result.transcript_key), readObject(deps.storage, result.edits_key)]);
       const t = transcriptSchema.safeParse(transcript);

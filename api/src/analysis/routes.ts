@@ -27,8 +27,9 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
       200: { description: 'The project, analyzing', schema: ProjectRead },
       400: { description: 'The project has no media' },
       402: { description: 'Too few AI minutes (the message names the minutes needed and the balance)' },
-      404: { description: 'No such project of the caller' },
-      409: { description: 'Already analyzing, or a source is still processing' },
+      403: { description: 'director_notes sent on a tier without can_use_ai_director (AiDirectorNotIncluded)' },
+      404: { description: 'No such project, or preset_id names no preset, of the caller' },
+      409: { description: 'Already analyzing, a source is still processing, or a source failed (SourceFailed, naming it)' },
       422: { description: 'Every source is silent' },
     },
     handler: async (ctx, { params, body }) => {

@@ -8,11 +8,22 @@ const isoLanguage = z.string().regex(/^[a-z]{2}$/, issueKey('validation.iso_639_
 
 export const AnalyzeBody = z
   .strictObject({
-    pacing_level: z.int().min(0).max(100),
-    false_start_sensitivity: z.int().min(0).max(100),
-    language: isoLanguage.nullable(),
-    director_notes: z.string().max(4000).optional(),
+    preset_id: z.uuid().optional().describe("One of the caller's analysis presets, applied as stored: its pacing_level, false_start_sensitivity, language and director_notes fill the fields this request leaves out."),
+    pacing_level: z.int().min(0).max(100).optional().describe('Required unless preset_id gives it.'),
+    false_start_sensitivity: z.int().min(0).max(100).optional().describe('Required unless preset_id gives it.'),
+    language: isoLanguage.nullable().optional().describe('ISO code, or null to auto-detect. Required unless preset_id gives it.'),
+    director_notes: z
+      .string()
+      .max(4000)
+      .optional()
+      .describe("The transcription's prompt (names, terms, spelling Whisper should follow). Tiers without can_use_ai_director: 403 unless blank."),
     analysis_mode: z.enum(analysisModes).default('ai_edit').describe('ai_edit (cuts and captions) or captions_only (transcript only; no cut is active).'),
+  })
+  .superRefine((body, ctx) => {
+    if (body.preset_id) return;
+    for (const field of ['pacing_level', 'false_start_sensitivity', 'language'] as const) {
+      if (body[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'Required (or give a preset_id whose preset has it)' });
+    }
   })
   .meta({ id: 'AnalyzeRequest' });
 
@@ -68,3 +79,4 @@ export function runSummary(run: AnalysisRunRow): z.infer<typeof AnalysisRunSumma
     weak_evidence: run.weakEvidence ?? [],
   };
 }
+export type AnalyzeRequest = z.infer<typeof AnalyzeBody>;

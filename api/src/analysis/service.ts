@@ -4,13 +4,34 @@ import type { AnalyzeSettings, AnalyzeSource } from '../../../crds/contract/prog
 import type { BillingService } from '../billing/billing-service.ts';
 import { roundMinutes } from '../billing/tiers.ts';
 import { spineOf } from '../canvases/spine.ts';
-import { projectTimeline } from '../timeline/project-timeline.ts';
-import { InvalidInput, Conflict, Invalid, NotFound } from '../shared/errors.ts';
+import { assertNoFailedSource, projectTimeline } from '../timeline/project-timeline.ts';
+import { InvalidInput, Conflict, Invalid, LimitReached, NotFound } from '../shared/errors.ts';
+import { AnalysisPreset } from '../presets/entities.ts';
+import type { AnalyzeRequest } from './schemas.ts';
 import type { JobService } from '../jobs/service.ts';
 import { Project, type ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
 import type { WebhookEvents } from '../webhooks/events.ts';
 import { AnalysisRun, type AnalysisRunRow } from './entities.ts';
+
+/**
+ * What the analysis runs with: the request's fields, and those it leaves out from the
+ * caller's preset named by preset_id (404 for a missing or another user's preset). The
+ * preset's audio_clean and censorship_mode are export settings, not the analysis's.
+ */
+async function settingsOf(em: EntityManager, userId: string, request: AnalyzeRequest): Promise<AnalyzeSettings> {
+  const { preset_id: presetId, ...given } = request;
+  const preset = presetId ? await em.findOne(AnalysisPreset, { id: presetId, userId }) : null;
+  if (presetId && !preset) throw NotFound('preset.not_found');
+  const notes = given.director_notes ?? (preset?.directorNotes || undefined);
+  return {
+    pacing_level: given.pacing_level ?? preset?.pacingLevel ?? 50,
+    false_start_sensitivity: given.false_start_sensitivity ?? preset?.falseStartSensitivity ?? 50,
+    language: given.language !== undefined ? given.language : (preset?.language ?? null),
+    analysis_mode: given.analysis_mode,
+    ...(notes !== undefined ? { director_notes: notes } : {}),
+  };
+}
 
 /** Credits are counted in tenths of a minute: the least an analysis with audio costs. */
 const SMALLEST_CHARGE_MINUTES = 0.1;
@@ -49,10 +70,11 @@ export class AnalysisService {
     const spine = await spineOf(em, projectId);
     if (spine.length === 0) throw InvalidInput('analysis.no_media');
     const files = spine.map(({ fill }) => ({ item: fill.item, file: fill.item.file }));
-    if (files.some(({ file }) => file.status !== 'UPLOADED')) throw Conflict('analysis.source_processing');
-    if (!files.some(({ file }) => file.hasAudio)) throw Invalid('analysis.silent_sources');
     // where each source starts on the timeline (INSERT canvases between sources take their time)
     const timeline = await projectTimeline(em, projectId);
+    assertNoFailedSource(timeline);
+    if (files.some(({ file }) => file.status !== 'UPLOADED')) throw Conflict('analysis.source_processing');
+    if (!files.some(({ file }) => file.hasAudio)) throw Invalid('analysis.silent_sources');
     const pieces = new Map(timeline.pieces.map((piece) => [piece.canvasId, piece]));
     const sources = spine.map(({ canvas, fill }): AnalyzeSource => {
       const piece = pieces.get(canvas.id);
@@ -85,8 +107,13 @@ export class AnalysisService {
    * project's move to `analyzing`, in one transaction; 402 (insufficient credits) and 409
    * (already analyzing) leave nothing behind.
    */
-  async analyze(em: EntityManager, userId: string, projectId: string, settings: AnalyzeSettings): Promise<{ project: ProjectRow; run: AnalysisRunRow }> {
+  async analyze(em: EntityManager, userId: string, projectId: string, request: AnalyzeRequest): Promise<{ project: ProjectRow; run: AnalysisRunRow }> {
     await this.#d.projects.owned(em, userId, projectId);
+    const settings = await settingsOf(em, userId, request);
+    // director notes steer the transcription (the recognizer's prompt): a plan feature, refused rather than silently ignored
+    if (settings.director_notes?.trim() && !(await this.#d.billing.limitsOf(em, userId)).canUseAiDirector) {
+      throw LimitReached('analysis.director_not_included', { code: 'AiDirectorNotIncluded' });
+    }
     return em.transactional(async (tx) => {
       const project = await tx.findOneOrFail(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (project.status === 'analyzing') throw Conflict('analysis.already_analyzing');

@@ -8,7 +8,7 @@ import { Project } from '../projects/entities.ts';
 import { Conflict, Invalid, NotFound } from '../shared/errors.ts';
 import { projectTimeline } from '../timeline/project-timeline.ts';
 import { Canvas, CanvasMedia, type CanvasMediaRow, type CanvasRow } from './entities.ts';
-import { sourceRangeOf, withSourceRange } from './source-range.ts';
+import { sourceLengthOf, sourceRangeOf, withSourceRange } from './source-range.ts';
 import { followContent } from './edits-follow.ts';
 import { canvasesOf, checkCanvasRoom, lockProject, mediaOf } from './spine.ts';
 import type { CanvasCreateInput, CanvasPatchInput } from './schemas.ts';
@@ -93,7 +93,7 @@ export class CanvasEditor {
       if (canvas.type !== 'SINGLE') throw refused('canvases.split_not_single', { type: canvas.type });
       checkCanvasRoom(canvases.length);
       const fill = await fillOf(tx, canvas);
-      const durationMs = fill.item.file.durationMs ?? null;
+      const durationMs = sourceLengthOf(canvas, fill.item.file);
       const { startMs, endMs } = sourceRangeOf(canvas, durationMs);
       if (endMs === null) throw Conflict('canvases.source_duration_unknown', { code: 'SourceDurationUnknown' });
       if (p <= startMs || p >= endMs) throw refused('canvases.split_outside', { p, start_ms: startMs, end_ms: endMs });
@@ -129,7 +129,7 @@ export class CanvasEditor {
       if (first.type !== 'SINGLE' || second.type !== 'SINGLE') throw refused('canvases.merge_not_single');
       const [firstFill, secondFill] = [await fillOf(tx, first), await fillOf(tx, second)];
       if (firstFill.item.id !== secondFill.item.id) throw refused('canvases.merge_not_contiguous');
-      const durationMs = firstFill.item.file.durationMs ?? null;
+      const durationMs = sourceLengthOf(first, firstFill.item.file);
       const [a, b] = [sourceRangeOf(first, durationMs), sourceRangeOf(second, durationMs)];
       if (a.endMs === null || b.endMs === null || a.endMs !== b.startMs) throw refused('canvases.merge_not_contiguous');
       first.params = withSourceRange(first.params, { startMs: a.startMs, endMs: b.endMs }, durationMs);
@@ -180,20 +180,26 @@ export class CanvasEditor {
     });
   }
 
-  /** The mutable fields; params (duration_ms) belong to INSERT canvases only, and a crop stays inside the frame (422). */
+  /**
+   * The mutable fields; params (duration_ms) belong to INSERT canvases and to SINGLE canvases
+   * playing a still (an image), and a crop stays inside the frame (422).
+   */
   async update(em: EntityManager, userId: string, projectId: string, canvasId: string, patch: CanvasPatchInput): Promise<ChangeOutcome> {
-    return this.#change(em, userId, projectId, (tx, canvases) => {
+    return this.#change(em, userId, projectId, async (tx, canvases) => {
       const canvas = canvases[indexOf(canvases, canvasId)]!;
-      if (patch.params !== undefined && canvas.type !== 'INSERT') throw refused('canvases.params_not_insert', { type: canvas.type });
+      const still = canvas.type === 'SINGLE' && patch.params !== undefined && (await fillOf(tx, canvas)).item.file.kind === 'image';
+      if (patch.params !== undefined && canvas.type !== 'INSERT' && !still) throw refused('canvases.params_not_insert', { type: canvas.type });
       if (patch.crop && (patch.crop.x + patch.crop.width > 1 || patch.crop.y + patch.crop.height > 1)) throw refused('canvases.crop_outside');
+      // a still's canvas keeps its split range (source_start_ms/source_end_ms) beside its length
+      const { duration_ms: _length, ...kept } = canvas.params;
       tx.assign(canvas, {
-        ...(patch.params !== undefined ? { params: { ...patch.params } } : {}),
+        ...(patch.params !== undefined ? { params: still ? { ...kept, ...patch.params } : { ...patch.params } } : {}),
         ...(patch.crop !== undefined ? { crop: patch.crop } : {}),
         ...(patch.aspect !== undefined ? { aspect: patch.aspect } : {}),
         ...(patch.letterbox !== undefined ? { letterbox: patch.letterbox } : {}),
         ...(patch.flags !== undefined ? { flags: patch.flags } : {}),
       });
-      return Promise.resolve({ order: canvases, touched: [canvas] });
+      return { order: canvases, touched: [canvas] };
     });
   }
 

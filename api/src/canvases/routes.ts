@@ -69,7 +69,7 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
           canvas_uuid: canvas.id,
           sequence_position: canvas.sequencePosition,
           media_item_id: fill.item.id,
-          media_file_id: file.id,
+          media_file_id: fill.item.uploadedFileId ?? file.id,
           display_name: fill.item.displayName ?? null,
           status: itemStatus(file.status),
           content_type: file.contentType,
@@ -225,7 +225,7 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
   router.add({
     method: 'patch',
     path: '/api/v1/projects/{project_uuid}/canvases/{canvas_uuid}',
-    summary: 'Changes params (INSERT: duration_ms), crop, aspect, letterbox or flags.',
+    summary: 'Changes params (INSERT, or a SINGLE canvas playing an image: duration_ms), crop, aspect, letterbox or flags.',
     tags,
     access: 'session',
     params: CanvasParams,

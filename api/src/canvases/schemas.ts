@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hexColorRrggbb } from '../shared/colors.ts';
 import { EditRead } from '../edits/schemas.ts';
 import { INSERT_MAX_DURATION_MS } from './source-range.ts';
 import { canvasMediaRoles, canvasTypes, type CanvasMediaRow, type CanvasRow } from './entities.ts';
@@ -54,7 +55,7 @@ export const CanvasSplit = z.strictObject({ p: z.int().min(0).describe("A source
 export const CanvasMerge = z.strictObject({ direction: z.enum(['left', 'right']) });
 export const CanvasDeleteQuery = z.object({ keep: z.enum(['asset', 'clip']).optional() });
 
-/** INSERT canvas params: how long it plays (default: the asset's own duration), at most 10 minutes. */
+/** INSERT canvas params, and a still's (a SINGLE canvas playing an image): how long it plays (default: the asset's own duration, or the still duration), at most 10 minutes. */
 const insertParams = z.strictObject({ duration_ms: z.int().min(1).max(INSERT_MAX_DURATION_MS).optional() });
 
 export const CanvasCreate = z
@@ -70,11 +71,11 @@ export type CanvasCreateInput = z.infer<typeof CanvasCreate>;
 /** Fractions of the source frame. */
 const crop = z.strictObject({ x: z.number().min(0).max(1), y: z.number().min(0).max(1), width: z.number().gt(0).max(1), height: z.number().gt(0).max(1) });
 const canvasAspects = ['16:9', '9:16', '1:1', '4:5', '4:3'] as const;
-const letterbox = z.strictObject({ color: z.string().regex(/^#[0-9a-fA-F]{6}$/), blur: z.boolean().default(false) });
+const letterbox = z.strictObject({ color: hexColorRrggbb, blur: z.boolean().default(false) });
 
 export const CanvasPatch = z
   .strictObject({
-    params: insertParams.optional().describe('INSERT canvases only: { duration_ms }.'),
+    params: insertParams.optional().describe('INSERT canvases, and SINGLE canvases playing an image (a still): { duration_ms }; {} restores the default length.'),
     crop: crop.nullable().optional().describe('{ x, y, width, height } as fractions of the frame; null clears it.'),
     aspect: z.enum(canvasAspects).nullable().optional(),
     letterbox: letterbox.nullable().optional().describe('{ color: #rrggbb, blur }; null clears it.'),

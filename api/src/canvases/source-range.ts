@@ -25,3 +25,14 @@ export function withSourceRange(params: Record<string, unknown>, range: { startM
   if (range.startMs === 0 && range.endMs === sourceDurationMs) return rest;
   return { ...rest, source_start_ms: range.startMs, source_end_ms: range.endMs };
 }
+
+/**
+ * How long a SINGLE canvas's whole source lasts: an image is a still, whose canvas may set
+ * its own length (`params.duration_ms`, else the still duration recorded on the file); any
+ * other source its duration_ms (null while unknown).
+ */
+export function sourceLengthOf(canvas: CanvasRow, file: { kind?: string | null | undefined; durationMs?: number | null | undefined }): number | null {
+  const own = canvas.params['duration_ms'];
+  if (file.kind === 'image' && typeof own === 'number' && Number.isInteger(own) && own > 0) return own;
+  return file.durationMs ?? null;
+}

@@ -9,6 +9,7 @@ import type { ProjectService } from '../projects/service.ts';
 import { Conflict } from '../shared/errors.ts';
 import { offsetOf, type PageOfRows, type PageRequest } from '../shared/page.ts';
 import { CaptionLine, type CaptionLineRow } from './entities.ts';
+import { correctionsOf, withCorrections } from './corrections.ts';
 import { planCaptionLines } from './lines.ts';
 
 /** Edits that remove timeline: the AI kinds and manual cuts (asset edits add, never remove). */
@@ -36,7 +37,8 @@ export class CaptionLines {
 
   /**
    * Generates the active run's lines. Without `force` a run that has lines keeps them;
-   * with it they are replaced. The project row is locked, so concurrent generations and an
+   * with it they are replaced. Text the user corrected on another run of the project is
+   * carried onto a new line made of the same words at the same time. The project row is locked, so concurrent generations and an
    * activation settle one after another. 409 when the project has no completed run.
    */
   async generate(em: EntityManager, userId: string, projectId: string, options: { maxWords: number; force: boolean }): Promise<Generated> {
@@ -50,9 +52,11 @@ export class CaptionLines {
       if (existing > 0 && !options.force) return { created: 0, kept: true, total: existing };
       await tx.nativeDelete(CaptionLine, { run: run.id });
       const cuts = await tx.find(Edit, { project: projectId, active: true, type: { $in: cutTypes }, $or: [{ runId: run.id }, { runId: null }] });
-      const lines = planCaptionLines(transcript.data.words, cuts.map((cut) => ({ start_ms: cut.startMs, end_ms: cut.endMs })), options.maxWords);
+      const planned = planCaptionLines(transcript.data.words, cuts.map((cut) => ({ start_ms: cut.startMs, end_ms: cut.endMs })), options.maxWords);
+      // text the user corrected on another run follows where the words still match
+      const lines = withCorrections(planned, await correctionsOf(tx, run.id));
       lines.forEach((line, sequence) => {
-        tx.create(CaptionLine, { id: randomUUID(), project, run, sequence, startMs: line.start_ms, endMs: line.end_ms, text: line.text, originalText: line.text });
+        tx.create(CaptionLine, { id: randomUUID(), project, run, sequence, startMs: line.start_ms, endMs: line.end_ms, text: line.text, originalText: line.original });
       });
       await tx.flush();
       return { created: lines.length, kept: false, total: lines.length };

@@ -4,7 +4,7 @@ import { Project } from '../projects/entities.ts';
 /**
  * An edit of a project's timeline (times are timeline ms): AI-detected ones (`silence`,
  * `false_start`, `filler`) belong to the run that found them; manual and asset edits are
- * the user's, made on the project's active run (null before the first analysis). Lists show
+ * the user's and belong to the project (run-less), whichever run is active. Lists show
  * the active run's and the run-less ones. The asset columns are null on other edits.
  */
 export const Edit = defineEntity({

@@ -56,7 +56,8 @@ interface Span {
 
 /**
  * Edits of a project's timeline: the active run's list, and the user's manual and asset
- * edits, created on the active run, checked against the timeline (api.md rules 1–7).
+ * edits, which belong to the project rather than to a run (a re-analysis or the activation
+ * of another run keeps them listed and exported), checked against the timeline (api.md rules 1–7).
  */
 export class EditService {
   readonly #d: EditDeps;
@@ -65,7 +66,7 @@ export class EditService {
     this.#d = deps;
   }
 
-  /** The active run's edits, in timeline order (run-less ones, made before any analysis, are always listed). */
+  /** The active run's edits and the user's own (run-less: manual and asset edits), in timeline order. */
   async list(em: EntityManager, userId: string, projectId: string, activeOnly: boolean): Promise<EditRow[]> {
     const project = await this.#d.projects.owned(em, userId, projectId);
     const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };
@@ -86,7 +87,8 @@ export class EditService {
       const edit = tx.create(Edit, {
         id: randomUUID(),
         project,
-        runId: project.activeRunId ?? null,
+        // the user's work is the project's: a new analysis run replaces the AI's edits, never these
+        runId: null,
         type: input.type,
         startMs: input.start_ms,
         endMs: input.end_ms,

@@ -4,11 +4,12 @@ import type { CaptionStyle, RenderAsset, RenderCaption, RenderRequestInput, Rend
 import { AnalysisRun, type AnalysisRunRow } from '../analysis/entities.ts';
 import { DEFAULT_MAX_WORDS, planCaptionLines } from '../captions/lines.ts';
 import { CaptionLine } from '../captions/entities.ts';
+import { correctionsOf, withCorrections } from '../captions/corrections.ts';
 import { Edit, type EditRow } from '../edits/entities.ts';
 import { MediaFile, MediaItem, type MediaFileRow } from '../media/entities.ts';
 import type { ProjectRow } from '../projects/entities.ts';
 import { Conflict, InvalidInput } from '../shared/errors.ts';
-import { projectTimeline } from '../timeline/project-timeline.ts';
+import { assertNoFailedSource, projectTimeline } from '../timeline/project-timeline.ts';
 import { cutRanges, hasMedia, withOverrides, type EditOverrides, type KnownTimeline, type TimeRange } from '../timeline/timeline.ts';
 import { censoredWordTest } from './censored-words.ts';
 import type { StoredExportSettings } from './entities.ts';
@@ -90,6 +91,7 @@ export interface ResolvedEdit {
 export async function resolveEdit(em: EntityManager, project: ProjectRow, overrides: EditOverrides): Promise<ResolvedEdit> {
   const timeline = await projectTimeline(em, project.id);
   if (!hasMedia(timeline)) throw InvalidInput('timeline.no_media');
+  assertNoFailedSource(timeline);
   // Before every source is measured there is no timeline to cut: the client retries once media_ready arrived.
   if (!timeline.known) throw Conflict('exports.media_processing');
   const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };
@@ -110,6 +112,9 @@ export async function resolveEdit(em: EntityManager, project: ProjectRow, overri
 
   const fileIds = new Set([...output.segments.map((segment) => segment.mediaFileId), ...[...assetFiles.values()].map((file) => file.id)]);
   const files = await em.find(MediaFile, { id: [...fileIds] });
+  const failedAsset = files.find((file) => file.status === 'FAILED');
+  // an asset edit's media that failed never plays either: name it, as a failed source is named
+  if (failedAsset) throw Conflict('timeline.source_failed', { code: 'SourceFailed', params: { name: failedAsset.originalFilename } });
   if (files.some((file) => file.status !== 'UPLOADED')) throw Conflict('exports.media_processing');
 
   const run = project.activeRunId ? await em.findOne(AnalysisRun, { id: project.activeRunId, status: 'completed' }) : null;
@@ -157,7 +162,8 @@ export async function captionsOf(
   const lines =
     stored.length > 0
       ? stored.map((line) => ({ text: line.text, original: line.originalText, start_ms: line.startMs, end_ms: line.endMs }))
-      : planCaptionLines(keptWords, cuts.map((cut) => ({ start_ms: cut.startMs, end_ms: cut.endMs })), maxWords).map((line) => ({ ...line, original: line.text }));
+      : // planned now: text the user corrected on another run follows, as when lines are generated
+        withCorrections(planCaptionLines(keptWords, cuts.map((cut) => ({ start_ms: cut.startMs, end_ms: cut.endMs })), maxWords), await correctionsOf(em, runId));
   return lines.flatMap((line): RenderCaption[] => {
     const span = output.spanToOutput(line.start_ms, line.end_ms);
     const text = line.text.trim();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issueKey } from '../i18n/index.ts';
+import { hexColorRrggbb } from '../shared/colors.ts';
 import { captionStyles } from '../../../crds/contract/programs/render.ts';
 import { pageQuery, pageSchema } from '../http/pagination.ts';
 import { aspectRatios, EditOverridesSchema, resolutions } from '../drafts/schemas.ts';
@@ -17,14 +17,13 @@ export const EXPORT_DEFAULTS = {
   captions: { enabled: false, style: 'classic', font_size: 48 },
 } as const satisfies Omit<StoredExportSettings, 'edit_overrides' | 'crop'>;
 
-const hexColor = z.string().regex(/^#[0-9a-fA-F]{6}$/, issueKey('validation.colour_rrggbb'));
 
 /** Every field optional: what is left out comes from the draft (draft_id), then from the defaults. */
 const ExportSettings = z
   .strictObject({
     resolution: z.enum(resolutions).optional().describe('Default 1080p (or the draft\'s).'),
     aspect_ratio: z.enum(aspectRatios).optional().describe('Default 16:9 (or the draft\'s); the picture is letterboxed when its shape differs.'),
-    letterbox_background: hexColor.optional().describe('#rrggbb, default #000000.'),
+    letterbox_background: hexColorRrggbb.optional().describe('#rgb or #rrggbb (kept as lowercase #rrggbb), default #000000.'),
     audio_censorship: z.enum(['none', 'mute', 'bleep']).optional().describe('none (default), mute or bleep the censored words (word lists per language: docs/decisions.md).'),
     video_flip_h: z.boolean().optional().describe('Default false.'),
     video_flip_v: z.boolean().optional().describe('Default false.'),

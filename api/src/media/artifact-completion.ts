@@ -14,6 +14,8 @@ import { failureColumns, failureTextsForOwners } from './failure-events.ts';
 export interface ArtifactCompletionDeps {
   storage: ObjectStorage;
   orm: MikroORM;
+  /** How long an image plays on the timeline (IMAGE_STILL_DURATION_MS): recorded as its duration_ms. */
+  stillDurationMs: number;
 }
 
 /** What the artifact completion reads from the store before its transaction: the waveform's peaks. */
@@ -25,7 +27,8 @@ export interface ArtifactLoaded {
  * Settles artifact jobs: the file becomes UPLOADED with its metadata (or FAILED), and
  * each of its items' owners hears `media_ready` (or `media_failed`). Identical content
  * already stored is kept once: this file's items move onto the existing file (serialised
- * per hash by an advisory lock; a partial unique index on UPLOADED hashes backs it).
+ * per hash by an advisory lock; a partial unique index on UPLOADED hashes backs it), and
+ * only their owners hear media_ready, naming this upload's own file id.
  * Video browsers cannot play gets its proxy from the `proxy` job started after the commit.
  */
 export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHandler<'artifact', ArtifactLoaded> & Required<Pick<CompletionHandler<'artifact', ArtifactLoaded>, 'load'>> {
@@ -48,20 +51,36 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
       // share-locked so a concurrent delete of the twin cannot leave the moved items pointing at nothing
       const twin = await em.findOne(MediaFile, { sha256Hash: result.sha256, status: 'UPLOADED', id: { $ne: file.id } }, { lockMode: LockMode.PESSIMISTIC_READ });
       if (twin) {
-        await em.nativeUpdate(MediaItem, { file: file.id }, { file: twin.id });
+        // media_ready goes to this upload's own items, naming the file id their client was given: the twin's id, or an
+        // event to the twin's other owners, would tell someone that another user had stored the same bytes before.
+        // Read as plain rows: managed items of the file removed below would be flushed with it.
+        const own = await em.getConnection().execute<{ id: string; user_id: string; display_name: string | null }[]>(
+          `select id, user_id, display_name from media_items where media_file_id = ?`,
+          [file.id],
+          'all',
+          em.getTransactionContext(),
+        );
+        const events = own.map((row) => readyEvent({ id: row.id, userId: row.user_id, displayName: row.display_name }, file.id, twin.proxyStatus));
+        // each keeps the id and name its client uploaded (an item folded before keeps its first ones)
+        await em.getConnection().execute(
+          `update media_items set media_file_id = ?, uploaded_file_id = coalesce(uploaded_file_id, ?), uploaded_filename = coalesce(uploaded_filename, ?) where media_file_id = ?`,
+          [twin.id, file.id, file.originalFilename, file.id],
+          'run',
+          em.getTransactionContext(),
+        );
         // edits asked for while this file processed read the twin's bytes (the same content)
         await releaseWaitingJobs(em, file.id, { sourceKey: twin.storageKey, durationMs: twin.durationMs ?? null });
         const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
         em.remove(file);
         await em.flush();
-        return { events: await readyEvents(em, twin), afterCommit: () => deleteObjects(deps.storage, orphanKeys) };
+        return { events, afterCommit: () => deleteObjects(deps.storage, orphanKeys) };
       }
 
       em.assign(file, {
         status: 'UPLOADED',
         sha256Hash: result.sha256,
         kind: result.kind,
-        durationMs: result.duration_ms,
+        durationMs: playedDurationMs(result, deps.stillDurationMs),
         width: result.width,
         height: result.height,
         hasAudio: result.has_audio,
@@ -78,7 +97,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         error: null,
       });
       await em.flush();
-      await releaseWaitingJobs(em, file.id, { sourceKey: file.storageKey, durationMs: result.duration_ms });
+      await releaseWaitingJobs(em, file.id, { sourceKey: file.storageKey, durationMs: file.durationMs ?? null });
       const settlement: Settlement = {
         // the staging object goes first (events follow the after-commit work): by the time the uploader hears media_ready it is no longer stored
         afterCommit: () => deleteObjects(deps.storage, staging),
@@ -91,6 +110,15 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
     },
     failed: (em, job, failure) => markFailed(em, job, failure, deps),
   };
+}
+
+/**
+ * How long the file plays: what the program measured, and for an image (which has no
+ * length of its own) the still duration, as editors place a still; without it an image kept
+ * duration_ms null, so its project's timeline had no total and could never be exported.
+ */
+function playedDurationMs(result: ArtifactResult, stillDurationMs: number): number | null {
+  return result.kind === 'image' ? result.duration_ms ?? stillDurationMs : result.duration_ms;
 }
 
 /** The upload's staging object, once the job has read it: nothing serves it, so it goes with the settlement. */
@@ -118,11 +146,16 @@ async function readPeaks(storage: ObjectStorage, key: string): Promise<number[]>
 /** media_ready for every item of the file, to each item's owner. */
 async function readyEvents(em: EntityManager, file: MediaFileRow): Promise<OutcomeEvent[]> {
   const items = await em.find(MediaItem, { file: file.id });
-  return items.map((item) => ({
+  return items.map((item) => readyEvent(item, file.id, file.proxyStatus));
+}
+
+/** media_ready of one item to its owner, naming the file id its client holds. */
+function readyEvent(item: Pick<MediaItemRow, 'id' | 'userId' | 'displayName'>, mediaFileId: string, proxyStatus: MediaFileRow['proxyStatus']): OutcomeEvent {
+  return {
     to: 'user',
     userId: item.userId,
-    event: { type: 'media_ready', data: { media_file_uuid: file.id, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: file.proxyStatus } },
-  }));
+    event: { type: 'media_ready', data: { media_file_uuid: mediaFileId, media_item_uuid: item.id, display_name: item.displayName ?? null, proxy_status: proxyStatus } },
+  };
 }
 
 async function markFailed(em: EntityManager, job: JobRow, failure: JobFailed, deps: { storage: ObjectStorage }) {

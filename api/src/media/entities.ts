@@ -86,6 +86,13 @@ export const MediaItem = defineEntity({
     chargedBytes: p.bigint('number').default(0),
     /** The file a `replace` media edit made for this item, while its job runs: the item reads `pending` until it ends. */
     pendingFileId: p.uuid().nullable(),
+    /**
+     * When this item's upload folded onto identical content stored before (content addressing):
+     * the file id its client was given and the name it uploaded, which read models keep showing,
+     * so nobody learns from them that someone else had stored the same bytes. Null otherwise.
+     */
+    uploadedFileId: p.uuid().nullable().index(),
+    uploadedFilename: p.string().length(255).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

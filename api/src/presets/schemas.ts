@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { issueKey } from '../i18n/index.ts';
+import { captionStyles } from '../../../crds/contract/programs/render.ts';
+import { hexColor } from '../shared/colors.ts';
 import { captionPositions, censorshipModes, previewFormats, type AnalysisPresetRow, type PreviewPresetRow } from './entities.ts';
 
 /** ISO 639-1: two lowercase letters, as analyze takes it. */
 const isoLanguage = z.string().regex(/^[a-z]{2}$/, issueKey('validation.iso_639_1'));
-const hexColor = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, issueKey('validation.hex_colour'));
 const name = z.string().trim().min(1).max(200);
 const stamps = { uuid: z.uuid(), created_at: z.iso.datetime(), updated_at: z.iso.datetime() };
 
@@ -31,7 +32,7 @@ const previewFields = {
   name,
   format: z.enum(previewFormats).describe("One of the export's aspect ratios."),
   background: hexColor,
-  caption_style: z.string().trim().min(1).max(100),
+  caption_style: z.enum(captionStyles).describe('One of the styles exports render (export_settings.captions.style).'),
   caption_font: z.string().trim().min(1).max(100),
   caption_size: z.int().min(8).max(200),
   caption_position: z.enum(captionPositions),
@@ -106,7 +107,8 @@ export function previewPresetRead(preset: PreviewPresetRow): z.infer<typeof Prev
     name: preset.name,
     format: preset.format,
     background: preset.background,
-    caption_style: preset.captionStyle,
+    // stored through the same enum (older rows were mapped to classic by a migration)
+    caption_style: captionStyles.find((style) => style === preset.captionStyle) ?? 'classic',
     caption_font: preset.captionFont,
     caption_size: preset.captionSize,
     caption_position: preset.captionPosition,

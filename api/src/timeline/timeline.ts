@@ -14,6 +14,8 @@ export interface SpinePiece {
   sourceStartMs: number;
   /** How long the piece plays; null while its source's duration_ms is unknown. */
   durationMs: number | null;
+  /** Its source failed to process: it plays nothing (durationMs 0); name is how the user knows it. */
+  failed?: { name: string };
 }
 
 export interface TimelinePiece extends SpinePiece {

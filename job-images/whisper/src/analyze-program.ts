@@ -161,7 +161,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       // only the charged span is sent; its words are put back in the file's time
       const span = chargedSpanOf(sources, source.audio_key!);
       const charged = await wavSpan(wav, span, ctx.signal);
-      const transcription = await transcriber.transcribe(charged, settings.language, ctx.signal);
+      const transcription = await transcriber.transcribe(charged, settings.language, ctx.signal, settings.director_notes);
       const shift = charged === wav ? 0 : span.startMs / 1000;
       const words = transcription.words?.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })) ?? null;
       // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by

@@ -7,6 +7,8 @@ import type { RecognizedWord } from './analysis/words.ts';
 /** A busy server (429) is asked again this many times in all, pausing 2 s, 4 s, … between. */
 const BUSY_ATTEMPTS = 5;
 const BUSY_PAUSE_MS = 2000;
+/** Whisper conditions on at most 224 prompt tokens; about this many characters of text. */
+const PROMPT_MAX_CHARS = 800;
 
 /** What one transcription returned: the words the cuts are bounded by, and the language heard. */
 export interface Transcription {
@@ -36,13 +38,14 @@ export class Transcriber {
   }
 
   /**
-   * One transcription. A 429 (the server's recognizers are all busy: the audio was never
+   * One transcription; `prompt` (the run's director notes) is the recognizer's prompt, which
+   * Whisper follows for names, terms and spelling. A 429 (the server's recognizers are all busy: the audio was never
    * transcribed) is asked again after a pause, a few times; nothing else is retried.
    */
-  async transcribe(wavPath: string, language: string | null, signal: AbortSignal): Promise<Transcription> {
+  async transcribe(wavPath: string, language: string | null, signal: AbortSignal, prompt?: string): Promise<Transcription> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#once(wavPath, language, signal);
+        return await this.#once(wavPath, language, signal, prompt);
       } catch (error) {
         if (!(error instanceof OpenAI.RateLimitError) || attempt >= BUSY_ATTEMPTS) throw transcriptionFailure(error, language);
         await sleep(BUSY_PAUSE_MS * attempt, undefined, { signal });
@@ -50,7 +53,7 @@ export class Transcriber {
     }
   }
 
-  async #once(wavPath: string, language: string | null, signal: AbortSignal): Promise<Transcription> {
+  async #once(wavPath: string, language: string | null, signal: AbortSignal, prompt: string | undefined): Promise<Transcription> {
     const answer = await this.#client.audio.transcriptions.create(
       {
         file: createReadStream(wavPath),
@@ -58,6 +61,8 @@ export class Transcriber {
         response_format: 'verbose_json',
         timestamp_granularities: ['word'],
         ...(language ? { language } : {}),
+        // Whisper reads only the prompt's last ~224 tokens: the end of the notes is kept
+        ...(prompt?.trim() ? { prompt: prompt.trim().slice(-PROMPT_MAX_CHARS) } : {}),
       },
       { signal },
     );

@@ -44,7 +44,8 @@ export type MediaItemView = z.infer<typeof MediaItemSchema>;
 export function mediaItemView(item: MediaItemRow, file: MediaFileRow, groupIds: string[], locale: Locale = 'en'): MediaItemView {
   return {
     uuid: item.id,
-    media_file_id: file.id,
+    // an upload folded onto identical content stored before reads as it was uploaded (issue 22)
+    media_file_id: item.uploadedFileId ?? file.id,
     display_name: item.displayName ?? null,
     tags: item.tags ?? [],
     behavior_defaults: item.behaviorDefaults ?? {},
@@ -55,7 +56,7 @@ export function mediaItemView(item: MediaItemRow, file: MediaFileRow, groupIds: 
     error: file.status === 'FAILED' ? failureText(locale, file.errorCode, file.errorParams, file.error ?? '') || null : null,
     kind: file.kind ?? null,
     content_type: file.contentType,
-    original_filename: file.originalFilename,
+    original_filename: item.uploadedFilename ?? file.originalFilename,
     size_bytes: file.sizeBytes ?? null,
     duration_ms: file.durationMs ?? null,
     has_audio: file.hasAudio,

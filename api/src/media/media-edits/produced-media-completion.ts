@@ -81,7 +81,8 @@ export function producedMediaCompletion(deps: ProducedMediaDeps): CompletionHand
       let releasedKeys: string[] = [];
       if (replaced) {
         await refundStorage(em, replaced.userId, replaced.chargedBytes);
-        await em.nativeUpdate(MediaItem, { id: replaced.id }, { file: file.id, chargedBytes: result.size_bytes });
+        // the item now plays what the edit made: what it was uploaded as no longer applies
+        await em.nativeUpdate(MediaItem, { id: replaced.id }, { file: file.id, chargedBytes: result.size_bytes, uploadedFileId: null, uploadedFilename: null });
         await clearPending(em, replaced.id, file.id);
         releasedKeys = await removeFileIfUnreferenced(em, replaced.file.id);
       }

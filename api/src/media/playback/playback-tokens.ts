@@ -2,7 +2,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
 
 /** Which stored object of a file a playback token opens. */
-const playbackObjects = ['source', 'proxy', 'sprite'] as const;
+const playbackObjects = ['source', 'proxy', 'sprite', 'thumbnail'] as const;
 export type PlaybackObject = (typeof playbackObjects)[number];
 
 export interface PlaybackClaims {
@@ -30,13 +30,29 @@ export class PlaybackTokens {
 
   async issue(fileId: string, object: PlaybackObject): Promise<string> {
     const now = Math.floor(this.#clock.now().getTime() / 1000);
+    return this.#sign(fileId, object, now, now + this.ttlSeconds);
+  }
+
+  /**
+   * A token that is the same for every request within one TTL window (HS256 signs the same
+   * claims the same way), so the URL carrying it is cacheable: issued at the window's start,
+   * it expires a window later, so it stays valid at least a TTL. For thumbnails, shown in lists.
+   */
+  async issueCacheable(fileId: string, object: PlaybackObject): Promise<{ token: string; expiresIn: number }> {
+    const now = Math.floor(this.#clock.now().getTime() / 1000);
+    const windowStart = now - (now % this.ttlSeconds);
+    const expiresAt = windowStart + 2 * this.ttlSeconds;
+    return { token: await this.#sign(fileId, object, windowStart, expiresAt), expiresIn: expiresAt - now };
+  }
+
+  #sign(fileId: string, object: PlaybackObject, issuedAt: number, expiresAt: number): Promise<string> {
     return new SignJWT({ obj: object })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer(ISSUER)
       .setAudience(AUDIENCE)
       .setSubject(fileId)
-      .setIssuedAt(now)
-      .setExpirationTime(now + this.ttlSeconds)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(expiresAt)
       .sign(this.#key);
   }
 

@@ -27,11 +27,19 @@ const SpriteSchema = z.object({
   seconds_per_tile: z.number(),
 });
 
+const ThumbnailSchema = z
+  .object({
+    url: z.string().describe('An api address carrying a signed token, the same within a token window (cacheable); it redirects to the image.'),
+    expires_in: z.number().int(),
+  })
+  .describe('The JPEG thumbnail the artifact task made; null before it exists.');
+
 const PlaybackSchema = z
   .object({
     url: z.string().describe('An api address carrying a signed token; it redirects to the object store.'),
     expires_in: z.number().int(),
     sprite: SpriteSchema.nullable(),
+    thumbnail: ThumbnailSchema.nullable(),
   })
   .meta({ id: 'MediaPlayback' });
 
@@ -52,26 +60,30 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
   router.add({
     method: 'get',
     path: '/api/v1/media/{media_item_id}/proxy',
-    summary: 'Short-lived playback URLs: the 480p proxy when ready (else the source) and the scrub sprite once it exists.',
+    summary: 'Short-lived playback URLs: the 480p proxy when ready (else the source), the scrub sprite once it exists, and the thumbnail (a URL stable within a token window, cacheable).',
     tags: ['media'],
     access: 'session',
     params: MediaItemParams,
     responses: {
       200: { description: 'Playback URLs', schema: PlaybackSchema },
       404: { description: 'No such item of yours' },
-      409: { description: 'The upload is not finished yet' },
+      409: { description: 'The upload is not finished yet, or the file is still being processed (ask again after media_ready)' },
     },
     handler: async (ctx, { params }) => {
       const item = await deps.library.findOwned(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id);
       const file = await ctx.state.em.findOneOrFail(MediaFile, item.file.id);
-      if (file.status !== 'PROCESSING' && file.status !== 'UPLOADED') throw Conflict('playback.not_ready');
+      // while processing, the served key is not written yet (the artifact job writes it): a URL now would redirect to nothing
+      if (file.status === 'PROCESSING') throw Conflict('playback.processing');
+      if (file.status !== 'UPLOADED') throw Conflict('playback.not_ready');
       const played: PlaybackObject = file.proxyStatus === 'ready' && file.proxyKey ? 'proxy' : 'source';
       const layout = spriteLayout(file);
+      const thumbnail = file.thumbnailKey ? await tokens.issueCacheable(file.id, 'thumbnail') : null;
       ctx.set('Cache-Control', 'no-store');
       ctx.body = {
         url: await playUrl(file.id, played),
         expires_in: tokens.ttlSeconds,
         sprite: layout ? { url: await playUrl(file.id, 'sprite'), expires_in: tokens.ttlSeconds, ...layout } : null,
+        thumbnail: thumbnail ? { url: `${deps.baseUrl()}/api/v1/media/play/${thumbnail.token}`, expires_in: thumbnail.expiresIn } : null,
       };
     },
   });
@@ -83,20 +95,22 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
     tags: ['media'],
     access: 'public',
     params: z.object({ token: z.string().min(1).max(2048) }),
-    responses: { 302: { description: 'Redirect to the object store' }, 401: { description: 'Invalid or expired token' } },
+    responses: { 302: { description: 'Redirect to the object store' }, 401: { description: 'Invalid or expired token' }, 409: { description: 'The file is being processed again (no object to serve now)' } },
     handler: async (ctx, { params }) => {
       const claims = await tokens.read(params.token).catch(() => {
         throw Unauthenticated('playback.token_invalid');
       });
       const { key, contentType } = await playedObject(ctx.state.em, claims.fileId, claims.object);
       const remaining = Math.max(1, Math.ceil((claims.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
-      const sprite = claims.object === 'sprite';
+      // sprites and thumbnails never change under their key (a new artifact job writes new keys)
+      const immutable = claims.object === 'sprite' || claims.object === 'thumbnail';
       const url = await deps.storage.presignGet(key, remaining + PRESIGN_GRACE_SECONDS, {
         contentType,
         disposition: 'inline',
-        ...(sprite ? { cacheControl: SPRITE_CACHE_CONTROL } : {}),
+        ...(immutable ? { cacheControl: SPRITE_CACHE_CONTROL } : {}),
       });
-      ctx.set('Cache-Control', REDIRECT_CACHE_CONTROL);
+      // a thumbnail's URL is the same for a token window: its redirect may be kept while the presigned URL it names lives
+      ctx.set('Cache-Control', claims.object === 'thumbnail' ? `private, max-age=${remaining}` : REDIRECT_CACHE_CONTROL);
       ctx.status = 302;
       ctx.redirect(url);
     },
@@ -109,10 +123,12 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
  */
 async function playedObject(em: EntityManager, fileId: string, object: PlaybackObject): Promise<{ key: string; contentType: string }> {
   const file = await em.findOne(MediaFile, fileId);
+  if (file && file.status !== 'UPLOADED') throw Conflict('playback.processing');
   const played = file && {
     source: { key: file.storageKey, contentType: file.contentType },
     proxy: { key: file.proxyKey, contentType: 'video/mp4' },
     sprite: { key: file.spriteKey, contentType: 'image/jpeg' },
+    thumbnail: { key: file.thumbnailKey, contentType: 'image/jpeg' },
   }[object];
   if (!played?.key) throw NotFound('library.item_not_found');
   return { key: played.key, contentType: played.contentType };

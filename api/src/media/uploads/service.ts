@@ -347,7 +347,11 @@ export class UploadService {
    * already PROCESSING or UPLOADED (before or after the store call) is returned as it is.
    */
   async #settle(em: EntityManager, userId: string, fileId: string, from: MediaFileStatus, finish: (file: MediaFileRow) => Promise<number>): Promise<MediaFileRow> {
-    const seen = ownedBy(await em.fork().findOne(MediaFile, fileId), userId, { owner: (f) => f.uploaderId, notFound: 'upload.file_not_found' });
+    const found = await em.fork().findOne(MediaFile, fileId);
+    // a repeated confirm or complete of an upload whose content folded onto a file stored before: settled, as it was uploaded
+    const folded = found ? undefined : await foldedUpload(em, userId, fileId);
+    if (folded) return folded;
+    const seen = ownedBy(found, userId, { owner: (f) => f.uploaderId, notFound: 'upload.file_not_found' });
     if (isSettled(seen.status)) return seen;
     if (seen.status !== from) throw Conflict('upload.wrong_state', { params: { status: seen.status } });
     const size = await finish(seen);
@@ -437,6 +441,18 @@ export class UploadService {
     }
     await this.#d.store.deleteObjects(leftovers.keys, leftovers.prefixes).catch((error: unknown) => this.#d.logger.warn({ err: error, keys: leftovers.keys }, 'could not delete stored objects'));
   }
+}
+
+/**
+ * The caller's upload `fileId` if its content folded onto identical content stored before:
+ * the stored file as that upload reads (its own id and name), so a repeated confirm stays
+ * idempotent and says nothing of the earlier file. Undefined for any other id.
+ */
+async function foldedUpload(em: EntityManager, userId: string, fileId: string): Promise<MediaFileRow | undefined> {
+  const item = await em.fork().findOne(MediaItem, { uploadedFileId: fileId, userId }, { populate: ['file'] });
+  if (!item) return undefined;
+  // its own dates too: the stored file's would tell it was there before
+  return { ...item.file, id: fileId, originalFilename: item.uploadedFilename ?? item.file.originalFilename, createdAt: item.createdAt, updatedAt: item.updatedAt } as MediaFileRow;
 }
 
 const isSettled = (status: MediaFileStatus) => status === 'PROCESSING' || status === 'UPLOADED';

@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import { startTestApp, json, type TestApp } from '../support/harness.ts';
+import { projectWithSources } from '../support/projects.ts';
+import { signUpAndLogin } from '../support/users.ts';
+import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import { Job } from '../../api/src/jobs/entities.ts';
+import { MediaFile } from '../../api/src/media/entities.ts';
+
+/**
+ * Issue 22 item 7: an analysis run reads `running` while its job runs (it read `queued` until
+ * it ended). The job goes to a cluster nobody runs (the API simulator), so the test reports
+ * its start as a backend does.
+ */
+describe('an analysis run reads running while it runs', function () {
+  this.timeout(60_000);
+  const namespace = 'cutroom-analysis-running';
+  let sim: KubeSim;
+  let app: TestApp;
+
+  before(async () => {
+    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
+    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: sim.kubeConfig(namespace) });
+  });
+  after(async () => {
+    await app?.close();
+    await sim?.close();
+  });
+
+  it('queued when asked for, running once the backend started its job', async () => {
+    const user = await signUpAndLogin(app, { credits: 5 });
+    const projectId = await projectWithSources(app, user, [30_000]);
+    await app.services.orm.em.fork().nativeUpdate(MediaFile, { uploaderId: user.user.id }, { audioKey: 'audio/placeholder.m4a' });
+    const analyzed = await user.client.post(`/api/v1/projects/${projectId}/analyze`, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' });
+    expect(analyzed.status, await analyzed.clone().text()).to.equal(200);
+    const statusOfRun = async (): Promise<string> => {
+      const body = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
+      // a bare list, or the list envelope (issue 22 item 6 is moving lists to { data })
+      return (Array.isArray(body) ? body : body.data)[0].status;
+    };
+    expect(await statusOfRun()).to.equal('queued');
+
+    const job = await app.services.orm.em.fork().findOneOrFail(Job, { projectId, program: 'analyze' });
+    await app.services.completion.markProgress(job.id, { status: 'running', startedAt: new Date() });
+    expect(await statusOfRun()).to.equal('running');
+  });
+});
