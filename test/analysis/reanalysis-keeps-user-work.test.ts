@@ -60,7 +60,7 @@ describe('a re-analysis keeps the user\'s own work: analyze → edit → re-anal
   }
 
   /** A bare list, or the list envelope (issue 22 item 6 moves lists to { data }). */
-  const listOf = <T>(body: T[] | { data: T[] }): T[] => (Array.isArray(body) ? body : body.data);
+  const listOf = <T>(body: { data: T[] }): T[] => body.data;
   const editsOf = async (projectId: string): Promise<EditJson[]> => listOf<EditJson>(await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`)));
   const linesOf = async (projectId: string): Promise<LineJson[]> => (await json(await user.client.get(`/api/v1/projects/${projectId}/caption-lines?items_per_page=100`))).data;
 

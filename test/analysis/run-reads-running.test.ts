@@ -34,8 +34,7 @@ describe('an analysis run reads running while it runs', function () {
     expect(analyzed.status, await analyzed.clone().text()).to.equal(200);
     const statusOfRun = async (): Promise<string> => {
       const body = await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`));
-      // a bare list, or the list envelope (issue 22 item 6 is moving lists to { data })
-      return (Array.isArray(body) ? body : body.data)[0].status;
+      return body.data[0].status;
     };
     expect(await statusOfRun()).to.equal('queued');
 

@@ -63,7 +63,7 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
       expect(edit).to.deep.include({ type: 'manual', start_ms: 9000, end_ms: 10_000, active: true, reason: 'too long', media_item_id: null, visual_mode: null, asset_offset_ms: null });
       expect((await app.services.orm.em.fork().findOneOrFail(Edit, edit.uuid)).runId).to.equal(null);
       await analysed(projectId, []);
-      const listed = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))) as { uuid: string }[];
+      const listed = (await json(await user.client.get(`/api/v1/projects/${projectId}/edits/`))).data as { uuid: string }[];
       expect(listed.map((e) => e.uuid), 'listed after another run became active').to.include(edit.uuid);
     });
 
