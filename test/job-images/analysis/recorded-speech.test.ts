@@ -1,9 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { analyzeTalk, emptyEndToEndScore, scoreAnalysis } from '../../../hack/fixtures/recorded-analysis.ts';
 import { assembleTalks, loadClips, type Talk } from '../../../hack/fixtures/recorded-speech.ts';
 import { emptyScore, envelopeOf, pauseCuts, recognizedClips, render, scoreCuts, type Condition } from '../../../hack/fixtures/recording-conditions.ts';
+import { startJobBucket } from '../job-process.ts';
 
 /** A slice of bench/analysis-robustness: about a minute and a half of recorded speech from eight speakers (five English). */
 const CONDITIONS: Condition[] = [
@@ -54,4 +56,22 @@ describe('cuts that hold on recorded human speech (a slice of bench/analysis-rob
       expect(score.naturalKept / score.natural, `${score.naturalKept} of ${score.natural} natural pauses kept`).to.be.at.least(0.95);
     });
   }
+
+  it('end to end with a quiet voice (−30 dBFS peak): the analyze program over the offline recognizer cuts no speech, halves the long pauses, keeps the natural ones, hears most words', async () => {
+    const talk = talks.find((each) => each.english)!;
+    const bucket = await startJobBucket();
+    try {
+      const path = join(dir, 'end-to-end.wav');
+      await writeFile(path, await render(talk, CONDITIONS[2]!, 1000, dir, voices));
+      await bucket.putFile('talk.wav', path, 'audio/wav');
+      const score = emptyEndToEndScore();
+      scoreAnalysis(talk, await analyzeTalk(bucket, process.env.WHISPER_BASE_URL!, 'talk.wav', talk.durationMs), score);
+      expect(score.speechCuts, 'cuts into speech').to.equal(0);
+      expect(score.longHalved / score.long, `${score.longHalved} of ${score.long} long pauses halved`).to.be.at.least(0.8);
+      expect(score.naturalKept / score.natural, `${score.naturalKept} of ${score.natural} natural pauses kept`).to.be.at.least(0.95);
+      expect(score.wordErrors / score.words, 'word error rate').to.be.at.most(0.6);
+    } finally {
+      await bucket.close();
+    }
+  });
 });
