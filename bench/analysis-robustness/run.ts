@@ -150,7 +150,8 @@ function pauseResults(prefix: string, condition: Condition, score: Score, worst:
   worst.speechCuts = Math.max(worst.speechCuts, score.speechCuts);
   worst.longHalved = Math.min(worst.longHalved, longShare);
   worst.naturalKept = Math.min(worst.naturalKept, naturalShare);
-  worst.boundaryMedianMs = Math.max(worst.boundaryMedianMs, median(score.boundaryErrors));
+  // no cut inside any long pause: no boundary to measure (the long-pause share says it)
+  if (score.boundaryErrors.length) worst.boundaryMedianMs = Math.max(worst.boundaryMedianMs, median(score.boundaryErrors));
 }
 
 const renderTo = async (talk: Talk, condition: Condition, index: number): Promise<Buffer> => render(talk, condition, 1000 + index, dir, voices);
