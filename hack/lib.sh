@@ -54,10 +54,11 @@ ensure_commands() {
 # and its US English model, where pocketsphinx_continuous looks for it by default.
 SPEECH_RECOGNIZER=(pocketsphinx_continuous:pocketsphinx /usr/share/pocketsphinx/model/en-us/en-us/mdef:pocketsphinx-en-us)
 
-# Recorded human speech with its text (bench/analysis-robustness and its test slice, issue 21):
-# Allison Smith's Asterisk prompts (16 kHz G.722) and their transcripts, pocketsphinx's test
-# recordings (a LibriVox reader, the "cards" speaker, two command phrases).
-SPEECH_CORPUS=(/usr/share/asterisk/sounds/en_US_f_Allison/vm-options.g722:asterisk-core-sounds-en-g722 /usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz:asterisk-core-sounds-en /usr/share/pocketsphinx/test/data/librivox/transcription:pocketsphinx-testdata)
+# Recorded human speech (bench/analysis-robustness and its test slice, issue 21): Allison
+# Smith's Asterisk prompts (16 kHz G.722) and their transcripts, pocketsphinx's test
+# recordings (a LibriVox reader, the "cards" speaker, two command phrases), and for the
+# detector-only talks the French (June Wallack), Italian (Carlo Flora) and Russian Asterisk voices.
+SPEECH_CORPUS=(/usr/share/asterisk/sounds/en_US_f_Allison/vm-options.g722:asterisk-core-sounds-en-g722 /usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz:asterisk-core-sounds-en /usr/share/pocketsphinx/test/data/librivox/transcription:pocketsphinx-testdata /usr/share/asterisk/sounds/fr_CA_f_June/vm-options.g722:asterisk-core-sounds-fr-g722 /usr/share/asterisk/sounds/it_IT_m_Carlo/vm-options.g722:asterisk-core-sounds-it-g722 /usr/share/asterisk/sounds/ru_RU_f_IvrvoiceRU/vm-options.g722:asterisk-core-sounds-ru-g722)
 
 # The fonts the render burns captions and the watermark in (the ffmpeg image ships the same package).
 RENDER_FONTS=(/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core)
