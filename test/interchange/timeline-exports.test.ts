@@ -16,7 +16,7 @@ import { projectWithSources } from '../support/projects.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
 import { Export } from '../../api/src/exports/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
-import { MediaFile } from '../../api/src/media/entities.ts';
+import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { Project } from '../../api/src/projects/entities.ts';
 import type { RenderRequestInput } from '../../crds/contract/programs/render.ts';
 import type { TranscriptWord } from '../../crds/contract/programs/analyze.ts';
@@ -395,6 +395,25 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     const videoEvents = edl.content.split('\r\n').filter((line) => /^\d{3}\s+\S+\s+V\s+C\s/.test(line)).map((line) => line.trim().split(/\s+/)[1]);
     expect(videoEvents).to.deep.equal(['AX001', 'AX002', 'AX001']);
     expect(edl.unexpressed.join(' ')).to.match(/inserted assets are events on it/).and.match(/overlay clips are left out/);
+  });
+
+  it("a source whose upload folded onto another user's identical file is named as its owner uploaded it: no timeline shows the other user's file name or file id", async () => {
+    const earlier = await signUpAndLogin(app, { tier: 'Creator' });
+    const first = await projectWithVideo(earlier, { seconds: 2, fps: 25 });
+    const projectId = (await json(await user.client.post('/api/v1/projects/', { name: 'Same bytes' }))).uuid as string;
+    const mine = await uploadMedia(user.client, first.path, { contentType: 'video/mp4', scopeProjectId: projectId, filename: 'my-own-take.mp4' });
+    const folded = await eventually(async () => {
+      const item = await app.services.orm.em.fork().findOne(MediaItem, mine.mediaItemId, { populate: ['file'] });
+      return item?.file.id === first.fileId && item.file.status === 'UPLOADED' ? item : undefined;
+    }, 'the upload folded onto the stored file', 60_000);
+    expect(folded.uploadedFilename).to.equal('my-own-take.mp4');
+    for (const format of ['otio', 'fcpxml', 'xmeml', 'mlt', 'edl']) {
+      const body = await timeline(user, projectId, `format=${format}`);
+      expect(body.content, format).to.include('my-own-take.mp4').and.not.include(first.name).and.not.include(first.fileId);
+      expect(body.segments.map((segment) => segment.source), format).to.deep.equal(['my-own-take.mp4']);
+    }
+    const otio = JSON.parse((await timeline(user, projectId, 'format=otio')).content);
+    expect(otio.tracks.children[0].children[0].metadata.cutroom.source_id).to.equal(mine.mediaFileId);
   });
 
   it('a draft and inline edit_overrides give their own cut, through the same resolution as an export', async () => {

@@ -17,6 +17,8 @@ export const FALLBACK_RATE: Rational = { num: 30, den: 1 };
 
 export interface DocSource {
   id: string;
+  /** The file id its owner knows it by (their own upload's, where the content folded onto a file stored before). */
+  shownId: string;
   /** The file name the editor looks for (unique within the document). */
   name: string;
   /** What the format points at: the name, a path under the chosen root, or a presigned URL. */
@@ -93,6 +95,8 @@ export function msOf(frames: number, rate: Rational): number {
 
 export interface SourceFacts {
   id: string;
+  /** The file id and name the project's owner uploaded it as (content addressing may have folded it onto another's file). */
+  shownId: string;
   filename: string;
   kind: string | null | undefined;
   hasAudio: boolean;
@@ -148,6 +152,7 @@ export function buildDocument(input: {
     }
     return {
       id: file.id,
+      shownId: file.shownId,
       name: names.get(file.id)!,
       reference: input.reference({ id: file.id, name: names.get(file.id)! }),
       kind,
@@ -240,7 +245,7 @@ function uniqueNames(files: readonly SourceFacts[]): Map<string, string> {
     let name = clean(file.filename);
     if ([...names.values()].includes(name)) {
       const dot = name.lastIndexOf('.');
-      name = dot > 0 ? `${name.slice(0, dot)}-${file.id.slice(0, 8)}${name.slice(dot)}` : `${name}-${file.id.slice(0, 8)}`;
+      name = dot > 0 ? `${name.slice(0, dot)}-${file.shownId.slice(0, 8)}${name.slice(dot)}` : `${name}-${file.shownId.slice(0, 8)}`;
     }
     names.set(file.id, name);
   }

@@ -361,7 +361,7 @@ function otio(doc: InterchangeDocument): WrittenFile {
       effects: [],
       markers: [],
       enabled: true,
-      metadata: { cutroom: { source_id: source.id, ...(clip.note ? { note: clip.note } : {}) } },
+      metadata: { cutroom: { source_id: source.shownId, ...(clip.note ? { note: clip.note } : {}) } },
     };
   };
   const track = (name: string, kind: 'Video' | 'Audio', clips: DocClip[]) => {

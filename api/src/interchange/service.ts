@@ -3,6 +3,7 @@ import { Draft } from '../drafts/entities.ts';
 import { checkEditOverrides } from '../drafts/service.ts';
 import { Export } from '../exports/entities.ts';
 import { captionMaxWords, captionsOf, resolveEdit, type ResolvedEdit } from '../exports/render-request.ts';
+import { MediaItem } from '../media/entities.ts';
 import type { ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { Conflict, Invalid, NotFound } from '../shared/errors.ts';
@@ -54,7 +55,7 @@ export class Interchange {
 
   async timeline(em: EntityManager, userId: string, projectId: string, selection: EditSelection, format: TimelineFormat, references: SourceReferences): Promise<ExchangedFile> {
     const { project, resolved } = await this.#resolve(em, userId, projectId, selection);
-    const doc = await this.#document(project, resolved, references);
+    const doc = await this.#document(em, project, resolved, references);
     const file = writeTimeline(format, doc);
     return {
       filename: `${safeStem(project.name)}.${file.extension}`,
@@ -113,7 +114,7 @@ export class Interchange {
     return { project, resolved: await resolveEdit(em, project, overrides), exportedMaxWords, ...(exportFilename ? { exportFilename } : {}) };
   }
 
-  async #document(project: ProjectRow, resolved: ResolvedEdit, references: SourceReferences): Promise<InterchangeDocument> {
+  async #document(em: EntityManager, project: ProjectRow, resolved: ResolvedEdit, references: SourceReferences): Promise<InterchangeDocument> {
     const { output, files, edits, assetEdits, assetFiles } = resolved;
     const urls = new Map<string, string>();
     if (references.sourceRef === 'url') {
@@ -125,12 +126,22 @@ export class Interchange {
       const span = edit.visualMode === 'insert' ? null : output.spanToOutput(edit.startMs, edit.endMs);
       return file && span ? [{ mediaFileId: file.id, ...span, assetOffsetMs: edit.assetOffsetMs ?? 0, visualMode: edit.visualMode ?? 'overlay', audioMode: edit.audioMode ?? 'mix' }] : [];
     });
+    // Each source as its owner uploaded it: a file its upload folded onto (identical content stored before) keeps the owner's own id and name.
+    const items = await em.find(MediaItem, { userId: project.userId, file: files.map((file) => file.id) }, { orderBy: { createdAt: 'asc' } });
+    const uploadedAs = new Map<string, { id: string; filename: string }>();
+    // an item that is the stored file itself (not folded) names it as stored
+    const ownsStored = new Set(items.filter((item) => !item.uploadedFileId).map((item) => item.file.id));
+    for (const item of items) {
+      const fileId = item.file.id;
+      if (!ownsStored.has(fileId) && !uploadedAs.has(fileId) && item.uploadedFileId && item.uploadedFilename) uploadedAs.set(fileId, { id: item.uploadedFileId, filename: item.uploadedFilename });
+    }
     const doc = buildDocument({
       name: project.name,
       output,
       files: files.map((file) => ({
         id: file.id,
-        filename: file.originalFilename,
+        shownId: uploadedAs.get(file.id)?.id ?? file.id,
+        filename: uploadedAs.get(file.id)?.filename ?? file.originalFilename,
         kind: file.kind,
         hasAudio: file.hasAudio,
         width: file.width,
