@@ -88,7 +88,7 @@ describe('the API document tells the truth about real answers', () => {
     expect((await client.get('/api/v1/users/me/presets')).status).to.equal(200);
     expect((await client.patch(`/api/v1/users/me/presets/${(await json(preset)).uuid}`, { name: 'Tighter' })).status).to.equal(200);
     const previewPreset = await client.post('/api/v1/users/me/preview-presets', {
-      name: 'Shorts', format: '9:16', background: '#000', caption_style: 'bold-outline', caption_font: 'Inter', caption_size: 48,
+      name: 'Shorts', format: '9:16', background: '#000', caption_style: 'bold', caption_font: 'Inter', caption_size: 48,
       caption_position: 'bottom', caption_color: '#FFCC00', caption_length: 4,
     });
     expect(previewPreset.status).to.equal(201);

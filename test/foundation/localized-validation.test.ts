@@ -55,7 +55,7 @@ describe('a 422 is wholly in the language of the request', () => {
     ["an analysis preset's language not ISO 639-1", (language) =>
       user.client.post('/api/v1/users/me/presets', { name: 'x', pacing_level: 50, false_start_sensitivity: 50, language: 'english', audio_clean: true, censorship_mode: 'none' }, { headers: { 'Accept-Language': language } })],
     ["a preview preset's colour not hex", (language) =>
-      user.client.post('/api/v1/users/me/preview-presets', { name: 'x', format: '9:16', background: 'red', caption_style: 'bold-outline', caption_font: 'Inter', caption_size: 48, caption_position: 'bottom', caption_color: '#fff', caption_length: 4 }, { headers: { 'Accept-Language': language } })],
+      user.client.post('/api/v1/users/me/preview-presets', { name: 'x', format: '9:16', background: 'red', caption_style: 'bold', caption_font: 'Inter', caption_size: 48, caption_position: 'bottom', caption_color: '#fff', caption_length: 4 }, { headers: { 'Accept-Language': language } })],
     ['a beta grant naming both user_id and email', (language) =>
       admin.client.post('/api/v1/admin/beta/grant', { user_id: randomUUID(), email: 'a@example.test', credits: 5, renewal_date: '2027-01-01T00:00:00Z' }, { headers: { 'Accept-Language': language } })],
     ["an analysis's language not ISO 639-1", (language) =>
