@@ -4,6 +4,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../config.ts';
 import { entities } from './entities.ts';
+import { guardPool } from './pool-guard.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
 
@@ -13,6 +14,8 @@ export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
     entities,
     extensions: [Migrator],
     pool: { max: config.DATABASE_POOL_MAX },
+    // a client lost mid-transaction is given back (Kysely releases it only after a COMMIT or ROLLBACK that worked)
+    driverOptions: { onPoolCreated: guardPool },
     // Schema changes go through committed migrations only, never sync at run time.
     migrations: {
       path: MIGRATIONS_DIR,
