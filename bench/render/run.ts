@@ -307,18 +307,18 @@ async function piecesCase(dir: string): Promise<string[]> {
       const rendered = await renderOnce(dir, `${piece.name}-${count}`, piece.input(count), piece.sources, { CUTROOM_RENDER_PATH: 'full' });
       const probed = await probe(rendered.output);
       const inputs = rendered.value.inputs ?? Number.NaN;
-      rows.push({ count, seconds: rendered.seconds, ffmpegMb: rendered.ffmpegPeakBytes / 1e6, treeMb: rendered.peakRssBytes / 1e6, frames: probed.frames, inputs });
+      const row = { count, seconds: rendered.seconds, ffmpegMb: rendered.ffmpegPeakBytes / 1e6, treeMb: rendered.peakRssBytes / 1e6, frames: probed.frames, inputs };
+      rows.push(row);
       if (probed.frames !== (count * PIECE_MS * PIECES_FPS) / 1000) throw new Error(`${piece.name} ${count}: ${probed.frames} frames, not ${(count * PIECE_MS * PIECES_FPS) / 1000}`);
       await rm(rendered.output, { force: true });
-    }
-    const base = rows[0] as (typeof rows)[number];
-    process.stdout.write(`  ${piece.name}:\n`);
-    for (const row of rows) {
+      const base = rows[0] as (typeof rows)[number];
+      if (rows.length === 1) process.stdout.write(`  ${piece.name}:\n`);
       process.stdout.write(
         `    N=${String(row.count).padStart(3)}  ffmpeg inputs ${String(row.inputs).padStart(3)}  ffmpeg peak RSS ${row.ffmpegMb.toFixed(0).padStart(5)} MB (${(row.ffmpegMb / base.ffmpegMb).toFixed(2)}× N=${base.count})` +
           `  tree ${row.treeMb.toFixed(0).padStart(5)} MB  time ${row.seconds.toFixed(1).padStart(6)} s (${((row.seconds / row.count) / (base.seconds / base.count)).toFixed(2)}× N=${base.count} per output second)  ${row.frames} frames\n`,
       );
     }
+    const base = rows[0] as (typeof rows)[number];
     const last = rows.at(-1) as (typeof rows)[number];
     results.push(
       result(`render_${piece.name}_peak_rss_ratio_${last.count}_vs_${base.count}`, last.ffmpegMb / base.ffmpegMb, '<=', TARGET.piecesRssRatio),
