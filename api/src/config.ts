@@ -51,7 +51,7 @@ export const configSchema = z.object({
   JOB_DISPATCH_POLL_MS: int(50).default(2000).describe('How often the job outbox looks for jobs not handed to the backend yet (it is also woken at each commit).'),
   EXPORT_MAX_ACTIVE_PER_USER: int(1).default(3).describe('Exports of one user queued or rendering at once; one more is 409.'),
   EXPORT_MAX_OUTPUT_SECONDS: int(1).default(3600).describe('Longest output an export may render (kept time plus inserts); a longer one is 409 naming the limit.'),
-  EXPORT_MAX_SEGMENTS: int(1).default(250).describe('Most pieces an export may join (each kept stretch and insert is an input of the renderer, and its memory grows with them); more is 409 naming the limit.'),
+  EXPORT_MAX_SEGMENTS: int(1).default(250).describe('Most pieces an export may join (each is a branch of the filter graph of the render, whose ffmpeg inputs follow the distinct sources rather than the pieces; the graph and its work still grow with them); more is 409 naming the limit.'),
   RENDER_TIMEOUT_BASE_SECONDS: int(1).default(120).describe('A render job\'s timeout is this plus RENDER_TIMEOUT_PER_OUTPUT_SECOND × its output seconds, at most JOB_TIMEOUT_SECONDS.'),
   RENDER_TIMEOUT_PER_OUTPUT_SECOND: z.coerce.number().positive().default(3).describe('Seconds of render time allowed per second of output (see RENDER_TIMEOUT_BASE_SECONDS).'),
   IMAGE_STILL_DURATION_MS: int(1).max(3_600_000).default(5000).describe('How long an image plays on the timeline (a still), recorded as its duration_ms when it is processed; a canvas may set its own (params.duration_ms).'),

@@ -30,5 +30,6 @@ const rendered = await renderLocally({
   log: createJobLog({ program: 'render' }),
   env: process.env,
 });
-const { plan: _plan, ...result } = rendered;
-process.stdout.write(`${JSON.stringify(result)}\n`);
+const { plan, ...result } = rendered;
+// the full path's ffmpeg inputs (the benchmark's pieces case reports them)
+process.stdout.write(`${JSON.stringify({ ...result, inputs: plan?.inputs.length ?? null })}\n`);

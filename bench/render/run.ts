@@ -7,10 +7,15 @@
  *      speed-up ≥ 5×, the same duration, sound and picture within one frame (claps);
  *  (b) a full export (9:16 letterbox, captions, loudness) against one hand-written ffmpeg
  *      command line making the same output, both loudness passes on both sides: ≥ 0.9× its speed;
- *  (c) the render's peak memory, its node process and ffmpeg children together.
+ *  (c) the render's peak memory, its node process and ffmpeg children together;
+ *  (d) memory as the pieces grow: exports of N one-second pieces (N = 10, 50, 100, 250, the
+ *      EXPORT_MAX_SEGMENTS cap), once as N stills of one 1080p image, once as cuts alternating
+ *      between two videos, on the full path; the ffmpeg child's peak resident memory (its
+ *      VmHWM) and the render's time, each against N = 10 in the same run.
  *
  *   node bench/render/run.ts                 (a 2-minute source)
  *   BENCH_QUICK=1 node bench/render/run.ts   (a 30-second source, to iterate)
+ *   node bench/render/run.ts --pieces-only   ((d) alone; --pieces 10,50 to choose the counts, --case stills|alternating)
  */
 import { execFile, spawn } from 'node:child_process';
 import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -21,13 +26,23 @@ import { outputFrameSize, type RenderCaption, type RenderRequestInput } from '..
 import { captionsAss } from '../../job-images/ffmpeg/src/render/captions-ass.ts';
 import { CLAP_SQUARE_FRACTION, CLAP_TONE_HZ, makeTalkingHead } from '../../hack/fixtures/talking-head.ts';
 import type { LocalRenderResult } from '../../job-images/ffmpeg/src/render/render-export.ts';
-import { keptRangesRenderInput } from '../../hack/fixtures/render-input.ts';
+import { CUT_ONLY_SETTINGS, keptRangesRenderInput } from '../../hack/fixtures/render-input.ts';
+import { makeH264Video } from '../../hack/fixtures/bench-media.ts';
 import type { RenderOnceSpec } from './render-once.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const FPS = 30;
 const FOOTAGE = { seconds: QUICK ? 30 : 120, width: 1920, height: 1080, fps: FPS, gopSeconds: 2, clapEverySeconds: 2.5 };
-const TARGET = { smartSpeedup: 5, handwrittenSpeed: 0.9, avOffsetMs: 1000 / FPS, durationDiffFrames: 0, peakRssMb: 1024 };
+const TARGET = { smartSpeedup: 5, handwrittenSpeed: 0.9, avOffsetMs: 1000 / FPS, durationDiffFrames: 0, peakRssMb: 1024, piecesRssRatio: 2, piecesTimePerSecondRatio: 1.5 };
+const PIECES_ONLY = process.argv.includes('--pieces-only');
+/** --case stills|alternating: one of (d)'s two cases only. */
+const PIECES_CASE = process.argv.includes('--case') ? process.argv[process.argv.indexOf('--case') + 1] : undefined;
+const PIECE_COUNTS = (() => {
+  const at = process.argv.indexOf('--pieces');
+  const counts = at >= 0 ? (process.argv[at + 1] ?? '').split(',').map(Number) : [10, 50, 100, 250];
+  if (counts.length === 0 || counts.some((count) => !Number.isInteger(count) || count < 2)) throw new Error('--pieces takes counts of 2 or more, comma-separated');
+  return counts;
+})();
 const RENDER_ONCE = new URL('./render-once.ts', import.meta.url).pathname;
 const FONTS_DIR = process.env.CUTROOM_FONTS_DIR || '/usr/share/fonts/truetype/dejavu';
 const run = promisify(execFile);
@@ -67,10 +82,11 @@ function renderInput(ranges: readonly [number, number][], settings: Partial<Rend
 
 // ------------------------------------------------------------------ measuring
 
-/** Resident memory of a process and all its descendants, from /proc (bytes). */
-async function treeRss(root: number): Promise<number> {
+/** Resident memory of a process and all its descendants, and the largest peak (VmHWM) of an ffmpeg among them, from /proc (bytes). */
+async function treeRss(root: number): Promise<{ total: number; ffmpegPeak: number }> {
   const parents = new Map<number, number>();
   const rss = new Map<number, number>();
+  const ffmpegs: number[] = [];
   for (const entry of await readdir('/proc')) {
     // Descendants were started after the root, so (short of pid wrap-around) have larger pids: fewer files to read.
     if (!/^\d+$/.test(entry) || Number(entry) < root) continue;
@@ -78,6 +94,7 @@ async function treeRss(root: number): Promise<number> {
       const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
       // Fields after the command name (which may hold spaces): state, ppid, … rss is field 24.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'ffmpeg') ffmpegs.push(Number(entry));
       parents.set(Number(entry), Number(fields[1]));
       rss.set(Number(entry), Number(fields[21]) * 4096);
     } catch {
@@ -90,12 +107,23 @@ async function treeRss(root: number): Promise<number> {
   };
   let total = 0;
   for (const [pid, bytes] of rss) if (inTree(pid)) total += bytes;
-  return total;
+  let ffmpegPeak = 0;
+  for (const pid of ffmpegs.filter(inTree)) {
+    try {
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+      ffmpegPeak = Math.max(ffmpegPeak, Number(hwm?.[1] ?? 0) * 1024);
+    } catch {
+      // ended
+    }
+  }
+  return { total, ffmpegPeak };
 }
 
 interface Timed<T> {
   seconds: number;
   peakRssBytes: number;
+  /** The largest peak resident memory (VmHWM) of one ffmpeg child, as last read before it ended (sampled). */
+  ffmpegPeakBytes: number;
   value: T;
 }
 
@@ -110,6 +138,7 @@ function measure(command: string, args: readonly string[], env: NodeJS.ProcessEn
     let stdout = '';
     let stderr = '';
     let peak = 0;
+    let ffmpegPeak = 0;
     child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     let sampling = false;
@@ -117,7 +146,10 @@ function measure(command: string, args: readonly string[], env: NodeJS.ProcessEn
       if (!child.pid || sampling) return;
       sampling = true;
       void treeRss(child.pid)
-        .then((bytes) => (peak = Math.max(peak, bytes)))
+        .then((bytes) => {
+          peak = Math.max(peak, bytes.total);
+          ffmpegPeak = Math.max(ffmpegPeak, bytes.ffmpegPeak);
+        })
         .finally(() => (sampling = false));
     }, RSS_SAMPLE_MS);
     child.once('error', reject);
@@ -125,16 +157,17 @@ function measure(command: string, args: readonly string[], env: NodeJS.ProcessEn
       clearInterval(sampler);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       if (code !== 0) reject(new Error(`${command} ${args.slice(0, 3).join(' ')}… exited ${code}: ${stderr.slice(-1500)}`));
-      else resolve({ seconds, peakRssBytes: peak, value: { stdout, stderr } });
+      else resolve({ seconds, peakRssBytes: peak, ffmpegPeakBytes: ffmpegPeak, value: { stdout, stderr } });
     });
   });
 }
 
-type RenderOutcome = Omit<LocalRenderResult, 'plan'>;
+type RenderOutcome = Omit<LocalRenderResult, 'plan'> & { inputs: number | null };
 
-async function renderOnce(dir: string, name: string, input: RenderRequestInput, source: string, env: Record<string, string> = {}): Promise<Timed<RenderOutcome> & { output: string }> {
+async function renderOnce(dir: string, name: string, input: RenderRequestInput, source: string | Record<string, string>, env: Record<string, string> = {}): Promise<Timed<RenderOutcome> & { output: string }> {
   const output = join(dir, `${name}.mp4`);
-  const spec: RenderOnceSpec = { input, sourcePaths: { footage: source }, outputPath: output, workDir: join(dir, `${name}-work`) };
+  const sourcePaths = typeof source === 'string' ? { footage: source } : source;
+  const spec: RenderOnceSpec = { input, sourcePaths, outputPath: output, workDir: join(dir, `${name}-work`) };
   const specPath = join(dir, `${name}.json`);
   await writeFile(specPath, JSON.stringify(spec));
   const timed = await measure(process.execPath, [RENDER_ONCE, specPath], { ...process.env, CUTROOM_FONTS_DIR: FONTS_DIR, ...env });
@@ -224,10 +257,81 @@ function handwrittenCommands(source: string, ranges: readonly [number, number][]
   return { measure, render };
 }
 
-// ------------------------------------------------------------------ the run
+// ------------------------------------------------------------------ (d) pieces
 
-const dir = await mkdtemp(join(tmpdir(), 'cutroom-bench-render-'));
-try {
+const PIECE_MS = 1000;
+const PIECES_FPS = 30;
+
+/** N one-second pieces of one still: each a segment of the image, as N still canvases of one picture. */
+function stillsInput(count: number): RenderRequestInput {
+  return {
+    sources: { still: { key: 'bench/still', kind: 'image', durationMs: null, hasAudio: false } },
+    segments: Array.from({ length: count }, (_, index) => ({ sourceId: 'still', sourceStartMs: 0, sourceEndMs: PIECE_MS, outStartMs: index * PIECE_MS, inserted: false })),
+    settings: { ...CUT_ONLY_SETTINGS, resolution: '720p' },
+    watermark: false,
+  };
+}
+
+/** N one-second pieces alternating between two videos, each moving forward through its own (a 0.5 s gap between a video's pieces). */
+function alternatingInput(count: number, sourceSeconds: number): RenderRequestInput {
+  const segments = Array.from({ length: count }, (_, index) => {
+    const round = Math.floor(index / 2);
+    const sourceStartMs = round * (PIECE_MS + 500);
+    return { sourceId: index % 2 === 0 ? 'left' : 'right', sourceStartMs, sourceEndMs: sourceStartMs + PIECE_MS, outStartMs: index * PIECE_MS, inserted: false };
+  });
+  const source = { kind: 'video' as const, durationMs: sourceSeconds * 1000, hasAudio: true };
+  return {
+    sources: { left: { key: 'bench/left', ...source }, right: { key: 'bench/right', ...source } },
+    segments,
+    settings: { ...CUT_ONLY_SETTINGS, resolution: '720p' },
+    watermark: false,
+  };
+}
+
+async function piecesCase(dir: string): Promise<string[]> {
+  const most = Math.max(...PIECE_COUNTS);
+  const sourceSeconds = Math.ceil((most / 2) * 1.5) + 2;
+  process.stdout.write(`\n(d) pieces: ${PIECE_COUNTS.join(', ')} one-second pieces, 720p output, full path; making a 1080p still and two ${sourceSeconds} s 640x360p${PIECES_FPS} videos…\n`);
+  const still = join(dir, 'still.png');
+  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=1', '-frames:v', '1', still]);
+  const video = { width: 640, height: 360, seconds: sourceSeconds, fps: PIECES_FPS, preset: 'ultrafast' };
+  const [left, right] = await Promise.all([makeH264Video(dir, 'left.mp4', video), makeH264Video(dir, 'right.mp4', video)]);
+  const cases: { name: string; input: (count: number) => RenderRequestInput; sources: Record<string, string> }[] = [
+    { name: 'stills', input: stillsInput, sources: { still } },
+    { name: 'alternating', input: (count: number) => alternatingInput(count, sourceSeconds), sources: { left, right } },
+  ];
+  const results: string[] = [];
+  for (const piece of cases.filter((each) => PIECES_CASE === undefined || each.name === PIECES_CASE)) {
+    const rows: { count: number; seconds: number; ffmpegMb: number; treeMb: number; frames: number; inputs: number }[] = [];
+    for (const count of PIECE_COUNTS) {
+      const rendered = await renderOnce(dir, `${piece.name}-${count}`, piece.input(count), piece.sources, { CUTROOM_RENDER_PATH: 'full' });
+      const probed = await probe(rendered.output);
+      const inputs = rendered.value.inputs ?? Number.NaN;
+      const row = { count, seconds: rendered.seconds, ffmpegMb: rendered.ffmpegPeakBytes / 1e6, treeMb: rendered.peakRssBytes / 1e6, frames: probed.frames, inputs };
+      rows.push(row);
+      if (probed.frames !== (count * PIECE_MS * PIECES_FPS) / 1000) throw new Error(`${piece.name} ${count}: ${probed.frames} frames, not ${(count * PIECE_MS * PIECES_FPS) / 1000}`);
+      await rm(rendered.output, { force: true });
+      const base = rows[0] as (typeof rows)[number];
+      if (rows.length === 1) process.stdout.write(`  ${piece.name}:\n`);
+      process.stdout.write(
+        `    N=${String(row.count).padStart(3)}  ffmpeg inputs ${String(row.inputs).padStart(3)}  ffmpeg peak RSS ${row.ffmpegMb.toFixed(0).padStart(5)} MB (${(row.ffmpegMb / base.ffmpegMb).toFixed(2)}× N=${base.count})` +
+          `  tree ${row.treeMb.toFixed(0).padStart(5)} MB  time ${row.seconds.toFixed(1).padStart(6)} s (${((row.seconds / row.count) / (base.seconds / base.count)).toFixed(2)}× N=${base.count} per output second)  ${row.frames} frames\n`,
+      );
+    }
+    const base = rows[0] as (typeof rows)[number];
+    const last = rows.at(-1) as (typeof rows)[number];
+    results.push(
+      result(`render_${piece.name}_peak_rss_ratio_${last.count}_vs_${base.count}`, last.ffmpegMb / base.ffmpegMb, '<=', TARGET.piecesRssRatio),
+      result(`render_${piece.name}_time_per_second_ratio_${last.count}_vs_${base.count}`, last.seconds / last.count / (base.seconds / base.count), '<=', TARGET.piecesTimePerSecondRatio),
+    );
+  }
+  process.stdout.write('\n');
+  return results;
+}
+
+// ------------------------------------------------------------------ (a) to (c)
+
+async function footageCases(dir: string): Promise<string[]> {
   process.stdout.write(`footage: ${FOOTAGE.seconds} s of ${FOOTAGE.width}x${FOOTAGE.height}p${FPS}, 2 s GOPs (${cpus().length} CPUs)…\n`);
   const source = await makeTalkingHead(FOOTAGE);
   const ranges = keptRanges(FOOTAGE.seconds);
@@ -286,13 +390,20 @@ try {
   const peakMb = peakRss / 1e6;
   process.stdout.write(`(c) peak memory of a render (node + ffmpeg children, sampled every ${RSS_SAMPLE_MS} ms): ${peakMb.toFixed(0)} MB\n\n`);
 
-  const results = [
+  return [
     result('render_smart_speedup_vs_full', speedup, '>=', TARGET.smartSpeedup),
     result('render_smart_duration_diff_frames', durationDiffFrames, '<=', TARGET.durationDiffFrames),
     result('render_smart_av_offset_ms', smartOffset, '<=', Number(TARGET.avOffsetMs.toFixed(1)), 1),
     result('render_full_speed_vs_handwritten', handwrittenSpeed, '>=', TARGET.handwrittenSpeed),
     result('render_peak_rss_mb', peakMb, '<=', TARGET.peakRssMb, 0),
   ];
+}
+
+// ------------------------------------------------------------------ the run
+
+const dir = await mkdtemp(join(tmpdir(), 'cutroom-bench-render-'));
+try {
+  const results = [...(PIECES_ONLY ? [] : await footageCases(dir)), ...(await piecesCase(dir))];
   for (const line of results) console.log(line);
   process.exitCode = results.every((line) => line.endsWith(' ok')) ? 0 : 1;
 } finally {

@@ -227,21 +227,74 @@ describe('render plan (as data: given this timeline, this graph)', () => {
     ];
     const plan = planRender(input({ segments, settings: { crop: { zoom: 2, panX: 0, panY: 0 } } }), probes, files);
 
+    const chainTo = (label: string): string | undefined => chainsOf(plan.filterGraph).find((chain) => chain.endsWith(label));
+
     it('an inserted image loops its still for its length, letterboxed (never cropped), with silence', () => {
       expect(plan.inputs[1]).to.deep.equal(['-loop', '1', '-framerate', '30', '-t', '0.516667', '-i', '/w/logo.png']);
-      const chains = chainsOf(plan.filterGraph);
-      expect(chains[2]).to.equal(
+      expect(chainTo('[v1]')).to.equal(
         '[1:v:0]setpts=PTS-STARTPTS,scale=1280:640,setsar=1,pad=1280:720:0:40:color=0x00FF00,format=yuv420p,trim=end_frame=15,setpts=PTS-STARTPTS[v1]',
       );
-      expect(chains[3]).to.equal('anullsrc=r=48000:cl=stereo,aformat=sample_fmts=fltp,atrim=end_sample=24000[a1]');
+      expect(chainTo('[a1]')).to.equal('anullsrc=r=48000:cl=stereo,aformat=sample_fmts=fltp,atrim=end_sample=24000[a1]');
+    });
+
+    it('the footage either side of the insert is one read of its source, split around the insert', () => {
+      expect(plan.inputs).to.have.length(2);
+      expect(plan.segments.map((segment) => segment.inputIndex)).to.deep.equal([0, 1, 0]);
+      expect(chainsOf(plan.filterGraph).slice(0, 2)).to.deep.equal(['[0:v:0]split=2[in0v0][in0v1]', '[0:a:0]asplit=2[in0a0][in0a1]']);
     });
 
     it('the insert extends the timeline; the footage either side fades at the insert', () => {
       expect(plan.frameCount).to.equal(75);
       expect(plan.segments.map((segment) => segment.outFirstFrame)).to.deep.equal([0, 30, 45]);
+      expect(chainTo('[a0]')).to.match(/afade=t=out:st=0\.99:d=0\.01\[a0\]$/);
+      expect(chainTo('[a2]')).to.match(/afade=t=in:d=0\.01\[a2\]$/);
+    });
+  });
+
+  describe('many pieces (ffmpeg inputs follow the distinct sources, not the piece count)', () => {
+    it('250 one-second still canvases of one image are one looped input, fitted once before its split, each branch cut to its own frames', () => {
+      const segments = Array.from({ length: 250 }, (_, index) => ({ sourceId: 'logo', sourceStartMs: 0, sourceEndMs: 1000, outStartMs: index * 1000 }));
+      const plan = planRender(input({ segments }), probes, files);
+      expect(plan.inputs).to.deep.equal([['-loop', '1', '-framerate', '30', '-t', '250.016667', '-i', '/w/logo.png']]);
       const chains = chainsOf(plan.filterGraph);
-      expect(chains[1]).to.match(/afade=t=out:st=0\.99:d=0\.01\[a0\]$/);
-      expect(chains[5]).to.match(/afade=t=in:d=0\.01\[a2\]$/);
+      expect(chains[0]).to.match(/^\[0:v:0\]format=yuv420p,split=250\[in0v0\]\[in0v1\]/);
+      expect(chains).to.include('[in0v0]trim=start_frame=0:end_frame=30,setpts=PTS-STARTPTS,format=yuv420p,trim=end_frame=30,setpts=PTS-STARTPTS[v0]');
+      expect(chains).to.include('[in0v249]trim=start_frame=7470:end_frame=7500,setpts=PTS-STARTPTS,format=yuv420p,trim=end_frame=30,setpts=PTS-STARTPTS[v249]');
+      expect(chains.filter((chain) => chain.includes('scale='))).to.have.length(1);
+      expect(plan.frameCount).to.equal(7500);
+    });
+
+    it('stills of one image between footage are one input too, letterboxed once before the split (the footage fitted on its own)', () => {
+      const segments = [0, 1, 2, 3].map((index) => ({ sourceId: index % 2 === 0 ? 'main' : 'logo', sourceStartMs: index * 1000, sourceEndMs: index * 1000 + 500, outStartMs: index * 500 }));
+      const plan = planRender(input({ segments }), probes, files);
+      expect(plan.inputs).to.deep.equal([
+        ['-t', '2.6', '-i', '/w/main.mp4'],
+        ['-loop', '1', '-framerate', '30', '-t', '1.016667', '-i', '/w/logo.png'],
+      ]);
+      const chains = chainsOf(plan.filterGraph);
+      expect(chains).to.include('[1:v:0]scale=1280:640,setsar=1,pad=1280:720:0:40:color=0x00FF00,format=yuv420p,split=2[in1v0][in1v1]');
+      expect(chains).to.include('[in1v0]trim=start_frame=0:end_frame=15,setpts=PTS-STARTPTS,format=yuv420p,trim=end_frame=15,setpts=PTS-STARTPTS[v1]');
+      expect(chains).to.include('[in1v1]trim=start_frame=15:end_frame=30,setpts=PTS-STARTPTS,format=yuv420p,trim=end_frame=15,setpts=PTS-STARTPTS[v3]');
+    });
+
+    it('cuts alternating between two sources, each moving forward, are two inputs however many pieces', () => {
+      const sources = {
+        main: { key: 'k', kind: 'video', durationMs: 200_000, hasAudio: true },
+        other: { key: 'o', kind: 'video', durationMs: 200_000, hasAudio: true },
+      } as const;
+      const segments = Array.from({ length: 250 }, (_, index) => {
+        const start = Math.floor(index / 2) * 1500;
+        return { sourceId: index % 2 === 0 ? 'main' : 'other', sourceStartMs: start, sourceEndMs: start + 1000, outStartMs: index * 1000 };
+      });
+      const twoProbes = new Map([['main', videoProbe({ duration: '200' })], ['other', videoProbe({ duration: '200' })]]);
+      const plan = planRender(input({ sources, segments }), twoProbes, { ...files, sources: new Map([['main', '/w/main.mp4'], ['other', '/w/other.mp4']]) });
+      expect(plan.inputs).to.deep.equal([
+        ['-t', '187.1', '-i', '/w/main.mp4'],
+        ['-t', '187.1', '-i', '/w/other.mp4'],
+      ]);
+      expect(plan.segments.map((segment) => segment.inputIndex)).to.deep.equal(segments.map((_, index) => index % 2));
+      const chains = chainsOf(plan.filterGraph);
+      expect(chains).to.include('[in1v124]trim=start=185.983333:end=186.983333,setpts=PTS-STARTPTS,fps=30,format=yuv420p,trim=end_frame=30,setpts=PTS-STARTPTS[v249]');
     });
   });
 

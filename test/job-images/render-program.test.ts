@@ -73,6 +73,14 @@ async function frameLumas(path: string): Promise<number[]> {
   return lumas;
 }
 
+/** Every frame as a 16×9 grey thumbnail, in order. */
+async function frameThumbnails(path: string): Promise<Buffer[]> {
+  const bytes = await ffmpegBytes(['-i', path, '-map', '0:v:0', '-vf', 'scale=16:9,format=gray', '-f', 'rawvideo']);
+  const thumbnails: Buffer[] = [];
+  for (let offset = 0; offset + 144 <= bytes.length; offset += 144) thumbnails.push(bytes.subarray(offset, offset + 144));
+  return thumbnails;
+}
+
 /** The RGB pixels of a region of the frame at `seconds`. */
 async function regionPixels(path: string, seconds: number, region: { x: number; y: number; width: number; height: number }): Promise<Buffer> {
   return ffmpegBytes([
@@ -444,6 +452,44 @@ describe('render program, end to end (node job-images/ffmpeg/src/main.ts)', func
     it('the watermark is burned in bottom-right', async () => {
       const corner = { x: 1280 - 260, y: 720 - 70, width: 240, height: 50 };
       expect(await shareUnlike(job.output, 2.0, corner, [0, 0, 255])).to.be.above(0.05);
+    });
+  });
+
+  describe('stills of one image between cuts of one source (one input each, split into the pieces)', () => {
+    let job: RenderRun;
+    // flash kept frames 15–44, 81–101, 144–167 around two half-second stills: output frames
+    // 0–29 flash (its flash on 15–17), 30–44 still, 45–65 flash (54–56), 66–80 still, 81–104 flash (87–89)
+    const segments = [
+      { sourceId: 'flash', sourceStartMs: 500, sourceEndMs: 1500, outStartMs: 0 },
+      { sourceId: 'logo', sourceStartMs: 0, sourceEndMs: 500, outStartMs: 1000 },
+      { sourceId: 'flash', sourceStartMs: 2700, sourceEndMs: 3400, outStartMs: 1500 },
+      { sourceId: 'logo', sourceStartMs: 0, sourceEndMs: 500, outStartMs: 2200 },
+      { sourceId: 'flash', sourceStartMs: 4800, sourceEndMs: 5600, outStartMs: 2700 },
+    ];
+    before(async () => {
+      job = await render('stills-between-cuts', { segments });
+      expect(job.exitCode, job.stderr).to.equal(0);
+    });
+
+    it('every piece is on its exact frames: the stills on 30–44 and 66–80, the flashes on 15–17, 54–56, 87–89', async () => {
+      expect(job.result).to.include({ frame_count: 105, duration_ms: 3500 });
+      const thumbnails = await frameThumbnails(job.output);
+      expect(thumbnails).to.have.length(105);
+      const still = thumbnails[37] as Buffer;
+      const isStill = (thumbnail: Buffer): boolean => thumbnail.every((value, index) => Math.abs(value - (still[index] ?? 0)) <= 6);
+      const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, index) => from + index);
+      expect(thumbnails.flatMap((thumbnail, index) => (isStill(thumbnail) ? [index] : []))).to.deep.equal([...range(30, 44), ...range(66, 80)]);
+      const lumas = await frameLumas(job.output);
+      expect(lumas.flatMap((luma, index) => (luma > 200 ? [index] : []))).to.deep.equal([15, 16, 17, 54, 55, 56, 87, 88, 89]);
+    });
+
+    it('the sound stays in sync across the stills: every beep within one frame of its flash, silence under the stills', async () => {
+      const samples = await samplesOf(job.output);
+      const onsets = soundOnsets(samples);
+      expect(onsets).to.have.length(3);
+      [15, 54, 87].forEach((frame, index) => expect(onsets[index]).to.be.closeTo(frame * FRAME, FRAME));
+      expect(rmsDb(window(samples, 31 * FRAME, 44 * FRAME))).to.be.below(-60);
+      expect(rmsDb(window(samples, 67 * FRAME, 80 * FRAME))).to.be.below(-60);
     });
   });
 

@@ -104,6 +104,12 @@ export interface SegmentPictureContext {
   shape: PictureShape;
   /** Seconds of the source at the segment's input's time 0. */
   offset: number;
+  /**
+   * A still shared by several segments (fitted and in yuv420p before its split): the frame of its
+   * looped read this segment starts at; each branch is only cut to its frames, counted (the loop's
+   * time base is the frame rate itself, so half-frame times would round onto a frame edge).
+   */
+  stillFirstFrame?: number | null;
 }
 
 /** A segment's picture filters: exactly its frames, on the output's grid (an audio segment shows the letterbox colour). */
@@ -116,6 +122,8 @@ export function segmentPicture(segment: PlannedSegment, probe: MediaProbe, at: S
   const picture: string[] = [];
   if (segment.kind === 'audio') {
     picture.push(`color=c=${ffmpegColour(at.settings.letterboxColor)}:s=${output.width}x${output.height}:r=${rateText(rate)}`, 'setsar=1');
+  } else if (segment.kind === 'image' && at.stillFirstFrame !== undefined && at.stillFirstFrame !== null) {
+    picture.push(`trim=start_frame=${at.stillFirstFrame}:end_frame=${at.stillFirstFrame + segment.frameCount}`, 'setpts=PTS-STARTPTS');
   } else {
     if (segment.kind === 'video') picture.push(`trim=start=${videoFrom}:end=${videoTo}`, 'setpts=PTS-STARTPTS', `fps=${rateText(rate)}`);
     else picture.push('setpts=PTS-STARTPTS');

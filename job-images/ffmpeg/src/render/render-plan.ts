@@ -70,11 +70,11 @@ export function planRender(input: RenderInput, probes: ReadonlyMap<string, Media
   };
 
   const shape = pictureShape(segments, probes, output, settings);
-  const reads = readSources(segments, rate, pathOf);
+  const reads = readSources(segments, rate, pathOf, (segment) => [...(shape.shared ? [] : shape.filtersOf(segment)), 'format=yuv420p']);
   const cuts = segments.flatMap((segment, index) => {
     const offset = reads.offsets[segment.inputIndex] ?? 0;
-    const pad = reads.pads.get(segment) ?? { video: '', audio: '' };
-    const picture = segmentPicture(segment, probes.get(segment.sourceId) as MediaProbe, { rate, output, settings, shape, offset });
+    const pad = reads.pads.get(segment) ?? { video: '', audio: '', stillFirstFrame: null };
+    const picture = segmentPicture(segment, probes.get(segment.sourceId) as MediaProbe, { rate, output, settings, shape, offset, stillFirstFrame: pad.stillFirstFrame });
     return [`${pad.video}${picture}[v${index}]`, `${pad.audio}${segmentSound(segments, index, offset)}[a${index}]`];
   });
   const assets = planAssets(input, probes, { output, rate, durationSeconds, firstInput: reads.inputs.length, pathOf });
