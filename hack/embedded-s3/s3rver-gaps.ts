@@ -34,9 +34,10 @@ const LISTING_ATTEMPTS = 20;
 
 /**
  * ListObjects: s3rver walks the bucket's directories (readdir, then stat of each entry)
- * and reads each object's metadata file, so an object deleted meanwhile (ENOENT) or
- * whose metadata is being written (empty or partial JSON) fails the whole listing with
- * 500 InternalError, where S3 lists consistently. Such a listing is walked again.
+ * and reads each object's metadata file, so an object deleted meanwhile (ENOENT, or
+ * another file-system error of a directory emptied and removed under the walk) or whose
+ * metadata is being written (empty or partial JSON) fails the whole listing with 500
+ * InternalError, where S3 lists consistently. Such a listing is walked again.
  */
 function listConsistently(store: FilesystemStore): void {
   const listObjects = store.listObjects.bind(store);
@@ -45,7 +46,9 @@ function listConsistently(store: FilesystemStore): void {
       try {
         return await listObjects(bucket, options);
       } catch (error) {
-        const raced = (error as { code?: unknown }).code === 'ENOENT' || error instanceof SyntaxError;
+        const code = (error as { code?: unknown }).code;
+        // any file-system error (ENOENT, ENOTDIR, EISDIR…) of the walk, or metadata read half-written
+        const raced = (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || error instanceof SyntaxError;
         if (!raced || attempt >= LISTING_ATTEMPTS) throw error;
         await new Promise((resolve) => setTimeout(resolve, attempt));
       }
