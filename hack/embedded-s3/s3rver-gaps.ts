@@ -5,7 +5,9 @@ import type S3rver from 's3rver';
 import type { FilesystemStore } from 's3rver';
 import authentication from 's3rver/lib/middleware/authentication.js';
 import S3Error from 's3rver/lib/models/error.js';
+import { DUMMY_ACCOUNT } from 's3rver/lib/models/account.js';
 import { resolveByteRange } from './byte-range.ts';
+import { listPage, type ListingMarker } from './list-objects.ts';
 import { S3rverUploads, type RequestedPart } from './s3rver-uploads.ts';
 
 /**
@@ -33,7 +35,7 @@ export function useBeforeRouter(server: S3rver, middleware: Middleware): void {
 const LISTING_ATTEMPTS = 20;
 
 /**
- * ListObjects: s3rver walks the bucket's directories (readdir, then stat of each entry)
+ * ListObjects (version 1, still s3rver's; version 2 is listed by listObjectsV2 below): s3rver walks the bucket's directories (readdir, then stat of each entry)
  * and reads each object's metadata file, so an object deleted meanwhile (ENOENT, or
  * another file-system error of a directory emptied and removed under the walk) or whose
  * metadata is being written (empty or partial JSON) fails the whole listing with 500
@@ -57,6 +59,8 @@ function listConsistently(store: FilesystemStore): void {
 }
 
 const S3_XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';
+/** S3 lists at most 1000 keys per ListObjectsV2 page. */
+const MAX_KEYS_PER_PAGE = 1000;
 /** S3 lists at most 1000 parts per ListParts page. */
 const MAX_PARTS_PER_PAGE = 1000;
 /** 10,000 parts of about 100 bytes of XML each, with room to spare. */
@@ -146,7 +150,44 @@ function s3rverGaps(store: FilesystemStore): Middleware {
     ctx.set('Content-Range', `bytes ${span.start}-${span.end}/${size}`);
   };
 
-  const fillFor = (ctx: Context): Fill | undefined => {
+  // ListObjectsV2 (GET /<bucket>?list-type=2): s3rver encrypts its continuation token with DES,
+  // which OpenSSL 3 refuses, so any listing of more than one page answered 500 InternalError; and
+  // it pages in directory order, not key order, so a page's start-after skipped keys not listed yet.
+  const listObjectsV2: Fill = async (ctx, { bucket }) => {
+    const maxKeys = Math.min(integerParameter(ctx, 'max-keys', MAX_KEYS_PER_PAGE), MAX_KEYS_PER_PAGE);
+    const prefix = queryValue(ctx, 'prefix');
+    const delimiter = queryValue(ctx, 'delimiter');
+    const token = queryValue(ctx, 'continuation-token');
+    const startAfter = queryValue(ctx, 'start-after');
+    const start = token ? continuationMarker(token) : startAfter ? { after: startAfter, prefix: false } : null;
+    const page = maxKeys === 0 ? { objects: [], commonPrefixes: [], next: null } : await listPage(store.getBucketPath(bucket), { prefix, delimiter, start, maxKeys });
+    ctx.body = {
+      ListBucketResult: {
+        '@': { xmlns: S3_XMLNS },
+        Name: bucket,
+        Prefix: prefix,
+        ...(startAfter && !token ? { StartAfter: startAfter } : {}),
+        ...(token ? { ContinuationToken: token } : {}),
+        ...(page.next ? { NextContinuationToken: continuationToken(page.next) } : {}),
+        KeyCount: page.objects.length + page.commonPrefixes.length,
+        MaxKeys: maxKeys,
+        ...(delimiter ? { Delimiter: delimiter } : {}),
+        IsTruncated: page.next !== null,
+        Contents: page.objects.map((object) => ({
+          Key: object.key,
+          LastModified: object.lastModified.toISOString(),
+          ETag: object.etag,
+          Size: object.size,
+          ...(ctx.query['fetch-owner'] === 'true' ? { Owner: { ID: DUMMY_ACCOUNT.id, DisplayName: DUMMY_ACCOUNT.displayName } } : {}),
+          StorageClass: 'STANDARD',
+        })),
+        CommonPrefixes: page.commonPrefixes.map((commonPrefix) => ({ Prefix: commonPrefix })),
+      },
+    };
+  };
+
+  const fillFor = (ctx: Context, target: ObjectTarget): Fill | undefined => {
+    if (target.key === '') return ctx.method === 'GET' && ctx.query['list-type'] === '2' ? listObjectsV2 : undefined;
     if ('uploadId' in ctx.query) {
       if (ctx.method === 'GET') return listParts;
       if (ctx.method === 'DELETE') return abortUpload;
@@ -160,8 +201,8 @@ function s3rverGaps(store: FilesystemStore): Middleware {
   };
 
   return async (ctx, next) => {
-    const target = objectTarget(ctx.path);
-    const fill = target && fillFor(ctx);
+    const target = objectTarget(ctx.path) ?? bucketTarget(ctx.path);
+    const fill = target && fillFor(ctx, target);
     if (!target || !fill) return next();
     // The same checks s3rver's router makes before its own handlers: signature, then bucket.
     ctx.params = target;
@@ -179,6 +220,29 @@ function objectTarget(path: string): ObjectTarget | null {
   const match = /^\/([^/]+)\/(.+)$/.exec(path);
   if (!match) return null;
   return { bucket: decodePathSegment(match[1]!), key: decodePathSegment(match[2]!) };
+}
+
+/** `/<bucket>` or `/<bucket>/`, with an empty key; null for other paths. */
+function bucketTarget(path: string): ObjectTarget | null {
+  const match = /^\/([^/]+)\/?$/.exec(path);
+  return match ? { bucket: decodePathSegment(match[1]!), key: '' } : null;
+}
+
+/** An opaque token to the client; here the marker the next page starts after. */
+function continuationToken(marker: ListingMarker): string {
+  return Buffer.from(JSON.stringify(marker), 'utf8').toString('base64url');
+}
+
+function continuationMarker(token: string): ListingMarker {
+  try {
+    const marker = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    if (marker && typeof marker === 'object' && 'after' in marker && typeof marker.after === 'string' && 'prefix' in marker && typeof marker.prefix === 'boolean') {
+      return { after: marker.after, prefix: marker.prefix };
+    }
+  } catch {
+    // not a token of ours: answered as S3 answers it
+  }
+  throw new S3Error('InvalidArgument', 'The continuation token provided is incorrect', { ArgumentName: 'continuation-token' });
 }
 
 function decodePathSegment(text: string): string {

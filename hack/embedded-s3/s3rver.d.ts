@@ -15,6 +15,8 @@ declare module 's3rver' {
     /** `<root>/<bucket>/<key dirs>/<last segment>._S3rver_<resource>`; key undefined names a bucket-level resource. */
     getResourcePath(bucket: string, key: string | undefined, resource: string): string;
     getBucket(bucket: string): Promise<object | null>;
+    /** `<root>/<bucket>`: the directory the bucket's objects are under. */
+    getBucketPath(bucket: string): string;
     /** Concatenates the listed parts of an upload into its object, then deletes the upload's directory. */
     putObjectMultipart(bucket: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<{ md5: string; size: number }>;
     /** Walks the bucket's directories; the gap fills wrap it (see listConsistently). */
@@ -44,4 +46,9 @@ declare module 's3rver/lib/models/error.js' {
     readonly code: string;
     readonly status: number;
   }
+}
+
+declare module 's3rver/lib/models/account.js' {
+  /** The one account s3rver knows: it owns every bucket and object. */
+  export const DUMMY_ACCOUNT: { readonly id: number; readonly displayName: string };
 }

@@ -111,7 +111,9 @@ export async function resolveEdit(em: EntityManager, project: ProjectRow, overri
   if (output.segments.length === 0) throw Conflict('exports.nothing_kept');
 
   const fileIds = new Set([...output.segments.map((segment) => segment.mediaFileId), ...[...assetFiles.values()].map((file) => file.id)]);
-  const files = await em.find(MediaFile, { id: [...fileIds] });
+  // in the order the output first plays them, then the assets: a timeline's source list (EDL reels, FCPXML assets) stays the same between reads
+  const order = [...fileIds];
+  const files = (await em.find(MediaFile, { id: order })).sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
   const failedAsset = files.find((file) => file.status === 'FAILED');
   // an asset edit's media that failed never plays either: name it, as a failed source is named
   if (failedAsset) throw Conflict('timeline.source_failed', { code: 'SourceFailed', params: { name: failedAsset.originalFilename } });
