@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SNAP_WINDOW_MS } from '../../../job-images/whisper/src/analysis/boundaries.ts';
 import type { EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
-import { findSilenceCuts, tidySilences } from '../../../job-images/whisper/src/analysis/silences.ts';
+import { findSilenceCuts, tidySilences, UNHEARD_WORD_MARGIN_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
 import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
 import { envelopeOf, gapsOf, wordsAt } from '../../analysis/transcripts.ts';
@@ -82,6 +82,17 @@ describe('silence cuts are bounded by the words (silences.ts)', () => {
     expect(cutsOf({ silences: [{ start_ms: 1400, end_ms: 2000 }, { start_ms: 2300, end_ms: 3000 }] })).to.deep.equal([[1520, 2000 - WORD_LEAD_IN_MS], [2300 + WORD_TAIL_MS, 2820]]);
     // It heard no silence at all: nothing is cut, whatever the gap between the words.
     expect(cutsOf({ silences: [] })).to.deep.equal([]);
+  });
+
+  it('a word heard in the middle of a detected silence (a recognizer hearing words in a babble or a hiss) bounds nothing; one within UNHEARD_WORD_MARGIN_MS of its edge still does', () => {
+    const silences = [{ start_ms: 1400, end_ms: 3000 }];
+    const withWord = (start: number, end: number) => wordsAt([['hello', 1000, 1400], ['what', start, end], ['world', 3000, 3500]]);
+    expect(cutsOf({ words: withWord(2000, 2300), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    expect(cutsOf({ words: withWord(1400 + UNHEARD_WORD_MARGIN_MS, 3000 - UNHEARD_WORD_MARGIN_MS), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    // 10 ms nearer the speech the detector heard: it may be that speech, late or early by the recognizer's timing error
+    expect(cutsOf({ words: withWord(1400 + UNHEARD_WORD_MARGIN_MS - 10, 1700), silences })).to.deep.equal([[1700 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    expect(cutsOf({ words: withWord(2300, 3000 - UNHEARD_WORD_MARGIN_MS + 10), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 2300 - WORD_LEAD_IN_MS]]);
+    expect(UNHEARD_WORD_MARGIN_MS).to.be.within(100, 200);
   });
 
   it('detected silences in any order, overlapping or past the source, are merged and clipped first', () => {

@@ -42,21 +42,47 @@ export function tidySilences(silences: readonly Span[], durationMs: number): Spa
 }
 
 /**
+ * How far a recognized word must lie inside a detected silence, on both sides, to be taken
+ * for noise: more than a recognizer's timing error (50–100 ms), so a real word whose
+ * times run late or early still touches the speech it was heard in.
+ */
+export const UNHEARD_WORD_MARGIN_MS = 150;
+
+/**
+ * The words that bound pause cuts: those with sound under them. A recognizer hears words
+ * in a room's noise (a babble of other talkers, a fan's hiss) in the middle of a pause;
+ * such a word, with UNHEARD_WORD_MARGIN_MS of detected silence on both sides, has no
+ * speech under it that the detector could hear, and would keep the whole pause uncut.
+ * Every other word stays, however quiet.
+ */
+export function heardWords(words: readonly SpokenWord[], silences: readonly Span[]): SpokenWord[] {
+  let index = 0;
+  return words.filter((word) => {
+    while (index < silences.length && silences[index]!.end_ms < word.start_ms) index += 1;
+    const silence = silences[index];
+    const inside = silence !== undefined && silence.start_ms + UNHEARD_WORD_MARGIN_MS <= word.start_ms && word.end_ms + UNHEARD_WORD_MARGIN_MS <= silence.end_ms;
+    return !inside;
+  });
+}
+
+/**
  * Pauses worth cutting. A pause is the part of a detected silence that lies between
  * two recognized words (or before the first, after the last): where the detector heard
  * silence and the recognizer heard nothing. One at least `minimum_pause_ms` long is
  * cut, but only from WORD_TAIL_MS after the word before it to WORD_LEAD_IN_MS before
  * the word after it, each boundary snapped inward to the quietest frame nearby. So a
  * cut never touches a recognized word or its guard bands, nor anything audible the
- * recognizer missed. The detector's own speech is guarded the same way: a cut stays
+ * recognizer missed; a word heard in the middle of a silence is noise (heardWords) and
+ * bounds nothing. The detector's own speech is guarded the same way: a cut stays
  * WORD_TAIL_MS after a silence begins and WORD_LEAD_IN_MS before it ends (where speech
  * the detector heard stops and starts again), so a word's acoustic tail and onset bound
  * a cut as well as its transcript times, whatever the recognizer said. Source edges
  * need no guard band.
  */
 export function findSilenceCuts(input: SilenceCutInput): Cut[] {
-  const { words, envelope, duration_ms: duration } = input;
+  const { envelope, duration_ms: duration } = input;
   const silences = tidySilences(input.silences, duration);
+  const words = heardWords(input.words, silences);
   const cuts: Cut[] = [];
   let firstSilence = 0;
   // The latest end of the words so far: a sloppy recognizer's words may overlap or nest.
