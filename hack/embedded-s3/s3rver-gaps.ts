@@ -35,11 +35,12 @@ export function useBeforeRouter(server: S3rver, middleware: Middleware): void {
 const LISTING_ATTEMPTS = 20;
 
 /**
- * ListObjects (version 1, still s3rver's; version 2 is listed by listObjectsV2 below): s3rver walks the bucket's directories (readdir, then stat of each entry)
- * and reads each object's metadata file, so an object deleted meanwhile (ENOENT, or
- * another file-system error of a directory emptied and removed under the walk) or whose
- * metadata is being written (empty or partial JSON) fails the whole listing with 500
- * InternalError, where S3 lists consistently. Such a listing is walked again.
+ * ListObjects version 1 (version 2 is listObjectsV2's, below): s3rver walks the bucket's
+ * directories (readdir, then stat of each entry) and reads each object's metadata file, so
+ * an object deleted meanwhile (ENOENT, or another file-system error of a directory emptied
+ * and removed under the walk) or whose metadata is being written (empty or partial JSON)
+ * fails the whole listing with 500 InternalError, where S3 lists consistently. Such a
+ * listing is walked again.
  */
 function listConsistently(store: FilesystemStore): void {
   const listObjects = store.listObjects.bind(store);
