@@ -55,9 +55,9 @@ function unheard(word: SpokenWord, silences: readonly Span[]): boolean {
 
 /**
  * Rule 4, the product's promise: cuts are whole milliseconds, at least MIN_CUT_MS long
- * (so start < end), inside [0, duration], in order and disjoint; a silence cut overlaps no word and keeps the
- * guard bands of every word (but a word with detected silence all around it, when the silences are given); a filler or false-start cut overlaps only the words it
- * removes and covers each of them whole (less what a sloppy recognizer let overlap a
+ * (so start < end), inside [0, duration], in order and disjoint; a silence cut overlaps no word
+ * and keeps the guard bands of every word (when the silences are given: but a word with
+ * detected silence all around it); a filler or false-start cut overlaps only the words it removes and covers each of them whole (less what a sloppy recognizer let overlap a
  * kept word: that belongs to the kept word); a filler cut removes only filler words, a
  * false-start cut only takes said again (up to the kept take, which it never touches).
  */

@@ -25,6 +25,9 @@ function cutsOf(options: { words?: SpokenWord[]; silences?: Span[]; envelope?: E
   }).map((cut) => [cut.start_ms, cut.end_ms]);
 }
 
+/** "hello" and "world" with a word "what" between them, where the recognizer put it. */
+const withWord = (start: number, end: number): SpokenWord[] => wordsAt([['hello', 1000, 1400], ['what', start, end], ['world', 3000, 3500]]);
+
 /** The flat envelope of `words`, with frames [from, to) (10 ms each) quieter still. */
 function envelopeWithDip(fromFrame: number, toFrame: number): EnergyEnvelope {
   const envelope = envelopeOf(words, DURATION);
@@ -86,13 +89,26 @@ describe('silence cuts are bounded by the words (silences.ts)', () => {
 
   it('a word heard in the middle of a detected silence (a recognizer hearing words in a babble or a hiss) bounds nothing; one within UNHEARD_WORD_MARGIN_MS of its edge still does', () => {
     const silences = [{ start_ms: 1400, end_ms: 3000 }];
-    const withWord = (start: number, end: number) => wordsAt([['hello', 1000, 1400], ['what', start, end], ['world', 3000, 3500]]);
     expect(cutsOf({ words: withWord(2000, 2300), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
     expect(cutsOf({ words: withWord(1400 + UNHEARD_WORD_MARGIN_MS, 3000 - UNHEARD_WORD_MARGIN_MS), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
     // 10 ms nearer the speech the detector heard: it may be that speech, late or early by the recognizer's timing error
     expect(cutsOf({ words: withWord(1400 + UNHEARD_WORD_MARGIN_MS - 10, 1700), silences })).to.deep.equal([[1700 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
     expect(cutsOf({ words: withWord(2300, 3000 - UNHEARD_WORD_MARGIN_MS + 10), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 2300 - WORD_LEAD_IN_MS]]);
     expect(UNHEARD_WORD_MARGIN_MS).to.be.within(100, 200);
+  });
+
+  it('a word inside a silence is noise only while most of its frames stay at or under the floor level the envelope carries: a soft word the detector missed stays', () => {
+    const silences = [{ start_ms: 1400, end_ms: 3000 }];
+    const spoken = withWord(2000, 2300);
+    const envelope = envelopeOf(spoken, DURATION);
+    envelope.rms.fill(0.0001, 140, 300);
+    envelope.floor_rms = 0.001;
+    // a few frames of noise over the floor level (a babble's peaks) do not make it a word
+    envelope.rms.fill(0.002, 200, 210);
+    expect(cutsOf({ words: spoken, silences, envelope })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    // most of its frames over the floor level: it may be a soft word, and it bounds the pause
+    envelope.rms.fill(0.002, 200, 220);
+    expect(cutsOf({ words: spoken, silences, envelope })).to.deep.equal([[1400 + WORD_TAIL_MS, 2000 - WORD_LEAD_IN_MS], [2300 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
   });
 
   it('detected silences in any order, overlapping or past the source, are merged and clipped first', () => {

@@ -43,26 +43,49 @@ export function tidySilences(silences: readonly Span[], durationMs: number): Spa
 
 /**
  * How far a recognized word must lie inside a detected silence, on both sides, to be taken
- * for noise: more than a recognizer's timing error (50–100 ms), so a real word whose
- * times run late or early still touches the speech it was heard in.
+ * for noise: more than a recognizer's timing error (50–100 ms), so a real word whose times
+ * run late or early still touches the speech it was heard in.
  */
 export const UNHEARD_WORD_MARGIN_MS = 150;
 
 /**
  * The words that bound pause cuts: those with sound under them. A recognizer hears words
- * in a room's noise (a babble of other talkers, a fan's hiss) in the middle of a pause;
- * such a word, with UNHEARD_WORD_MARGIN_MS of detected silence on both sides, has no
- * speech under it that the detector could hear, and would keep the whole pause uncut.
- * Every other word stays, however quiet.
+ * in a room's noise (a babble of other talkers, a fan's hiss) in the middle of a pause,
+ * and such a word kept the whole pause uncut. A word is taken for noise when it lies
+ * UNHEARD_WORD_MARGIN_MS inside a detected silence on both sides and most of its frames
+ * (the median) stay at or under the floor level the envelope carries (detectSpeech's
+ * `off_db`); a soft word the detector missed rises over it and stays. Without that level
+ * the margin alone decides.
  */
-export function heardWords(words: readonly SpokenWord[], silences: readonly Span[]): SpokenWord[] {
-  let index = 0;
+export function heardWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): SpokenWord[] {
   return words.filter((word) => {
-    while (index < silences.length && silences[index]!.end_ms < word.start_ms) index += 1;
-    const silence = silences[index];
+    const silence = silenceAt(silences, word.start_ms);
     const inside = silence !== undefined && silence.start_ms + UNHEARD_WORD_MARGIN_MS <= word.start_ms && word.end_ms + UNHEARD_WORD_MARGIN_MS <= silence.end_ms;
-    return !inside;
+    return !inside || risesOverFloor(word, envelope);
   });
+}
+
+/** The silence holding `ms` (sorted, disjoint silences; binary search). */
+function silenceAt(silences: readonly Span[], ms: number): Span | undefined {
+  let low = 0;
+  let high = silences.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const silence = silences[middle]!;
+    if (ms < silence.start_ms) high = middle - 1;
+    else if (ms >= silence.end_ms) low = middle + 1;
+    else return silence;
+  }
+  return undefined;
+}
+
+/** Whether the median frame under the word is over the floor level the envelope carries (false when it carries none). */
+function risesOverFloor(word: Span, envelope: EnergyEnvelope | null): boolean {
+  if (!envelope || envelope.floor_rms === undefined) return false;
+  const from = Math.max(0, Math.floor(word.start_ms / envelope.frame_ms));
+  const to = Math.min(envelope.rms.length, Math.max(from + 1, Math.ceil(word.end_ms / envelope.frame_ms)));
+  const frames = Array.from(envelope.rms.subarray(from, to)).sort((a, b) => a - b);
+  return frames.length > 0 && frames[Math.floor(frames.length / 2)]! > envelope.floor_rms;
 }
 
 /**
@@ -82,7 +105,7 @@ export function heardWords(words: readonly SpokenWord[], silences: readonly Span
 export function findSilenceCuts(input: SilenceCutInput): Cut[] {
   const { envelope, duration_ms: duration } = input;
   const silences = tidySilences(input.silences, duration);
-  const words = heardWords(input.words, silences);
+  const words = heardWords(input.words, silences, envelope);
   const cuts: Cut[] = [];
   let firstSilence = 0;
   // The latest end of the words so far: a sloppy recognizer's words may overlap or nest.
