@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SNAP_WINDOW_MS } from '../../../job-images/whisper/src/analysis/boundaries.ts';
 import type { EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
-import { findSilenceCuts, tidySilences, UNHEARD_WORD_MARGIN_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
+import { findSilenceCuts, tidySilences, UNHEARD_WORD_MARGIN_MS, WORD_REACH_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
 import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
 import { envelopeOf, gapsOf, wordsAt } from '../../analysis/transcripts.ts';
@@ -87,28 +87,51 @@ describe('silence cuts are bounded by the words (silences.ts)', () => {
     expect(cutsOf({ silences: [] })).to.deep.equal([]);
   });
 
-  it('a word heard in the middle of a detected silence (a recognizer hearing words in a babble or a hiss) bounds nothing; one within UNHEARD_WORD_MARGIN_MS of its edge still does', () => {
+  /** The flat envelope of `spoken` with frames [from, to) at the floor, and the floor level it carries. */
+  const floored = (spoken: SpokenWord[], from: number, to: number): EnergyEnvelope => {
+    const envelope = envelopeOf(spoken, DURATION);
+    envelope.rms.fill(0.0001, from, to);
+    envelope.floor_rms = 0.001;
+    return envelope;
+  };
+
+  it('a quiet word in the middle of a detected silence (a recognizer hearing words in a babble or a hiss) bounds nothing; one within UNHEARD_WORD_MARGIN_MS of its edge is cut to WORD_REACH_MS', () => {
     const silences = [{ start_ms: 1400, end_ms: 3000 }];
-    expect(cutsOf({ words: withWord(2000, 2300), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
-    expect(cutsOf({ words: withWord(1400 + UNHEARD_WORD_MARGIN_MS, 3000 - UNHEARD_WORD_MARGIN_MS), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
-    // 10 ms nearer the speech the detector heard: it may be that speech, late or early by the recognizer's timing error
-    expect(cutsOf({ words: withWord(1400 + UNHEARD_WORD_MARGIN_MS - 10, 1700), silences })).to.deep.equal([[1700 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
-    expect(cutsOf({ words: withWord(2300, 3000 - UNHEARD_WORD_MARGIN_MS + 10), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 2300 - WORD_LEAD_IN_MS]]);
+    const cut = (start: number, end: number) => cutsOf({ words: withWord(start, end), silences, envelope: floored(withWord(start, end), 140, 300) });
+    expect(cut(2000, 2300)).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    expect(cut(1400 + UNHEARD_WORD_MARGIN_MS, 3000 - UNHEARD_WORD_MARGIN_MS)).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    // nearer the speech the detector heard: it may be that speech, late or early by the recognizer's timing error; quiet deeper than WORD_REACH_MS, it ends there
+    expect(cut(1400 + UNHEARD_WORD_MARGIN_MS - 10, 2500)).to.deep.equal([[1400 + WORD_REACH_MS + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    expect(cut(2000, 3000 - UNHEARD_WORD_MARGIN_MS + 10)).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_REACH_MS - WORD_LEAD_IN_MS]]);
     expect(UNHEARD_WORD_MARGIN_MS).to.be.within(100, 200);
+    expect(WORD_REACH_MS).to.be.within(100, 200);
   });
 
-  it('a word inside a silence is noise only while most of its frames stay at or under the floor level the envelope carries: a soft word the detector missed stays', () => {
+  it('the recognizer glued noise to the words around a pause: each reaches WORD_REACH_MS into it, however far its times run', () => {
+    const glued = wordsAt([['hello', 1000, 2100], ['world', 2600, 3500]]);
+    const envelope = floored(glued, 140, 300);
+    expect(cutsOf({ words: glued, silences: [{ start_ms: 1400, end_ms: 3000 }], envelope })).to.deep.equal([[1400 + WORD_REACH_MS + WORD_TAIL_MS, 3000 - WORD_REACH_MS - WORD_LEAD_IN_MS]]);
+    // a word within WORD_REACH_MS of the speech keeps its own time
+    const near = wordsAt([['hello', 1000, 1400 + WORD_REACH_MS], ['world', 3000 - WORD_REACH_MS, 3500]]);
+    expect(cutsOf({ words: near, silences: [{ start_ms: 1400, end_ms: 3000 }], envelope: floored(near, 140, 300) })).to.deep.equal([[1400 + WORD_REACH_MS + WORD_TAIL_MS, 3000 - WORD_REACH_MS - WORD_LEAD_IN_MS]]);
+    // without the floor level (nothing known of the acoustics) every word keeps its times
+    expect(cutsOf({ words: glued, silences: [{ start_ms: 1400, end_ms: 3000 }] })).to.deep.equal([[2100 + WORD_TAIL_MS, 2600 - WORD_LEAD_IN_MS]]);
+  });
+
+  it('a word inside a silence is noise only while 9 in 10 of its frames stay at or under the floor level: a soft word the detector missed stays, and so does a glued tail that rises over it', () => {
     const silences = [{ start_ms: 1400, end_ms: 3000 }];
     const spoken = withWord(2000, 2300);
-    const envelope = envelopeOf(spoken, DURATION);
-    envelope.rms.fill(0.0001, 140, 300);
-    envelope.floor_rms = 0.001;
+    const envelope = floored(spoken, 140, 300);
     // a few frames of noise over the floor level (a babble's peaks) do not make it a word
-    envelope.rms.fill(0.002, 200, 210);
+    envelope.rms.fill(0.002, 200, 202);
     expect(cutsOf({ words: spoken, silences, envelope })).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
-    // most of its frames over the floor level: it may be a soft word, and it bounds the pause
-    envelope.rms.fill(0.002, 200, 220);
+    // a fifth of its frames over the floor level: it may be a soft word, and it bounds the pause
+    envelope.rms.fill(0.002, 200, 206);
     expect(cutsOf({ words: spoken, silences, envelope })).to.deep.equal([[1400 + WORD_TAIL_MS, 2000 - WORD_LEAD_IN_MS], [2300 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    const glued = wordsAt([['hello', 1000, 2100], ['world', 3000, 3500]]);
+    const rising = floored(glued, 140, 300);
+    rising.rms.fill(0.002, 180, 200);
+    expect(cutsOf({ words: glued, silences, envelope: rising })).to.deep.equal([[2100 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
   });
 
   it('detected silences in any order, overlapping or past the source, are merged and clipped first', () => {

@@ -203,9 +203,10 @@ describe('speech is found relative to each recording (speech.ts)', () => {
           return word.start_ms - after > 1000 ? [[`noise${index}`, Math.round(middle - 150), Math.round(middle + 150)] as const] : [];
         });
         const words = [...recognized(talk, random, 120), ...(phantoms.length ? wordsAt(phantoms) : [])].sort((a, b) => a.start_ms - b.start_ms);
-        const speech = detectSpeech(envelope, talk.duration_ms).speech;
+        const detection = detectSpeech(envelope, talk.duration_ms);
+        const { speech } = detection;
         for (const pacing of [0, 50, 100]) {
-          const { edits } = planSourceEdits({ source_index: 0, duration_ms: talk.duration_ms, words, silences: silencesBetween(speech, talk.duration_ms, MIN_SILENCE_MS), envelope }, { pacing_level: pacing, false_start_sensitivity: 50 });
+          const { edits } = planSourceEdits({ source_index: 0, duration_ms: talk.duration_ms, words, silences: silencesBetween(speech, talk.duration_ms, MIN_SILENCE_MS), envelope: withFloor(envelope, detection) }, { pacing_level: pacing, false_start_sensitivity: 50 });
           for (const cut of edits.filter((edit) => edit.type === 'silence')) {
             cutCount += 1;
             for (const region of speech) {
