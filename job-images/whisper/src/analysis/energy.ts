@@ -9,6 +9,10 @@ export interface EnergyEnvelope {
   rms: Float32Array;
   /** Frames at or under this RMS are all the recording's floor, equally quiet for snapping (detectSpeech's `off_db`). */
   floor_rms?: number;
+  /** A frame over this RMS can start speech (detectSpeech's `on_db`). */
+  onset_rms?: number;
+  /** Frames at or under this RMS are the room's noise: its floor + 6 dB (detectSpeech's `floor_db`). */
+  noise_rms?: number;
 }
 
 /** Where the samples of a 16-bit PCM WAV are, from its header. */

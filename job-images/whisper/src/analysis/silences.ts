@@ -49,50 +49,32 @@ export function tidySilences(silences: readonly Span[], durationMs: number): Spa
 export const UNHEARD_WORD_MARGIN_MS = 150;
 
 /**
- * How far into a detected silence a word's sound is taken on trust from the recognizer:
- * its timing error and a tail faded under the floor. What a word reaches deeper, if quiet,
- * is noise the recognizer glued to it.
+ * A span is quiet when this share of its frames stay at or under the floor level: a
+ * word's syllables rise over it in more than a tenth.
  */
-export const WORD_REACH_MS = 150;
-/** A span is quiet when this share of its frames stay at or under the floor level (a word's syllables rise over it in more than a tenth). */
 const QUIET_SHARE = 0.9;
 
 /**
- * The words as they bound pause cuts: where they have sound under them. A recognizer hears
- * words in a room's noise (a babble of other talkers, a fan's hiss) and kept whole pauses
- * uncut with them: in the middle of a pause, or glued to the real words at its edges.
- *
- * "Quiet" is 9 in 10 of its 10 ms frames at or under the floor level the envelope carries
- * (detectSpeech's `off_db`): a babble's phantom word rises over it in a few frames; a soft
- * word the detector missed (a short phrase 15 dB under the talk, 5 dB over the floor at
- * its median) in more. Without that level nothing is taken for noise.
- *
- * - A word lying UNHEARD_WORD_MARGIN_MS inside one detected silence on both sides, and
- *   quiet, is noise: it bounds nothing.
- * - A word reaching more than WORD_REACH_MS into a silence from the speech at its edge,
- *   with that deeper part quiet, ends (or starts) WORD_REACH_MS into it.
+ * The words that bound pause cuts: those with sound under them. A recognizer hears words
+ * in a room's noise (a babble of other talkers, a fan's hiss) in the middle of a pause,
+ * and such a word kept the whole pause uncut. A word is taken for noise when it lies
+ * UNHEARD_WORD_MARGIN_MS inside one detected silence on both sides and is quiet: 9 in 10
+ * of its 10 ms frames at or under the floor level (the lower of detectSpeech's `off_db` and
+ * the noise floor + 6 dB), and none reaching the level that can start speech (`on_db`).
+ * A babble's phantom word stays under both; a soft word the detector missed (a short phrase
+ * 15 dB under the talk, 5 dB over the floor at its median) rises over them. Without the
+ * levels (an envelope that carries none) every word stays.
  */
 export function heardWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): SpokenWord[] {
   const floor = envelope?.floor_rms;
   if (!envelope || floor === undefined) return [...words];
-  const quiet = (span: Span): boolean => !risesOverFloor(span, envelope, floor);
-  const heard: SpokenWord[] = [];
-  for (const word of words) {
-    const startsIn = silenceAt(silences, word.start_ms);
-    const endsIn = silenceAt(silences, Math.max(word.start_ms, word.end_ms - 1));
-    if (startsIn && startsIn === endsIn && startsIn.start_ms + UNHEARD_WORD_MARGIN_MS <= word.start_ms && word.end_ms + UNHEARD_WORD_MARGIN_MS <= startsIn.end_ms && quiet(word)) continue;
-    let { start_ms: start, end_ms: end } = word;
-    if (endsIn && end - endsIn.start_ms > WORD_REACH_MS && start < endsIn.start_ms + WORD_REACH_MS) {
-      const deep = { start_ms: endsIn.start_ms + WORD_REACH_MS, end_ms: end };
-      if (quiet(deep)) end = deep.start_ms;
-    }
-    if (startsIn && startsIn.end_ms - start > WORD_REACH_MS && end > startsIn.end_ms - WORD_REACH_MS) {
-      const deep = { start_ms: start, end_ms: startsIn.end_ms - WORD_REACH_MS };
-      if (quiet(deep)) start = deep.end_ms;
-    }
-    heard.push(start === word.start_ms && end === word.end_ms ? word : { ...word, start_ms: start, end_ms: end });
-  }
-  return heard;
+  const quietBelow = Math.min(floor, envelope.noise_rms ?? floor);
+  const onset = envelope.onset_rms ?? Infinity;
+  return words.filter((word) => {
+    const silence = silenceAt(silences, word.start_ms);
+    const inside = silence !== undefined && silence.start_ms + UNHEARD_WORD_MARGIN_MS <= word.start_ms && word.end_ms + UNHEARD_WORD_MARGIN_MS <= silence.end_ms;
+    return !inside || !isQuiet(word, envelope, quietBelow, onset);
+  });
 }
 
 /** The silence holding `ms` (sorted, disjoint silences; binary search). */
@@ -109,12 +91,12 @@ function silenceAt(silences: readonly Span[], ms: number): Span | undefined {
   return undefined;
 }
 
-/** Whether more than 1 − QUIET_SHARE of the frames under the span rise over the floor level. */
-function risesOverFloor(word: Span, envelope: EnergyEnvelope, floor: number): boolean {
-  const from = Math.max(0, Math.floor(word.start_ms / envelope.frame_ms));
-  const to = Math.min(envelope.rms.length, Math.max(from + 1, Math.ceil(word.end_ms / envelope.frame_ms)));
+/** Whether QUIET_SHARE of the frames under the span stay at or under `below` and none reaches `onset`. */
+function isQuiet(span: Span, envelope: EnergyEnvelope, below: number, onset: number): boolean {
+  const from = Math.max(0, Math.floor(span.start_ms / envelope.frame_ms));
+  const to = Math.min(envelope.rms.length, Math.max(from + 1, Math.ceil(span.end_ms / envelope.frame_ms)));
   const frames = Array.from(envelope.rms.subarray(from, to)).sort((a, b) => a - b);
-  return frames.length > 0 && frames[Math.floor(frames.length * QUIET_SHARE)]! > floor;
+  return frames.length > 0 && frames[Math.floor(frames.length * QUIET_SHARE)]! <= below && frames.at(-1)! < onset;
 }
 
 /**

@@ -142,7 +142,7 @@ export function silencesBetween(speech: readonly Span[], durationMs: number, min
   return silences;
 }
 
-/** The envelope with its floor set from a detection: frames under `off_db` tie when a boundary snaps. */
+/** The envelope with the levels of a detection: frames under `off_db` tie when a boundary snaps; `on_db` can start speech. */
 export function withFloor(envelope: EnergyEnvelope, detection: SpeechDetection): EnergyEnvelope {
-  return { ...envelope, floor_rms: 10 ** (detection.off_db / 20) };
+  return { ...envelope, floor_rms: 10 ** (detection.off_db / 20), onset_rms: 10 ** (detection.on_db / 20), noise_rms: 10 ** ((detection.floor_db + OFF_OVER_FLOOR_DB) / 20) };
 }
