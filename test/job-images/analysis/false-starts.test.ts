@@ -107,6 +107,8 @@ describe('false starts: a phrase restarted, the last take kept (false-starts.ts)
   it('unpunctuated, two phrases opening alike are not a false start at the default either: a restart heard by letters says the whole take, or COMPARE_WORDS of it ("we fix the audio" / "we fix the video")', () => {
     expect(dropped(spoken('we fix the audio |500 we fix the video'))).to.deep.equal([]);
     expect(dropped(spoken('this is the timeline |500 this is the inspector'))).to.deep.equal([]);
+    // MIN_SAID_LETTERS: two short words said again by letters are too little to go on
+    expect(dropped(spoken('so |300 we go |400 he go on now'))).to.deep.equal([]);
   });
 
   it('letters said again: the most take words whose letters the restart says with at most 1 − threshold of them wrong (a first word\'s misheard letters cheaper), and whether the whole take comes with twice that', () => {
