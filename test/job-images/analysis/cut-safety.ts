@@ -1,5 +1,5 @@
 import { AssertionError } from 'chai';
-import { letterDistance } from '../../../job-images/whisper/src/analysis/false-starts.ts';
+import { falseStartThreshold, letterDistance, wordsSaidAgain } from '../../../job-images/whisper/src/analysis/false-starts.ts';
 import { HESITATIONS, SET_OFF_FILLERS } from '../../../job-images/whisper/src/analysis/fillers.ts';
 import { MIN_CUT_MS, type Cut, type Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { UNHEARD_WORD_MARGIN_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
@@ -19,6 +19,7 @@ function check(holds: boolean, message: () => string): void {
   if (!holds) throw new AssertionError(message());
 }
 
+const LOOSEST_THRESHOLD = falseStartThreshold(100)!;
 const FILLER_WORDS = new Set([...HESITATIONS, ...SET_OFF_FILLERS.flat()]);
 
 function echoes(word: SpokenWord, others: readonly SpokenWord[]): boolean {
@@ -100,10 +101,18 @@ export function expectCutsSafe(words: readonly SpokenWord[], durationMs: number,
       for (const word of removed) check(FILLER_WORDS.has(word.match), () => `${where()} removes "${word.text}", no filler`);
       continue;
     }
-    // Each dropped take is said again: its first word comes back later in the run or as the restart, and the restart echoes a word of the run.
+    // Each dropped take is said again: its first word comes back later in the run or as the restart, and the restart echoes a word of the run;
+    // or, first words misheard, a restart within the run or after it says the run's words again as letters, all or all but the first
+    // (wordsSaidAgain at the loosest threshold any sensitivity uses).
     const restart = words[to];
     check(restart !== undefined, () => `${where()}: no restart after it`);
     const takeStart = removed.findIndex((word) => !HESITATIONS.includes(word.match));
+    const forms = (list: readonly SpokenWord[]): string[] => list.filter((word) => !HESITATIONS.includes(word.match)).map((word) => word.match);
+    const heard = (skip: number, at: number): number => wordsSaidAgain(forms(words.slice(from, at)).slice(skip), forms(words.slice(at, at + 40)).slice(skip), LOOSEST_THRESHOLD).words;
+    const echoed = echoes(removed[takeStart]!, [...removed.slice(takeStart + 1), restart!]) && echoes(restart!, removed);
+    let saidByLetters = false;
+    for (let at = from + 1; at <= to && !echoed && !saidByLetters; at += 1) saidByLetters = heard(0, at) >= 2 || heard(1, at) >= 2;
+    if (saidByLetters) continue;
     check(echoes(removed[takeStart]!, [...removed.slice(takeStart + 1), restart!]), () => `${where()}: "${removed[takeStart]!.text}" is never said again`);
     check(echoes(restart!, removed), () => `${where()}: the restart "${restart!.text}" echoes nothing it drops`);
   }

@@ -7,6 +7,7 @@ import {
   MAX_FALSE_TAKE_WORDS,
   phraseResemblance,
   sensitivityCurve,
+  wordsSaidAgain,
 } from '../../../job-images/whisper/src/analysis/false-starts.ts';
 import type { Cut } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { WORD_LEAD_IN_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
@@ -77,6 +78,64 @@ describe('false starts: a phrase restarted, the last take kept (false-starts.ts)
     expect(dropped(spoken('We fix the audio. |500 We fix the video.'))).to.deep.equal([]);
     expect(dropped(spoken('This is the timeline. |500 This is the inspector.'))).to.deep.equal([]);
     expect(dropped(spoken('We fix the audio. |500 We fix the audio now.'))).to.deep.equal(['We fix the audio.']);
+  });
+
+  it('a take after a pause of PHRASE_GAP_MS (200 ms) starts a phrase: a recognizer stretches the words around a short pause into it', () => {
+    expect(dropped(spoken('conference |210 to decrease your speaking volume |370 to decrease your speaking volume press two'))).to.deep.equal(['to decrease your speaking volume']);
+    expect(dropped(spoken('and |210 so today I want |400 so today I want to show you'))).to.deep.equal(['so today I want']);
+    expect(dropped(spoken('and |150 so today I want |400 so today I want to show you'))).to.deep.equal([]);
+  });
+
+  it('a restart after a pause whose first words were misheard is found by its letters ("please add" / "lee said")', () => {
+    const take = 'please add your personal identification number of';
+    const restart = 'lee said your personal identification number followed by the pound key';
+    expect(dropped(spoken(`yourself |300 ${take} |500 ${restart}`))).to.deep.equal([take]);
+    // no break before the restart: not a speaker who broke off, and the first words differ
+    expect(dropped(spoken(`yourself |300 ${take} ${restart}`))).to.deep.equal([]);
+  });
+
+  it('letters run together across the words: a word heard split or joined ("pbx" / "p b x") still says the take again', () => {
+    expect(dropped(spoken('the pbx routes |400 the p b x routes calls to you'))).to.deep.equal(['the pbx routes']);
+  });
+
+  it('a take that runs on past what the restart says again is a second sentence opening alike, unless the whole take comes again loosely', () => {
+    expect(dropped(spoken('if you would like to learn more about asterisk dial one now |400 if you would like to test your line press two'))).to.deep.equal([]);
+    const take = 'asterisk is an open source pbx that runs on their friends on a lion';
+    expect(dropped(spoken(`${take} |450 asterisk is an open source pbx that runs on the linux operating system today`))).to.deep.equal([take]);
+  });
+
+  it('unpunctuated, two phrases opening alike are not a false start at the default either: a restart heard by letters says the whole take, or COMPARE_WORDS of it ("we fix the audio" / "we fix the video")', () => {
+    expect(dropped(spoken('we fix the audio |500 we fix the video'))).to.deep.equal([]);
+    expect(dropped(spoken('this is the timeline |500 this is the inspector'))).to.deep.equal([]);
+    // MIN_SAID_LETTERS: two short words said again by letters are too little to go on
+    expect(dropped(spoken('so |300 we go |400 he go on now'))).to.deep.equal([]);
+  });
+
+  it('letters said again: the most take words whose letters the restart says with at most 1 − threshold of them wrong (a first word\'s misheard letters cheaper), and whether the whole take comes with twice that', () => {
+    expect(wordsSaidAgain(['to', 'all', 'forward'], ['call', 'forward', 'and'], 0.75)).to.deep.equal({ words: 3, whole: false });
+    expect(wordsSaidAgain(['so', 'we', 'fix', 'the', 'audio', 'now'], ['so', 'we', 'fix', 'the', 'video', 'now'], 0.875)).to.deep.equal({ words: 4, whole: true });
+    expect(wordsSaidAgain(['so', 'we', 'fix', 'the', 'audio', 'now'], ['so', 'we', 'fix', 'the', 'video', 'now'], 0.95)).to.deep.equal({ words: 4, whole: false });
+    // a misheard first word costs ONSET_COST a letter; a word before the take's costs 1 a letter
+    expect(wordsSaidAgain(['lol', 'forward'], ['to', 'all', 'forward'], 0.875)).to.deep.equal({ words: 2, whole: false });
+    expect(wordsSaidAgain(['and', 'so', 'today'], ['so', 'today', 'i'], 0.875)).to.deep.equal({ words: 0, whole: false });
+    expect(wordsSaidAgain(['so', 'today', 'i', 'sh'], ['so', 'today', 'i', 'show', 'you'], 0.975)).to.deep.equal({ words: 4, whole: true });
+    expect(wordsSaidAgain(['nothing', 'alike'], ['so', 'today'], 0.75)).to.deep.equal({ words: 0, whole: false });
+  });
+
+  it('both first words misheard as other words of about their length ("he said …"/"the city of …"): the rest said again finds the take; a first word far longer or shorter is no rendition of the same word', () => {
+    const script = 'there |520 he said your personal identification number of |500 the city of personal identification number followed by the pound key';
+    expect(dropped(spoken(script))).to.deep.equal(['he said your personal identification number of']);
+    const words = spoken(script);
+    words[8]!.end_ms = words[8]!.start_ms + 400; // "the": 400 ms against the 250 ms of "he"
+    expect(dropped(words)).to.deep.equal([]);
+  });
+
+  it('a take whose last word broke off and was heard as another, shorter word ("kick-" as "hit") is found; the same word said whole is not', () => {
+    const script = 'key |700 you have been hit |480 u have been kicked from this conference';
+    expect(dropped(spoken(script))).to.deep.equal([]);
+    const words = spoken(script);
+    words[4]!.end_ms = words[4]!.start_ms + 150; // "hit" lasts 150 ms, "kicked" 250 ms
+    expect(dropped(words)).to.deep.equal(['you have been hit']);
   });
 
   it('a take never spans a sentence end, even at the highest sensitivity', () => {

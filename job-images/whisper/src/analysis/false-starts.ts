@@ -12,26 +12,51 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * at a phrase start (the first word, a word after a pause of PHRASE_GAP_MS or more or
  * after punctuation, or the restart of a false start already found) and spans no
  * sentence end; a restart is any later word within MAX_FALSE_TAKE_MS and
- * MAX_FALSE_TAKE_WORDS whose next k words resemble the take's first k words, where
- * k = min(COMPARE_WORDS, words in the take) and k ≥ MIN_TAKE_WORDS; a take the
- * recognizer heard completed (full stop, question or exclamation mark) is compared
- * over all its words, so "We fix the audio. We fix the video." is two sentences, not
- * a false start, while a sentence said twice is a retake. Resemblance is
- * 1 − (word-level edit distance / k), a substitution costing the two words'
- * normalised letter edit distance (a word misheard as a near neighbour, "want"/"wont",
- * costs little; a different word costs 1; a take's last word broken off, "sh-"/"show",
- * nothing); the first words must resemble each other too. Of the takes a restart
- * matches, the earliest goes (the longest false take); every word of a matched take is
- * dropped, so takes restarted one after the other go as one edit, and a lower
- * threshold only ever drops more words.
+ * MAX_FALSE_TAKE_WORDS that says the take again, in either of two ways:
+ *
+ * - its words: the first words resemble each other, and the restart's next k words
+ *   resemble the take's first k words, where k = min(COMPARE_WORDS, words in the take)
+ *   and k ≥ MIN_TAKE_WORDS. Resemblance is 1 − (word-level edit distance / k), a
+ *   substitution costing the two words' normalised letter edit distance (a word misheard
+ *   as a near neighbour, "want"/"wont", costs little; a different word costs 1; a take's
+ *   last word broken off, "sh-"/"show", nothing);
+ * - its letters, when the restart follows a break (a pause, a hesitation, punctuation: a
+ *   speaker who broke off): the take's words and the restart's run together into letters
+ *   (wordsSaidAgain), so a recognizer that splits or joins words ("pbx"/"p b x") or
+ *   mishears the first word of each take differently ("please add"/"lee said") is
+ *   forgiven as far as the letters go. The restart must say again the whole take, or at
+ *   least COMPARE_WORDS of its words, with MIN_SAID_LETTERS letters or more (a
+ *   recognizer's noise heard twice, "but I … but I", is too little to go on).
+ *
+ * Either way a take may run on past what the restart says again by at most
+ * UNSAID_WORDS words (a take that diverges: "talk about"/"show you"), unless its
+ * letters as a whole come again with at most twice the share wrong the threshold
+ * allows; so "if you'd like to learn more about … dial one now | if you'd like to test
+ * …" is two sentences opening alike even where the recognizer gives no punctuation. A
+ * take the recognizer heard completed (full stop, question or exclamation mark) must
+ * come again whole: "We fix the audio. We fix the video." is two sentences, not a false
+ * start, while a sentence said twice is a retake. Of the takes a restart matches, the
+ * earliest goes (the longest false take); every word of a matched take is dropped, so
+ * takes restarted one after the other go as one edit, and a lower threshold only ever
+ * drops more words (every test above is passed by more at a lower threshold).
  */
-const PHRASE_GAP_MS = 250;
+const PHRASE_GAP_MS = 200;
 export const MAX_FALSE_TAKE_MS = 10_000;
 export const MAX_FALSE_TAKE_WORDS = 25;
 const COMPARE_WORDS = 4;
 const MIN_TAKE_WORDS = 2;
 /** Two first words "resemble" when at most this share of their letters differs. */
 const FIRST_WORD_MAX_DISTANCE = 0.34;
+/** Words a take may run on past those its restart says again. */
+const UNSAID_WORDS = 3;
+/** The letters a restart must say again of a take it matches by letters. */
+const MIN_SAID_LETTERS = 8;
+/** What an edit in the first word of either take costs, heard as letters (wordsSaidAgain). */
+const ONSET_COST = 0.4;
+/** A take's last word heard as a different word is a fragment when it lasts at most this share of the restart's word in its place. */
+const FRAGMENT_SHARE = 0.7;
+/** Two renditions of one word last about as long: at most this many times the other. */
+const SAME_WORD_SPAN = 1.5;
 
 /**
  * false_start_sensitivity (0–100) → the resemblance a restart needs (0..1).
@@ -108,6 +133,72 @@ export function phraseResemblance(take: readonly string[], restart: readonly str
   return 1 - editDistance(take, restart, cost, (1 - atLeast) * length + 1e-9) / length;
 }
 
+/** What the restart says again of a take, heard as letters (wordsSaidAgain). */
+export interface SaidAgain {
+  /** The most take words, from its first, said again with at most (1 − threshold) of their letters wrong; 0 when none. */
+  words: number;
+  /** Whether the whole take is said again with at most twice that share wrong (told only once COMPARE_WORDS words are said again). */
+  whole: boolean;
+}
+
+const LETTERS = new Map<string, string>();
+/** A word's letters and digits ("you'd" → "youd"). */
+function lettersOf(word: string): string {
+  let known = LETTERS.get(word);
+  if (known === undefined) {
+    known = word.replace(/[^\p{L}\p{N}]/gu, '');
+    if (LETTERS.size < 10_000) LETTERS.set(word, known);
+  }
+  return known;
+}
+
+/**
+ * How much of a take the restart says again, heard as letters: the take's words and the
+ * restart's each run together into one string of letters (a recognizer splits and joins
+ * words freely: "call"/"to all", "pbx"/"p b x"), the restart's letters past the take's
+ * free (the take may break off anywhere, even mid-word). The share wrong is the letter
+ * edit distance ÷ the take's letters so far, where a letter of either take's first word
+ * misheard (substituted) or heard extra in the restart costs only ONSET_COST: a
+ * recognizer hears a phrase's first word worst, with no words before it to go by. A take
+ * letter not heard again costs 1 wherever it is, so a word before the phrase ("and so
+ * today …"/"so today …") is no part of its take.
+ */
+export function wordsSaidAgain(take: readonly string[], restart: readonly string[], threshold: number): SaidAgain {
+  const letters = (list: readonly string[]): string => list.map(lettersOf).join('');
+  const a = letters(take);
+  const ends: number[] = [];
+  let length = 0;
+  for (const word of take) ends.push((length += lettersOf(word).length));
+  const wrong = 1 - threshold;
+  const limit = 2 * wrong * a.length + 1e-9;
+  // the restart's opening: as many letters as could align with the take's
+  const b = letters(restart).slice(0, a.length + Math.ceil(limit) + 1);
+  const takeOnset = ends[0] ?? 0;
+  const restartOnset = letters(restart.slice(0, 1)).length;
+  const misheard = (i: number, j: number): number => (i <= takeOnset || j <= restartOnset ? ONSET_COST : 1);
+  let previous = [0];
+  for (let j = 1; j <= b.length; j += 1) previous.push(previous[j - 1]! + misheard(0, j));
+  let said = 0;
+  let word = 0;
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [previous[0]! + 1];
+    let cheapest = current[0]!;
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = misheard(i, j);
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + cost, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : cost));
+      cheapest = Math.min(cheapest, current[j]!);
+    }
+    // past saying COMPARE_WORDS again, or the whole take loosely: what is said so far is all there is
+    if (cheapest > limit || (said < COMPARE_WORDS && cheapest > wrong * a.length + 1e-9)) return { words: said, whole: false };
+    while (word < ends.length && ends[word]! < i) word += 1;
+    for (; word < ends.length && ends[word] === i; word += 1) if (cheapest <= wrong * i + 1e-9) said = word + 1;
+    previous = current;
+  }
+  return { words: said, whole: said >= COMPARE_WORDS };
+}
+
+const spoken = (word: SpokenWord): number => word.end_ms - word.start_ms;
+
 /**
  * Whether content word `position` begins a phrase a speaker could start again: the
  * recognizer heard a boundary before it (a pause between two neighbouring words, a
@@ -148,18 +239,50 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number):
   const restarts = new Set<number>();
   for (let restart = MIN_TAKE_WORDS; restart < content.length; restart += 1) {
     const restartWord = words[content[restart]!]!;
+    // the restart heard after a break (a pause, a hesitation, punctuation): a speaker who broke off
+    const afterBreak = isPhraseStart(words, content, restart, restarts);
     for (let from = Math.max(0, restart - MAX_FALSE_TAKE_WORDS); from <= restart - MIN_TAKE_WORDS; from += 1) {
       const takeWord = words[content[from]!]!;
       if (restartWord.start_ms - takeWord.start_ms > MAX_FALSE_TAKE_MS) continue;
-      if (distance(takeWord.match, restartWord.match) > FIRST_WORD_MAX_DISTANCE) continue;
+      const firstAlike = distance(takeWord.match, restartWord.match) <= FIRST_WORD_MAX_DISTANCE;
+      if (!firstAlike && !afterBreak) continue;
       if (!isPhraseStart(words, content, from, restarts)) continue;
       // A false take is at most one sentence; one the recognizer heard completed must come again whole (a retake).
       if (endsSentence(words, content[from]!, content[restart - 1]!)) continue;
       const complete = endsSentence(words, content[restart - 1]!, content[restart]!);
-      const compared = complete ? restart - from : Math.min(COMPARE_WORDS, restart - from);
-      if (restart + compared > content.length) continue;
-      const resemblance = phraseResemblance(matchAt(from, compared), matchAt(restart, compared), { brokenOff: compared === restart - from, atLeast: threshold, distance });
-      if (resemblance < threshold) continue;
+      const taken = restart - from;
+      const take = matchAt(from, taken);
+      const compared = complete ? taken : Math.min(COMPARE_WORDS, taken);
+      const resembles =
+        firstAlike &&
+        restart + compared <= content.length &&
+        phraseResemblance(take.slice(0, compared), matchAt(restart, compared), { brokenOff: compared === taken, atLeast: threshold, distance }) >= threshold;
+      let matched: boolean;
+      if (resembles && taken - compared <= UNSAID_WORDS) matched = true;
+      else if (!resembles && !afterBreak) matched = false;
+      else {
+        const heard = wordsSaidAgain(take, matchAt(restart, taken + UNSAID_WORDS), threshold);
+        // a take may run on past the words said again, a few words or loosely said again whole (not a second sentence that opens alike)
+        const runsOn = taken - heard.words <= UNSAID_WORDS || heard.whole;
+        if (resembles) matched = runsOn;
+        else {
+          const lastWord = words[content[restart - 1]!]!;
+          const inItsPlace = words[content[restart + taken - 1] ?? -1];
+          // the take's last word broken off and misheard as another, shorter word ("kick-" heard "hit" before "kicked")
+          const brokenOff = !complete && inItsPlace !== undefined && spoken(lastWord) <= FRAGMENT_SHARE * spoken(inItsPlace);
+          // both first words misheard, each as some other word of about its length ("he said your …"/"the city of …"): the rest must come again
+          const firstSpans = [spoken(takeWord), spoken(restartWord)];
+          // (not a word before a phrase of its own: "conference | to decrease …")
+          const pairs = Math.max(...firstSpans) <= SAME_WORD_SPAN * Math.min(...firstSpans) && taken > MIN_TAKE_WORDS && !isPhraseStart(words, content, from + 1, restarts);
+          const cores = [heard, ...(pairs ? [wordsSaidAgain(take.slice(1), matchAt(restart + 1, taken - 1 + UNSAID_WORDS), threshold)] : [])];
+          matched = cores.some((core, skipped) => {
+            const unsaid = taken - skipped - core.words;
+            const enough = core.words >= MIN_TAKE_WORDS && take.slice(skipped, skipped + core.words).join('').length >= MIN_SAID_LETTERS;
+            return enough && (unsaid === 0 || (unsaid === 1 && brokenOff) || (!complete && core.words >= COMPARE_WORDS && (unsaid <= UNSAID_WORDS || core.whole)));
+          });
+        }
+      }
+      if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
       restarts.add(restart);
       break;
