@@ -65,9 +65,9 @@ const QUIET_SHARE = 0.9;
  * 15 dB under the talk, 5 dB over the floor at its median) rises over them. Without the
  * levels (an envelope that carries none) every word stays.
  */
-export function heardWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): SpokenWord[] {
+export function heardWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): readonly SpokenWord[] {
   const floor = envelope?.floor_rms;
-  if (!envelope || floor === undefined) return [...words];
+  if (!envelope || floor === undefined) return words;
   const quietBelow = Math.min(floor, envelope.noise_rms ?? floor);
   const onset = envelope.onset_rms ?? Infinity;
   return words.filter((word) => {
