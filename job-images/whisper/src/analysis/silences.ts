@@ -42,11 +42,13 @@ export function tidySilences(silences: readonly Span[], durationMs: number): Spa
 }
 
 /**
- * How far a recognized word must lie inside a detected silence, on both sides, to be taken
- * for noise: more than a recognizer's timing error (50–100 ms), so a real word whose times
- * run late or early still touches the speech it was heard in.
+ * How far a recognized word may reach from the speech it was heard in into a detected
+ * silence over quiet frames: a word's tail fading under the detector's `off_db` (up to
+ * 100–150 ms) plus a recognizer's timing error (50–100 ms). A recognizer that hears words
+ * in noise stretches a real word across the pause after it ("participant" for 3 s) or
+ * starts the next one early; the quiet reach past this is noise.
  */
-export const UNHEARD_WORD_MARGIN_MS = 150;
+export const WORD_REACH_MS = 250;
 
 /**
  * A span is quiet when this share of its frames stay at or under the floor level: a
@@ -55,26 +57,50 @@ export const UNHEARD_WORD_MARGIN_MS = 150;
 const QUIET_SHARE = 0.9;
 
 /**
- * The words that bound pause cuts: those with sound under them. A recognizer hears words
- * in a room's noise (a babble of other talkers, a fan's hiss) in the middle of a pause,
- * and such a word kept the whole pause uncut. A word is taken for noise when it lies
- * UNHEARD_WORD_MARGIN_MS inside one detected silence on both sides and is quiet: 9 in 10
- * of its 10 ms frames at or under the floor level (the lower of detectSpeech's `off_db` and
- * the noise floor + 6 dB), and none reaching the level that can start speech (`on_db`).
- * A babble's phantom word stays under both; a soft word the detector missed (a short phrase
- * 15 dB under the talk, 5 dB over the floor at its median) rises over them. Without the
- * levels (an envelope that carries none) every word stays.
+ * The words as they bound pause cuts: with sound under them. A recognizer hears words
+ * in a room's noise (a babble of other talkers, a fan's hiss): in the middle of a pause,
+ * or glued to a real word at its edge and stretched over the pause; either kept the
+ * pause uncut. A span is quiet when 9 in 10 of its 10 ms frames stay at or under the
+ * floor level (the lower of detectSpeech's `off_db` and the noise floor + 6 dB) and none
+ * reaches the level that can start speech (`on_db`). Then:
+ *
+ * - a word wholly inside one detected silence, and quiet, is noise: it is left out;
+ * - a word reaching from speech more than WORD_REACH_MS into a detected silence, with its
+ *   part inside the silence quiet, ends WORD_REACH_MS after the silence begins (and a word
+ *   beginning more than that before a silence ends, over quiet frames, begins there).
+ *
+ * A babble's phantom word stays under both levels; a soft word the detector missed (a
+ * short phrase 15 dB under the talk, 5 dB over the floor at its median) rises over them
+ * and stays whole. Either way the cut keeps its guard bands from the detector's speech
+ * too (findSilenceCuts). Without the levels (an envelope that carries none) every word
+ * stays as recognized.
  */
 export function heardWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): readonly SpokenWord[] {
   const floor = envelope?.floor_rms;
   if (!envelope || floor === undefined) return words;
   const quietBelow = Math.min(floor, envelope.noise_rms ?? floor);
   const onset = envelope.onset_rms ?? Infinity;
-  return words.filter((word) => {
-    const silence = silenceAt(silences, word.start_ms);
-    const inside = silence !== undefined && silence.start_ms + UNHEARD_WORD_MARGIN_MS <= word.start_ms && word.end_ms + UNHEARD_WORD_MARGIN_MS <= silence.end_ms;
-    return !inside || !isQuiet(word, envelope, quietBelow, onset);
-  });
+  const quiet = (start_ms: number, end_ms: number): boolean => isQuiet({ start_ms, end_ms }, envelope, quietBelow, onset);
+  let changed = false;
+  const heard: SpokenWord[] = [];
+  for (const word of words) {
+    const head = silenceAt(silences, word.start_ms);
+    if (head && word.end_ms <= head.end_ms && quiet(word.start_ms, word.end_ms)) {
+      changed = true;
+      continue;
+    }
+    let { start_ms: start, end_ms: end } = word;
+    const tail = silenceAt(silences, end - 1);
+    if (tail && tail.start_ms > start && end - tail.start_ms > WORD_REACH_MS && quiet(tail.start_ms, end)) end = tail.start_ms + WORD_REACH_MS;
+    if (head && head.end_ms < end && head.end_ms - start > WORD_REACH_MS && quiet(start, head.end_ms)) start = head.end_ms - WORD_REACH_MS;
+    if (start === word.start_ms && end === word.end_ms) heard.push(word);
+    else {
+      changed = true;
+      heard.push({ ...word, start_ms: start, end_ms: end });
+    }
+  }
+  // a start moved later may pass a word that overlapped it
+  return changed ? heard.sort((a, b) => a.start_ms - b.start_ms) : words;
 }
 
 /** The silence holding `ms` (sorted, disjoint silences; binary search). */
@@ -106,9 +132,10 @@ function isQuiet(span: Span, envelope: EnergyEnvelope, below: number, onset: num
  * cut, but only from WORD_TAIL_MS after the word before it to WORD_LEAD_IN_MS before
  * the word after it, each boundary snapped inward to the quietest frame nearby. So a
  * cut never touches a recognized word or its guard bands, nor anything audible the
- * recognizer missed; a word heard in the middle of a silence is noise (heardWords) and
- * bounds nothing. The detector's own speech is guarded the same way: a cut stays
- * WORD_TAIL_MS after a silence begins and WORD_LEAD_IN_MS before it ends (where speech
+ * recognizer missed; a word heard in noise (a quiet one in the middle of a silence, or a
+ * word's quiet reach over a pause) bounds nothing (heardWords). The detector's own
+ * speech is guarded the same way: a cut stays WORD_TAIL_MS after a silence begins and
+ * WORD_LEAD_IN_MS before it ends (where speech
  * the detector heard stops and starts again), so a word's acoustic tail and onset bound
  * a cut as well as its transcript times, whatever the recognizer said. Source edges
  * need no guard band.
