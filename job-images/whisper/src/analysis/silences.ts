@@ -132,13 +132,12 @@ function isQuiet(span: Span, envelope: EnergyEnvelope, below: number, onset: num
  * cut, but only from WORD_TAIL_MS after the word before it to WORD_LEAD_IN_MS before
  * the word after it, each boundary snapped inward to the quietest frame nearby. So a
  * cut never touches a recognized word or its guard bands, nor anything audible the
- * recognizer missed; a word heard in noise (a quiet one in the middle of a silence, or a
- * word's quiet reach over a pause) bounds nothing (heardWords). The detector's own
- * speech is guarded the same way: a cut stays WORD_TAIL_MS after a silence begins and
- * WORD_LEAD_IN_MS before it ends (where speech
- * the detector heard stops and starts again), so a word's acoustic tail and onset bound
- * a cut as well as its transcript times, whatever the recognizer said. Source edges
- * need no guard band.
+ * recognizer missed; a word heard in noise (a quiet one inside a silence, or a word's
+ * quiet reach over a pause) bounds nothing (heardWords). The detector's own speech is
+ * guarded the same way: a cut stays WORD_TAIL_MS after a silence begins and
+ * WORD_LEAD_IN_MS before it ends (where speech the detector heard stops and starts
+ * again), so a word's acoustic tail and onset bound a cut as well as its transcript
+ * times, whatever the recognizer said. Source edges need no guard band.
  */
 export function findSilenceCuts(input: SilenceCutInput): Cut[] {
   const { envelope, duration_ms: duration } = input;
