@@ -119,6 +119,11 @@ describe('silence cuts are bounded by the words (silences.ts)', () => {
     const envelope = floored(spoken, 140, 300);
     envelope.rms.fill(0.002, 150, 160);
     expect(cut(spoken, envelope)).to.deep.equal([[2300 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    // "world" moved to 2750 passes "the" (2600–2700, over sound): the words stay in time order, and the cut keeps the lead-in of "the"
+    const passed = wordsAt([['hello', 1000, 1400], ['world', 1410, 3400], ['the', 2600, 2700]]);
+    const sounded = floored(passed, 140, 300);
+    sounded.rms.fill(0.002, 260, 270);
+    expect(cut(passed, sounded)).to.deep.equal([[1400 + WORD_TAIL_MS, 2600 - WORD_LEAD_IN_MS]]);
     expect(WORD_REACH_MS).to.be.within(200, 300);
   });
 

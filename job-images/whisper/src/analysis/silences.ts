@@ -81,26 +81,18 @@ export function heardWords(words: readonly SpokenWord[], silences: readonly Span
   const quietBelow = Math.min(floor, envelope.noise_rms ?? floor);
   const onset = envelope.onset_rms ?? Infinity;
   const quiet = (start_ms: number, end_ms: number): boolean => isQuiet({ start_ms, end_ms }, envelope, quietBelow, onset);
-  let changed = false;
   const heard: SpokenWord[] = [];
   for (const word of words) {
     const head = silenceAt(silences, word.start_ms);
-    if (head && word.end_ms <= head.end_ms && quiet(word.start_ms, word.end_ms)) {
-      changed = true;
-      continue;
-    }
+    if (head && word.end_ms <= head.end_ms && quiet(word.start_ms, word.end_ms)) continue;
     let { start_ms: start, end_ms: end } = word;
     const tail = silenceAt(silences, end - 1);
     if (tail && tail.start_ms > start && end - tail.start_ms > WORD_REACH_MS && quiet(tail.start_ms, end)) end = tail.start_ms + WORD_REACH_MS;
     if (head && head.end_ms < end && head.end_ms - start > WORD_REACH_MS && quiet(start, head.end_ms)) start = head.end_ms - WORD_REACH_MS;
-    if (start === word.start_ms && end === word.end_ms) heard.push(word);
-    else {
-      changed = true;
-      heard.push({ ...word, start_ms: start, end_ms: end });
-    }
+    heard.push(start === word.start_ms && end === word.end_ms ? word : { ...word, start_ms: start, end_ms: end });
   }
-  // a start moved later may pass a word that overlapped it
-  return changed ? heard.sort((a, b) => a.start_ms - b.start_ms) : words;
+  // a start moved later may pass a word that began after it
+  return heard.sort((a, b) => a.start_ms - b.start_ms);
 }
 
 /** The silence holding `ms` (sorted, disjoint silences; binary search). */
