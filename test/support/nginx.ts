@@ -8,6 +8,8 @@ import { eventually } from './wait.ts';
 export interface Nginx {
   /** http://127.0.0.1:<port>, the proxy's address. */
   url: string;
+  /** A blank page of the proxy's origin, as a front end served beside the api: scripts on it call the api through the proxy. */
+  appPage: string;
   /** nginx's error log so far (what it says about upstream connections). */
   errors(): Promise<string>;
   close(): Promise<void>;
@@ -58,6 +60,11 @@ http {
   }
   server {
     listen 127.0.0.1:${port};
+    # the front end's page, served by the proxy beside the api as a deployment does: a document of this origin
+    location = /app/ {
+      default_type text/html;
+      return 200 '<!doctype html><title>Cutroom</title>';
+    }
     location / {
       proxy_pass http://api;
       proxy_http_version 1.1;
@@ -82,6 +89,7 @@ http {
   }, 'nginx listening', 10_000);
   return {
     url: `http://127.0.0.1:${port}`,
+    appPage: `http://127.0.0.1:${port}/app/`,
     errors: () => readFile(join(dir, 'error.log'), 'utf8').catch(() => ''),
     close: async () => {
       if (child.exitCode === null) {
