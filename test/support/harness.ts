@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import { loadConfig, type Config } from '../../api/src/config.ts';
 import { checkResponsesAgainstDocument, type ContractCheck } from './contract.ts';
 import { buildApp, createServices, type AppOptions, type BuiltApp, type Services, type ServiceOverrides } from '../../api/src/app.ts';
@@ -24,6 +25,41 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The test file whose code is calling (from the stack), or null when none is on it. */
+function callingTestFile(): string | null {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 50;
+  const stack = new Error().stack ?? '';
+  Error.stackTraceLimit = limit;
+  return /\/test\/[^\s:()]+\.test\.ts/.exec(stack)?.[0] ?? null;
+}
+
+let appsStartedBy: string | null = null;
+
+/**
+ * Jobs an earlier test file left queued or running (its apps closed mid-job, or queued more
+ * than they ran) are cancelled before another file's first app starts: the local job runner
+ * would take them up as unfinished work of a previous process, and spend the next file's
+ * time (and its tests' waits for an idle runner) on renders and probes of finished tests.
+ * A file's own leftovers stay for its later apps, which is what its recovery tests restart for.
+ */
+async function cancelJobsOfEarlierFiles(databaseUrl: string): Promise<void> {
+  const file = callingTestFile();
+  if (file === null || file === appsStartedBy) return;
+  appsStartedBy = file;
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 2_000, query_timeout: 5_000 });
+  try {
+    await client.connect();
+    await client.query(
+      `update jobs set status = 'cancelled', error = 'left by an earlier test file', finished_at = now() where status in ('queued', 'running')`,
+    );
+  } catch {
+    // the database is down on purpose (a test of a start without it): nothing can run those jobs either
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 /**
  * Starts the real app on a free port against the run's PostgreSQL database, Redis key
  * prefix and embedded S3 (see global.ts); `env` overrides configuration knobs.
@@ -43,6 +79,7 @@ export async function startTestApp(
     RATE_LIMIT_PER_IP: '0',
     ...env,
   });
+  await cancelJobsOfEarlierFiles(config.DATABASE_URL);
   const logs: LogLine[] = [];
   const logDestination = new Writable({
     write(chunk, _encoding, done) {
