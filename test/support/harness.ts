@@ -37,8 +37,8 @@ function callingTestFile(): string | null {
 let appsStartedBy: string | null = null;
 
 /**
- * Jobs an earlier test file left queued or running (its apps closed mid-job, or queued more
- * than they ran) are cancelled before another file's first app starts: the local job runner
+ * Jobs an earlier test file left unfinished (its apps closed mid-job, or queued more than
+ * they ran) are settled as cancelled before another file's first app starts: the local job runner
  * would take them up as unfinished work of a previous process, and spend the next file's
  * time (and its tests' waits for an idle runner) on renders and probes of finished tests.
  * A file's own leftovers stay for its later apps, which is what its recovery tests restart for.
@@ -51,7 +51,8 @@ async function cancelJobsOfEarlierFiles(databaseUrl: string): Promise<void> {
   try {
     await client.connect();
     await client.query(
-      `update jobs set status = 'cancelled', error = 'left by an earlier test file', finished_at = now() where status in ('queued', 'running')`,
+      // completed_at is what the outbox and the runners go by: a job is unfinished until it is set
+      `update jobs set status = 'cancelled', error = 'left by an earlier test file', finished_at = coalesce(finished_at, now()), completed_at = now() where completed_at is null`,
     );
   } catch {
     // the database is down on purpose (a test of a start without it): nothing can run those jobs either
