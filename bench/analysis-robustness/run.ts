@@ -46,7 +46,7 @@ import { silencesBetween } from '../../job-images/whisper/src/analysis/speech.ts
 import type { Span } from '../../job-images/whisper/src/analysis/spans.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
 import { assembleTalks, loadClips, type Talk } from '../../hack/fixtures/recorded-speech.ts';
-import { emptyScore, envelopeOf, pauseCuts, recognizedClips, render, scoreCuts, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
+import { emptyScore, envelopeOf, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
 
 const PACING = 50;
 const TALK_MS = 60_000;
@@ -238,7 +238,7 @@ async function endToEnd(): Promise<void> {
           directSeconds += direct;
         }
         if (analysis.weak) weak += 1;
-        scoreAnalysis(talk, analysis, score);
+        scoreAnalysis(talk, analysis, score, await recordedSpeech(talk, condition, dir));
       }
       const recall = score.takes ? score.takesFound / score.takes : 1;
       const precision = score.falseStartCuts ? score.falseStartCutsOnTakes / score.falseStartCuts : score.takes ? 0 : 1;
