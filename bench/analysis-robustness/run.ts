@@ -46,7 +46,7 @@ import { silencesBetween } from '../../job-images/whisper/src/analysis/speech.ts
 import type { Span } from '../../job-images/whisper/src/analysis/spans.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
 import { assembleTalks, loadClips, type Talk } from '../../hack/fixtures/recorded-speech.ts';
-import { emptyScore, envelopeOf, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
+import { emptyScore, envelopeOf, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, withNoiseFloor, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
 
 const PACING = 50;
 const TALK_MS = 60_000;
@@ -220,7 +220,9 @@ async function endToEnd(): Promise<void> {
       let timeRatio = NaN;
       for (const [index, talk] of englishTalks.entries()) {
         const path = join(dir, `e2e-${index}.wav`);
-        await writeFile(path, await renderTo(talk, condition, index));
+        // the speech as recorded, once: the program hears it with the floor, the scorer measures it without
+        const speech = await recordedSpeech(talk, condition, dir);
+        await writeFile(path, withNoiseFloor(speech, condition, 1000 + index, voices));
         const key = `robustness/${slugOf(condition)}/talk-${index}.wav`;
         await bucket.putFile(key, path, 'audio/wav');
         let direct = NaN;
@@ -238,7 +240,7 @@ async function endToEnd(): Promise<void> {
           directSeconds += direct;
         }
         if (analysis.weak) weak += 1;
-        scoreAnalysis(talk, analysis, score, await recordedSpeech(talk, condition, dir));
+        scoreAnalysis(talk, analysis, score, speech);
       }
       const recall = score.takes ? score.takesFound / score.takes : 1;
       const precision = score.falseStartCuts ? score.falseStartCutsOnTakes / score.falseStartCuts : score.takes ? 0 : 1;
