@@ -20,6 +20,8 @@ ensure_postgres
 ensure_redis
 trap 'stop_started_services' EXIT
 
-# No arguments: every test. Arguments: those files or globs only (and mocha options).
-[ $# -gt 0 ] || set -- "test/**/*.test.ts"
+# No arguments: every test, the files shared among TEST_JOBS mocha workers (default 2), each
+# worker with a database, Redis prefix, S3 and Whisper server of its own (test/support/global.ts).
+# Arguments: those files or globs only (and mocha options), in one process unless --parallel is given.
+[ $# -gt 0 ] || set -- --parallel --jobs "${TEST_JOBS:-2}" "test/**/*.test.ts"
 mocha "$@"

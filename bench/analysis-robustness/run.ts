@@ -30,8 +30,12 @@
  *     --recognizer a,b     the conditions run end to end: names, `all` (the default) or `none`
  *     --recognizer-talks n the first n English talks end to end (default all)
  *     --talks n            the first n talks of each language group in the detector part
+ *     --jobs n             talks analyzed at once end to end, one recognizer each (default 1;
+ *                          the timed first talk of each condition always runs alone)
+ *     --keep dir           writes each end-to-end analysis (edits, transcript words, wall
+ *                          time) to dir/<condition>-talk-<n>.json, for study after the run
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -71,8 +75,19 @@ const CONDITIONS: Condition[] = [
 ];
 
 const { values: options } = parseArgs({
-  options: { conditions: { type: 'string' }, recognizer: { type: 'string', default: 'all' }, 'recognizer-talks': { type: 'string' }, talks: { type: 'string' } },
+  options: {
+    conditions: { type: 'string' },
+    recognizer: { type: 'string', default: 'all' },
+    'recognizer-talks': { type: 'string' },
+    talks: { type: 'string' },
+    jobs: { type: 'string', default: '1' },
+    keep: { type: 'string' },
+  },
 });
+const jobs = Number(options.jobs);
+if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`--jobs takes a whole number of at least 1, not ${options.jobs}`);
+const keep = options.keep;
+if (keep !== undefined) await mkdir(keep, { recursive: true });
 const named = (list: string | undefined, all: readonly Condition[]): Condition[] => {
   if (list === undefined || list === 'all') return [...all];
   if (list === 'none') return [];
@@ -207,7 +222,7 @@ async function endToEnd(): Promise<void> {
   );
   const bucket = await startJobBucket();
   // pocketsphinx runs slower than realtime on a noisy floor on a busy machine: its own bound is lifted
-  const whisper = await startLocalWhisper({ concurrency: 1, recognizerTimeoutMs: 30 * 60_000 });
+  const whisper = await startLocalWhisper({ concurrency: jobs, recognizerTimeoutMs: 30 * 60_000 });
   const transcriber = new Transcriber({ baseUrl: whisper.url, model: 'whisper-1', timeoutMs: 15 * 60_000 });
   const worst = { ...startWorst(), loudSpeechCuts: 0, recall: 1, precision: 1, wer: 0, timeRatio: 0 };
   let programSeconds = 0;
@@ -218,9 +233,12 @@ async function endToEnd(): Promise<void> {
       const score: EndToEndScore = emptyEndToEndScore();
       let weak = 0;
       let timeRatio = NaN;
-      for (const [index, talk] of englishTalks.entries()) {
+      // One talk through the program: its speech as recorded made once (the program hears it
+      // with the floor, the scorer measures it without), the analysis scored, and kept with
+      // --keep. The first talk of each condition is timed against a direct transcription, alone.
+      const analyzeOne = async (index: number): Promise<void> => {
+        const talk = englishTalks[index]!;
         const path = join(dir, `e2e-${index}.wav`);
-        // the speech as recorded, once: the program hears it with the floor, the scorer measures it without
         const speech = await recordedSpeech(talk, condition, dir);
         await writeFile(path, withNoiseFloor(speech, condition, 1000 + index, voices));
         const key = `robustness/${slugOf(condition)}/talk-${index}.wav`;
@@ -241,7 +259,13 @@ async function endToEnd(): Promise<void> {
         }
         if (analysis.weak) weak += 1;
         scoreAnalysis(talk, analysis, score, speech);
-      }
+        if (keep) await writeFile(join(keep, `${slugOf(condition)}-talk-${index}.json`), JSON.stringify({ condition: condition.name, talk: index, ...analysis }));
+      };
+      await analyzeOne(0);
+      const rest = englishTalks.slice(1).map((_, i) => i + 1);
+      await Promise.all(Array.from({ length: jobs }, async () => {
+        for (let index = rest.shift(); index !== undefined; index = rest.shift()) await analyzeOne(index);
+      }));
       const recall = score.takes ? score.takesFound / score.takes : 1;
       const precision = score.falseStartCuts ? score.falseStartCutsOnTakes / score.falseStartCuts : score.takes ? 0 : 1;
       const wer = score.wordErrors / score.words;

@@ -29,6 +29,8 @@ export interface LocalWhisperOptions {
   recognizerTimeoutMs?: number;
   /** One structured entry per transcription and per server error; default none. */
   log?: (entry: Record<string, unknown>) => void;
+  /** Where the server's upload folder is made; default the system's temporary directory. */
+  directory?: string;
 }
 
 export interface LocalWhisper {
@@ -46,7 +48,7 @@ const DISCARD_LIMIT_BYTES = 32 * 1024 * 1024;
 
 export async function startLocalWhisper(options: LocalWhisperOptions = {}): Promise<LocalWhisper> {
   const host = options.host ?? '127.0.0.1';
-  const uploadDir = await mkdtemp(join(tmpdir(), 'cutroom-local-whisper-'));
+  const uploadDir = await mkdtemp(join(options.directory ?? tmpdir(), 'cutroom-local-whisper-'));
   const server: Server = transcriptionServer({ ...options, uploadDir }).listen(options.port ?? 0, host);
   await once(server, 'listening');
   const address = server.address();

@@ -1,35 +1,46 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type Mocha from 'mocha';
 import pg from 'pg';
 import { openOrm, migrateUp } from '../../api/src/db/orm.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { startLocalWhisper, type LocalWhisper } from '../../hack/local-whisper/server.ts';
+import { fileTimesDirectory, testRunDirectory, testRunId } from './test-run.ts';
 
 /**
- * One fresh PostgreSQL database, one Redis key prefix, one embedded S3 server and one
- * local Whisper server per test run; their addresses go into process.env for the harness
- * and child processes.
+ * Each process that runs test files has a world of its own: a fresh PostgreSQL database, a
+ * Redis key prefix, an embedded S3 server and a local Whisper server, their addresses in
+ * process.env for the harness and child processes. Without `--parallel` that is mocha's one
+ * process; with it, each worker (files run one after another inside a worker, so a worker's
+ * files share its world as a serial run's do), and the main process only reports and, at
+ * the end, removes what every worker of the run left.
+ *
+ * The world is made here, at load time (this file is mocha's `--require`, awaited before any
+ * test file is loaded), so a test file reading process.env at its top level sees it.
  */
-const runId = `${process.pid}_${Date.now().toString(36)}`;
 const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const databaseName = `cutroom_test_${runId}`;
+const databasePrefix = `cutroom_test_${testRunId}`;
+const redisPrefix = `cutroom-test:${testRunId}:`;
+/** The main process of a parallel run runs no test file: mocha's workers do. */
+const isParallelMain = process.argv.includes('--parallel') || process.argv.includes('-p');
+
 let s3: EmbeddedS3 | undefined;
-let s3Dir: string | undefined;
 let whisper: LocalWhisper | undefined;
 
-async function admin(sql: string): Promise<void> {
+async function admin(sql: string): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    return await client.query(sql);
   } finally {
     await client.end();
   }
 }
 
-export async function mochaGlobalSetup(): Promise<void> {
+async function makeWorld(): Promise<void> {
+  const worldId = isWorker() ? `w${process.pid}` : 'main';
+  const databaseName = `${databasePrefix}_${worldId}`;
   await admin(`create database "${databaseName}"`);
   const databaseUrl = new URL(adminUrl);
   databaseUrl.pathname = `/${databaseName}`;
@@ -41,9 +52,10 @@ export async function mochaGlobalSetup(): Promise<void> {
     await orm.close();
   }
   process.env.REDIS_URL ??= 'redis://127.0.0.1:6379/0';
-  process.env.REDIS_KEY_PREFIX = `cutroom-test:${runId}:`;
-  s3Dir = await mkdtemp(join(tmpdir(), 'cutroom-s3-'));
-  // A secret of this run: the store verifies every signature, so nothing passes on a well-known one.
+  process.env.REDIS_KEY_PREFIX = `${redisPrefix}${worldId}:`;
+  const s3Dir = join(testRunDirectory, `s3-${worldId}`);
+  await mkdir(s3Dir, { recursive: true });
+  // A secret of this world: the store verifies every signature, so nothing passes on a well-known one.
   const secretAccessKey = randomBytes(24).toString('base64url');
   s3 = await startEmbeddedS3({ directory: s3Dir, bucket: 'cutroom-test', secretAccessKey });
   process.env.S3_ENDPOINT = s3.endpoint;
@@ -52,21 +64,51 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.env.S3_SECRET_ACCESS_KEY = secretAccessKey;
   process.env.S3_FORCE_PATH_STYLE = 'true';
   process.env.S3_REGION = 'us-east-1';
-  // Always this run's own: tests know what the offline recognizer hears, not what another server would.
-  whisper = await startLocalWhisper();
+  // Always this world's own: tests know what the offline recognizer hears, not what another server would.
+  // Under the run's directory, which the main process removes: a worker is stopped without its own teardown.
+  whisper = await startLocalWhisper({ directory: testRunDirectory });
   process.env.WHISPER_BASE_URL = whisper.url;
 }
 
+/** A mocha worker of a parallel run (mocha forks lib/nodejs/worker.cjs). */
+function isWorker(): boolean {
+  return /[/\\]mocha[/\\]lib[/\\]nodejs[/\\]worker\.cjs$/.test(process.argv[1] ?? '');
+}
+
+if (!isParallelMain) await makeWorld();
+
+/** Runs in the main process only, after every file: removes every world of this run. */
 export async function mochaGlobalTeardown(): Promise<void> {
   await Promise.all([s3?.close(), whisper?.close()]);
-  if (s3Dir) await rm(s3Dir, { recursive: true, force: true });
-  if (process.env.KEEP_TEST_DATABASE !== '1') await admin(`drop database if exists "${databaseName}" with (force)`);
+  await rm(testRunDirectory, { recursive: true, force: true });
+  if (process.env.KEEP_TEST_DATABASE !== '1') {
+    const { rows } = await admin(`select datname from pg_database where datname like '${databasePrefix}\\_%'`);
+    for (const { datname } of rows as Array<{ datname: string }>) await admin(`drop database if exists "${datname}" with (force)`);
+  }
   const { Redis } = await import('ioredis');
-  const redis = new Redis(process.env.REDIS_URL!);
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   try {
-    const keys = await redis.keys(`${process.env.REDIS_KEY_PREFIX}*`);
-    if (keys.length) await redis.del(...keys);
+    const keys = await redis.keys(`${redisPrefix}*`);
+    // In slices: a long run leaves more keys than one DEL's arguments should carry.
+    for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
   } finally {
     redis.disconnect();
   }
 }
+
+/**
+ * A file's wall time, from its first root hook to its last, for the reporter's slowest files:
+ * a parallel run's main process hears each file's events only once the file is done.
+ */
+export const mochaHooks = {
+  beforeAll(this: Mocha.Context) {
+    fileStarted = Date.now();
+  },
+  async afterAll(this: Mocha.Context) {
+    const file = this.test?.parent?.suites[0]?.file;
+    if (!isWorker() || !file) return;
+    await mkdir(fileTimesDirectory, { recursive: true });
+    await appendFile(join(fileTimesDirectory, `${process.pid}.jsonl`), `${JSON.stringify({ file, ms: Date.now() - fileStarted })}\n`);
+  },
+};
+let fileStarted = Date.now();

@@ -1,4 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Mocha from 'mocha';
+import { fileTimesDirectory } from './test-run.ts';
 
 const SLOWEST_FILES = 10;
 
@@ -23,6 +26,8 @@ export default class CutroomReporter extends Mocha.reporters.Spec {
     });
     runner.once(Mocha.Runner.constants.EVENT_RUN_END, () => {
       const { passes = 0, failures = 0 } = runner.stats ?? {};
+      // A parallel run's workers timed their files themselves (the events arrive here after each file).
+      for (const [file, ms] of workerFileTimes()) fileTimes.set(file, ms);
       // After the spec reporter's epilogue, so that the count is the last line.
       process.on('exit', () => {
         const slowest = [...fileTimes].sort(([, a], [, b]) => b - a).slice(0, SLOWEST_FILES);
@@ -33,4 +38,23 @@ export default class CutroomReporter extends Mocha.reporters.Spec {
       });
     });
   }
+}
+
+/** The files' wall times the workers of a parallel run wrote (none in a serial run). */
+function workerFileTimes(): Array<[string, number]> {
+  let names: string[];
+  try {
+    names = readdirSync(fileTimesDirectory);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) =>
+    readFileSync(join(fileTimesDirectory, name), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const { file, ms } = JSON.parse(line) as { file: string; ms: number };
+        return [file.slice(file.lastIndexOf('/test/') + 1), ms] as [string, number];
+      }),
+  );
 }
