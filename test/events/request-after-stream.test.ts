@@ -15,7 +15,12 @@ import type { Browser } from 'playwright-core';
  */
 const LANES = 10;
 const ROUNDS = 10;
-const REQUEST_TIMEOUT_MS = 5_000;
+/**
+ * A lost request is never answered (nginx would wait out its 60 s upstream timeout); an answered one
+ * comes in milliseconds, or in seconds on two cores shared with another test worker's ffmpeg and
+ * five Chromium pages (a stream's end once took more than 5 s to reach a page's script there).
+ */
+const REQUEST_TIMEOUT_MS = 15_000;
 
 /** One HTTP client as an application holds it: the stream, and the requests after it, share its connections. */
 interface Transport {

@@ -15,9 +15,8 @@ import type { JobSpec } from '../../lib/job-spec.ts';
 import type { StepOf } from '../../../crds/contract/programs.ts';
 import { stepFraction } from '../../lib/progress.ts';
 import { EnergyEnvelopeBuilder, readWavLayout, type EnergyEnvelope } from './analysis/energy.ts';
-import { countEdits, planSourceEdits, type PlannedEdit } from './analysis/plan.ts';
-import { MIN_SILENCE_MS } from './analysis/silences.ts';
-import { detectSpeech, silencesBetween, withFloor } from './analysis/speech.ts';
+import { countEdits, type PlannedEdit } from './analysis/plan.ts';
+import { planStretch } from './analysis/stretch.ts';
 import { normalizeWords, type SpokenWord } from './analysis/words.ts';
 import { Transcriber } from './transcriber.ts';
 
@@ -170,10 +169,8 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
     }
     const stretch = stretchOf(audio, source.source_start_ms, source.duration_ms);
     const { words } = stretch;
-    // speech found relative to this stretch's own floor and speech level
-    const detection = detectSpeech(stretch.envelope, source.duration_ms);
-    const envelope = withFloor(stretch.envelope, detection);
-    const silences = silencesBetween(detection.speech, source.duration_ms, MIN_SILENCE_MS);
+    // speech found relative to this stretch's own floor and speech level, and the cuts (kept in ai_edit mode)
+    const { detection, silences, plan } = planStretch(index, source.duration_ms, stretch.envelope, words, settings);
     share('transcribing')(1);
     ctx.log.info('source transcribed', {
       source_index: index,
@@ -187,11 +184,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
     if (detection.weak !== null && settings.analysis_mode === 'ai_edit') weakEvidence.push({ source_index: index, reason: detection.weak });
 
     share('finding_cuts')(0);
-    if (settings.analysis_mode === 'ai_edit') {
-      const evidence = { margin_db: detection.margin_db, weak: detection.weak };
-      const plan = planSourceEdits({ source_index: index, duration_ms: source.duration_ms, words, silences, envelope, evidence }, settings);
-      edits.push(...plan.edits);
-    }
+    if (settings.analysis_mode === 'ai_edit') edits.push(...plan.edits);
     heard.push({ source, index, language: audio.language, words });
   }
 
