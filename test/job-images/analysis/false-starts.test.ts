@@ -104,6 +104,17 @@ describe('false starts: a phrase restarted, the last take kept (false-starts.ts)
     expect(dropped(spoken(`${take} |450 asterisk is an open source pbx that runs on the linux operating system today`))).to.deep.equal([take]);
   });
 
+  it('a long take said again only loosely needs a break before its restart: a phrase recurring inside running speech does not carry off the sentence before it', () => {
+    // the reverberant recording's case: the end of one prompt ("to decrease or increase your volume …") and the take after it
+    // were loosely "said again" by the take's own end running straight on into the restart
+    const take = 'please press one to mute or unmute yourself four or six to decrease or increase the conference call';
+    const words = spoken(`to decrease or increase your volume or a delay |600 ${take} |800 please press one to mute or unmute yourself four or six to decrease or increase the conference volume`);
+    expect(dropped(words)).to.deep.equal([take]);
+    // with a pause before that phrase, the speaker did stop: the long take before it, loosely said again, goes
+    const paused = spoken(`to decrease or increase your volume or a delay please press one to mute or unmute yourself four or six |700 to decrease or increase the conference call please press one to mute or unmute yourself four or six`);
+    expect(dropped(paused)[0]).to.match(/^to decrease or increase your volume/);
+  });
+
   it('unpunctuated, two phrases opening alike are not a false start at the default either: a restart heard by letters says the whole take, or COMPARE_WORDS of it ("we fix the audio" / "we fix the video")', () => {
     expect(dropped(spoken('we fix the audio |500 we fix the video'))).to.deep.equal([]);
     expect(dropped(spoken('this is the timeline |500 this is the inspector'))).to.deep.equal([]);

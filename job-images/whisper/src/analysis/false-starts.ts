@@ -31,7 +31,8 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * Either way a take may run on past what the restart says again by at most
  * UNSAID_WORDS words (a take that diverges: "talk about"/"show you"), unless its
  * letters as a whole come again with at most twice the share wrong the threshold
- * allows; so "if you'd like to learn more about … dial one now | if you'd like to test
+ * allows and the restart follows a break (a phrase that recurs inside running speech
+ * does not carry off the sentence before it); so "if you'd like to learn more about … dial one now | if you'd like to test
  * …" is two sentences opening alike even where the recognizer gives no punctuation. A
  * take the recognizer heard completed (full stop, question or exclamation mark) must
  * come again whole: "We fix the audio. We fix the video." is two sentences, not a false
@@ -262,8 +263,10 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number):
       else if (!resembles && !afterBreak) matched = false;
       else {
         const heard = wordsSaidAgain(take, matchAt(restart, taken + UNSAID_WORDS), threshold);
-        // a take may run on past the words said again, a few words or loosely said again whole (not a second sentence that opens alike)
-        const runsOn = taken - heard.words <= UNSAID_WORDS || heard.whole;
+        // a take may run on past the words said again, a few words or loosely said again whole (not a second sentence that
+        // opens alike); a long take said again only loosely, by a restart after a break: a speaker who abandons a long
+        // sentence stops before starting over, while a phrase that recurs inside running speech is no restart
+        const runsOn = taken - heard.words <= UNSAID_WORDS || (heard.whole && afterBreak);
         if (resembles) matched = runsOn;
         else {
           const lastWord = words[content[restart - 1]!]!;
