@@ -115,6 +115,21 @@ describe('false starts: a phrase restarted, the last take kept (false-starts.ts)
     expect(dropped(paused)[0]).to.match(/^to decrease or increase your volume/);
   });
 
+  it('words heard in the room\'s noise alone (noiseWords) are skipped as hesitations are: they make no take, and glued to a take they do not hide its phrase start', () => {
+    const cuts = (words: readonly SpokenWord[], noise: Set<number>) =>
+      findFalseStartCuts(words, DEFAULT_SENSITIVITY, { duration_ms: words.at(-1)!.end_ms + 1000, envelope: null }, noise).map((cut) =>
+        words.slice(cut.words!.from, cut.words!.to).map((word) => word.text).join(' '),
+      );
+    // a babble heard as "but I … but I" before the talk begins
+    const babble = spoken('but I |400 but I do decrease the audio volume of another participant');
+    expect(cuts(babble, new Set())).to.deep.equal(['but I']);
+    expect(cuts(babble, new Set([0, 1]))).to.deep.equal([]);
+    // a phantom "that" 30 ms before the take: its first word no longer follows a pause
+    const glued = spoken('rounds |400 that |30 there is currently one other thing |300 there is currently one other participant in the conference');
+    expect(cuts(glued, new Set())).to.deep.equal([]);
+    expect(cuts(glued, new Set([1]))).to.deep.equal(['there is currently one other thing']);
+  });
+
   it('unpunctuated, two phrases opening alike are not a false start at the default either: a restart heard by letters says the whole take, or COMPARE_WORDS of it ("we fix the audio" / "we fix the video")', () => {
     expect(dropped(spoken('we fix the audio |500 we fix the video'))).to.deep.equal([]);
     expect(dropped(spoken('this is the timeline |500 this is the inspector'))).to.deep.equal([]);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SNAP_WINDOW_MS } from '../../../job-images/whisper/src/analysis/boundaries.ts';
 import type { EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
-import { findSilenceCuts, tidySilences, WORD_REACH_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
+import { findSilenceCuts, noiseWords, tidySilences, WORD_REACH_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
 import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
 import { envelopeOf, gapsOf, wordsAt } from '../../analysis/transcripts.ts';
@@ -103,6 +103,11 @@ describe('silence cuts are bounded by the words (silences.ts)', () => {
     expect(cut(2300, 3000)).to.deep.equal([[1400 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
     // without the levels (nothing known of the acoustics) every word bounds the pause
     expect(cutsOf({ words: withWord(2000, 2300), silences })).to.deep.equal([[1400 + WORD_TAIL_MS, 2000 - WORD_LEAD_IN_MS], [2300 + WORD_TAIL_MS, 3000 - WORD_LEAD_IN_MS]]);
+    // the false-start finder is told the same words (noiseWords), by their positions
+    const words = withWord(2000, 2300);
+    const phantom = words.findIndex((word) => word.start_ms === 2000);
+    expect([...noiseWords(words, silences, floored(words, 140, 300))]).to.deep.equal([phantom]);
+    expect([...noiseWords(words, silences, null)]).to.deep.equal([]);
   });
 
   it('a word stretched from speech over a quiet pause (pocketsphinx in a babble) reaches WORD_REACH_MS into it, no further; one over sound keeps its times', () => {

@@ -223,9 +223,9 @@ function endsSentence(words: readonly SpokenWord[], from: number, to: number): b
  * The dropped takes at a resemblance threshold: maximal runs of words that some
  * matched take covers. The last take of a phrase is never in a run.
  */
-export function findFalseTakes(words: readonly SpokenWord[], threshold: number): WordRun[] {
-  // Positions of the words that count: a hesitation is no word of a phrase.
-  const content = words.flatMap((word, index) => (HESITATIONS.includes(word.match) ? [] : [index]));
+export function findFalseTakes(words: readonly SpokenWord[], threshold: number, noise: ReadonlySet<number> = new Set()): WordRun[] {
+  // Positions of the words that count: a hesitation is no word of a phrase, nor a word heard in the room's noise alone.
+  const content = words.flatMap((word, index) => (HESITATIONS.includes(word.match) || noise.has(index) ? [] : [index]));
   const matchAt = (position: number, count: number): string[] => content.slice(position, position + count).map((index) => words[index]!.match);
   // A speaker's vocabulary is small: each pair of words is measured once.
   const distances = new Map<string, Map<string, number>>();
@@ -306,8 +306,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number):
  * lead-in of the false take to the lead-in of the restart, never into a kept word);
  * none shorter than MIN_CUT_MS.
  */
-export function findFalseStartCuts(words: readonly SpokenWord[], sensitivity: number, room: CutRoom): Cut[] {
+export function findFalseStartCuts(words: readonly SpokenWord[], sensitivity: number, room: CutRoom, noise: ReadonlySet<number> = new Set()): Cut[] {
   const threshold = falseStartThreshold(sensitivity);
   if (threshold === null) return [];
-  return findFalseTakes(words, threshold).flatMap((run) => wordCut('false_start', 'False start, restarted', words, run, room) ?? []);
+  return findFalseTakes(words, threshold, noise).flatMap((run) => wordCut('false_start', 'False start, restarted', words, run, room) ?? []);
 }

@@ -2,7 +2,7 @@ import type { EnergyEnvelope } from './energy.ts';
 import { findFalseStartCuts, phraseResemblance } from './false-starts.ts';
 import { findFillerCuts } from './fillers.ts';
 import { minimumPauseMs } from './pacing.ts';
-import { findSilenceCuts } from './silences.ts';
+import { findSilenceCuts, noiseWords } from './silences.ts';
 import { MIN_CUT_MS, spanLength, spansOverlap, subtractSpans, type Cut, type CutType, type Span } from './spans.ts';
 import { WEAK_MARGIN_DB } from './speech.ts';
 import { matchForm, type SpokenWord } from './words.ts';
@@ -83,7 +83,8 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
   const { words, duration_ms: duration, envelope } = signals;
   const room = { duration_ms: duration, envelope };
   const found: Record<CutType, Cut[]> = {
-    false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room),
+    // words heard in the room's noise alone are skipped, as hesitations are: no take starts or ends with one
+    false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope)),
     silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level) }),
     filler: findFillerCuts(words, room),
   };

@@ -76,15 +76,12 @@ const QUIET_SHARE = 0.9;
  * stays as recognized.
  */
 export function heardWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): readonly SpokenWord[] {
-  const floor = envelope?.floor_rms;
-  if (!envelope || floor === undefined) return words;
-  const quietBelow = Math.min(floor, envelope.noise_rms ?? floor);
-  const onset = envelope.onset_rms ?? Infinity;
-  const quiet = (start_ms: number, end_ms: number): boolean => isQuiet({ start_ms, end_ms }, envelope, quietBelow, onset);
+  const quiet = quietTest(envelope);
+  if (!quiet) return words;
   const heard: SpokenWord[] = [];
   for (const word of words) {
+    if (isNoise(word, silences, quiet)) continue;
     const head = silenceAt(silences, word.start_ms);
-    if (head && word.end_ms <= head.end_ms && quiet(word.start_ms, word.end_ms)) continue;
     let { start_ms: start, end_ms: end } = word;
     const tail = silenceAt(silences, end - 1);
     if (tail && tail.start_ms > start && end - tail.start_ms > WORD_REACH_MS && quiet(tail.start_ms, end)) end = tail.start_ms + WORD_REACH_MS;
@@ -93,6 +90,35 @@ export function heardWords(words: readonly SpokenWord[], silences: readonly Span
   }
   // a start moved later may pass a word that began after it
   return heard.sort((a, b) => a.start_ms - b.start_ms);
+}
+
+/**
+ * The positions of the words heard in the room's noise alone: each wholly inside one
+ * detected silence, over quiet frames (those heardWords leaves out). None without the
+ * envelope's levels.
+ */
+export function noiseWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): Set<number> {
+  const quiet = quietTest(envelope);
+  const noise = new Set<number>();
+  if (quiet) words.forEach((word, index) => isNoise(word, silences, quiet) && noise.add(index));
+  return noise;
+}
+
+type QuietTest = (start_ms: number, end_ms: number) => boolean;
+
+/** Whether a span is quiet on this envelope (isQuiet at its levels); null when it carries none. */
+function quietTest(envelope: EnergyEnvelope | null): QuietTest | null {
+  const floor = envelope?.floor_rms;
+  if (!envelope || floor === undefined) return null;
+  const quietBelow = Math.min(floor, envelope.noise_rms ?? floor);
+  const onset = envelope.onset_rms ?? Infinity;
+  return (start_ms, end_ms) => isQuiet({ start_ms, end_ms }, envelope, quietBelow, onset);
+}
+
+/** A word wholly inside one detected silence, over quiet frames: the room's noise, not speech. */
+function isNoise(word: SpokenWord, silences: readonly Span[], quiet: QuietTest): boolean {
+  const silence = silenceAt(silences, word.start_ms);
+  return silence !== undefined && word.end_ms <= silence.end_ms && quiet(word.start_ms, word.end_ms);
 }
 
 /** The silence holding `ms` (sorted, disjoint silences; binary search). */
