@@ -8,7 +8,8 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * again ("so today I want to talk about … so today I want to show you …"). The
  * earlier take goes, the last one stays.
  *
- * Detection, on the word sequence alone, hesitations (um, uh…) skipped: a take starts
+ * Detection, on the word sequence alone, hesitations (um, uh…) skipped, and so are the
+ * words the caller knows were heard in the room's noise alone (noiseWords): a take starts
  * at a phrase start (the first word, a word after a pause of PHRASE_GAP_MS or more or
  * after punctuation, or the restart of a false start already found) and spans no
  * sentence end; a restart is any later word within MAX_FALSE_TAKE_MS and

@@ -100,7 +100,7 @@ export function heardWords(words: readonly SpokenWord[], silences: readonly Span
 export function noiseWords(words: readonly SpokenWord[], silences: readonly Span[], envelope: EnergyEnvelope | null): Set<number> {
   const quiet = quietTest(envelope);
   const noise = new Set<number>();
-  if (quiet) words.forEach((word, index) => isNoise(word, silences, quiet) && noise.add(index));
+  if (quiet) for (const [index, word] of words.entries()) if (isNoise(word, silences, quiet)) noise.add(index);
   return noise;
 }
 
