@@ -96,6 +96,7 @@ export async function mochaGlobalTeardown(): Promise<void> {
   }
 }
 
+let fileStarted = Date.now();
 /**
  * A file's wall time, from its first root hook to its last, for the reporter's slowest files:
  * a parallel run's main process hears each file's events only once the file is done.
@@ -111,4 +112,3 @@ export const mochaHooks = {
     await appendFile(join(fileTimesDirectory, `${process.pid}.jsonl`), `${JSON.stringify({ file, ms: Date.now() - fileStarted })}\n`);
   },
 };
-let fileStarted = Date.now();

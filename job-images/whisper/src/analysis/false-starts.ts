@@ -33,14 +33,15 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * UNSAID_WORDS words (a take that diverges: "talk about"/"show you"), unless its
  * letters as a whole come again with at most twice the share wrong the threshold
  * allows and the restart follows a break (a phrase that recurs inside running speech
- * does not carry off the sentence before it); so "if you'd like to learn more about … dial one now | if you'd like to test
- * …" is two sentences opening alike even where the recognizer gives no punctuation. A
- * take the recognizer heard completed (full stop, question or exclamation mark) must
- * come again whole: "We fix the audio. We fix the video." is two sentences, not a false
- * start, while a sentence said twice is a retake. Of the takes a restart matches, the
- * earliest goes (the longest false take); every word of a matched take is dropped, so
- * takes restarted one after the other go as one edit, and a lower threshold only ever
- * drops more words (every test above is passed by more at a lower threshold).
+ * does not carry off the sentence before it); so "if you'd like to learn more about …
+ * dial one now | if you'd like to test …" is two sentences opening alike even where the
+ * recognizer gives no punctuation. A take the recognizer heard completed (full stop,
+ * question or exclamation mark) must come again whole: "We fix the audio. We fix the
+ * video." is two sentences, not a false start, while a sentence said twice is a retake.
+ * Of the takes a restart matches, the earliest goes (the longest false take); every word
+ * of a matched take is dropped, so takes restarted one after the other go as one edit,
+ * and a lower threshold only ever drops more words (every test above is passed by more at
+ * a lower threshold).
  */
 const PHRASE_GAP_MS = 200;
 export const MAX_FALSE_TAKE_MS = 10_000;
