@@ -16,7 +16,7 @@ import type { StepOf } from '../../../crds/contract/programs.ts';
 import { stepFraction } from '../../lib/progress.ts';
 import { EnergyEnvelopeBuilder, readWavLayout, type EnergyEnvelope } from './analysis/energy.ts';
 import { countEdits, type PlannedEdit } from './analysis/plan.ts';
-import { planStretch } from './analysis/stretch.ts';
+import { hearStretch, planHeardStretch } from './analysis/stretch.ts';
 import { normalizeWords, type SpokenWord } from './analysis/words.ts';
 import { Transcriber } from './transcriber.ts';
 
@@ -169,8 +169,9 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
     }
     const stretch = stretchOf(audio, source.source_start_ms, source.duration_ms);
     const { words } = stretch;
-    // speech found relative to this stretch's own floor and speech level, and the cuts (kept in ai_edit mode)
-    const { detection, silences, plan } = planStretch(index, source.duration_ms, stretch.envelope, words, settings);
+    // speech found relative to this stretch's own floor and speech level
+    const stretchHeard = hearStretch(stretch.envelope, source.duration_ms);
+    const { detection, silences } = stretchHeard;
     share('transcribing')(1);
     ctx.log.info('source transcribed', {
       source_index: index,
@@ -184,7 +185,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
     if (detection.weak !== null && settings.analysis_mode === 'ai_edit') weakEvidence.push({ source_index: index, reason: detection.weak });
 
     share('finding_cuts')(0);
-    if (settings.analysis_mode === 'ai_edit') edits.push(...plan.edits);
+    if (settings.analysis_mode === 'ai_edit') edits.push(...planHeardStretch(index, source.duration_ms, stretchHeard, words, settings).edits);
     heard.push({ source, index, language: audio.language, words });
   }
 

@@ -5,21 +5,29 @@ import { detectSpeech, silencesBetween, withFloor, type SpeechDetection } from '
 import type { Span } from './spans.ts';
 import type { SpokenWord } from './words.ts';
 
-export interface StretchPlan {
+/** What the detector heard in one source's stretch of audio. */
+export interface HeardStretch {
   detection: SpeechDetection;
   silences: Span[];
-  plan: SourcePlan;
+  /** The stretch's envelope with the detector's levels on it (withFloor). */
+  envelope: EnergyEnvelope;
 }
 
-/**
- * One source's stretch of audio as the analyze program plans it: speech found relative to
- * the stretch's own floor and speech level, the pauses between, and the edits an editor would
- * make from those and the words (the benches plan the same way).
- */
-export function planStretch(sourceIndex: number, durationMs: number, envelope: EnergyEnvelope, words: readonly SpokenWord[], settings: PlanSettings): StretchPlan {
+/** Speech found relative to the stretch's own floor and speech level, and the pauses between. */
+export function hearStretch(envelope: EnergyEnvelope, durationMs: number): HeardStretch {
   const detection = detectSpeech(envelope, durationMs);
-  const silences = silencesBetween(detection.speech, durationMs, MIN_SILENCE_MS);
+  return { detection, silences: silencesBetween(detection.speech, durationMs, MIN_SILENCE_MS), envelope: withFloor(envelope, detection) };
+}
+
+/** The edits an editor would make of a heard stretch and its words, as the analyze program plans them. */
+export function planHeardStretch(sourceIndex: number, durationMs: number, heard: HeardStretch, words: readonly SpokenWord[], settings: PlanSettings): SourcePlan {
+  const { detection, silences, envelope } = heard;
   const evidence = { margin_db: detection.margin_db, weak: detection.weak };
-  const plan = planSourceEdits({ source_index: sourceIndex, duration_ms: durationMs, words, silences, envelope: withFloor(envelope, detection), evidence }, settings);
-  return { detection, silences, plan };
+  return planSourceEdits({ source_index: sourceIndex, duration_ms: durationMs, words, silences, envelope, evidence }, settings);
+}
+
+/** A stretch heard and planned in one step (the benches plan as the program does). */
+export function planStretch(sourceIndex: number, durationMs: number, envelope: EnergyEnvelope, words: readonly SpokenWord[], settings: PlanSettings): HeardStretch & { plan: SourcePlan } {
+  const heard = hearStretch(envelope, durationMs);
+  return { ...heard, plan: planHeardStretch(sourceIndex, durationMs, heard, words, settings) };
 }
