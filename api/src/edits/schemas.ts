@@ -87,7 +87,7 @@ export const EditRead = z
       .max(1)
       .nullable()
       .describe(
-        'Beyond the spec: how sure an AI edit is, 0–1, from its evidence (a pause: how far speech stands over the noise floor; a false start: how much the take resembles its restart, times the recognizer\'s confidence; a filler: the recognizer\'s confidence). Null on manual and asset edits and on edits of runs made before it.',
+        'Beyond the spec: how sure an AI edit is, 0–1, from its evidence (a pause: how far speech stands over the noise floor; a false start: how much the take resembles its restart, in its words and, where the recording\'s sound is known, in its sound, times the recognizer\'s confidence; a filler: the recognizer\'s confidence). Null on manual and asset edits and on edits of runs made before it.',
       ),
     media_item_id: z.uuid().nullable(),
     visual_mode: z.enum(visualModes).nullable(),

@@ -49,7 +49,10 @@ interface HeardAudio {
 function stretchOf(audio: HeardAudio, startMs: number, durationMs: number): { envelope: EnergyEnvelope; words: SpokenWord[] } {
   if (startMs === 0 && durationMs >= audio.envelope.rms.length * audio.envelope.frame_ms) return audio;
   const frame = audio.envelope.frame_ms;
-  const envelope = { frame_ms: frame, rms: audio.envelope.rms.slice(Math.floor(startMs / frame), Math.ceil((startMs + durationMs) / frame)) };
+  const [first, last] = [Math.floor(startMs / frame), Math.ceil((startMs + durationMs) / frame)];
+  const envelope: EnergyEnvelope = { frame_ms: frame, rms: audio.envelope.rms.slice(first, last) };
+  const cepstra = audio.envelope.cepstra;
+  if (cepstra) envelope.cepstra = { ...cepstra, values: cepstra.values.slice(first * cepstra.dims, last * cepstra.dims) };
   const endMs = startMs + durationMs;
   const words = audio.words
     .filter((word) => {

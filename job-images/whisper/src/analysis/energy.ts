@@ -1,4 +1,5 @@
 import { JobFailure } from '../../../lib/job-failure.ts';
+import { CEPSTRA_FRAME_MS, CepstraBuilder, type Cepstra } from './cepstra.ts';
 
 /** The envelope's resolution: cut boundaries snap to these frames. */
 const ENVELOPE_FRAME_MS = 10;
@@ -13,6 +14,8 @@ export interface EnergyEnvelope {
   onset_rms?: number;
   /** Frames at or under this RMS are the room's noise: its floor + 6 dB (detectSpeech's `floor_db`). */
   noise_rms?: number;
+  /** What the frames sound like (false starts are matched by it); absent where only loudness was measured. */
+  cepstra?: Cepstra;
 }
 
 /** Where the samples of a 16-bit PCM WAV are, from its header. */
@@ -71,7 +74,7 @@ export function readWavLayout(bytes: Uint8Array, totalBytes = bytes.length): Wav
 
 /**
  * Folds 16-bit little-endian PCM, chunk by chunk (channels averaged), into an
- * energy envelope, so that hours of audio never sit in memory at once.
+ * energy envelope and its cepstra, so that hours of audio never sit in memory at once.
  */
 export class EnergyEnvelopeBuilder {
   readonly frameMs: number;
@@ -81,9 +84,12 @@ export class EnergyEnvelopeBuilder {
   private sumOfSquares = 0;
   private frameSamples = 0;
   private carry: Uint8Array | null = null;
+  private readonly cepstra: CepstraBuilder | null;
 
   constructor(sampleRateHz: number, channels = 1, frameMs = ENVELOPE_FRAME_MS) {
     this.frameMs = frameMs;
+    // the cepstra's frames line up with the envelope's at its own resolution only
+    this.cepstra = frameMs === CEPSTRA_FRAME_MS ? new CepstraBuilder(sampleRateHz) : null;
     this.channels = channels;
     this.samplesPerFrame = Math.max(1, Math.round((sampleRateHz * frameMs) / 1000));
   }
@@ -100,19 +106,24 @@ export class EnergyEnvelopeBuilder {
     const whole = bytes.length - (bytes.length % frameBytes);
     if (whole < bytes.length) this.carry = bytes.slice(whole);
     const view = new DataView(bytes.buffer, bytes.byteOffset, whole);
+    const mono = new Float32Array(whole / frameBytes);
     for (let offset = 0; offset < whole; offset += frameBytes) {
       let sample = 0;
       for (let channel = 0; channel < this.channels; channel += 1) sample += view.getInt16(offset + 2 * channel, true);
       const value = sample / this.channels / 32768;
+      mono[offset / frameBytes] = value;
       this.sumOfSquares += value * value;
       this.frameSamples += 1;
       if (this.frameSamples === this.samplesPerFrame) this.closeFrame();
     }
+    this.cepstra?.push(mono);
   }
 
   finish(): EnergyEnvelope {
     if (this.frameSamples > 0) this.closeFrame();
-    return { frame_ms: this.frameMs, rms: Float32Array.from(this.frames) };
+    const envelope: EnergyEnvelope = { frame_ms: this.frameMs, rms: Float32Array.from(this.frames) };
+    if (this.cepstra) envelope.cepstra = this.cepstra.finish();
+    return envelope;
   }
 
   private closeFrame(): void {

@@ -1,6 +1,7 @@
 import { wordCut, type CutRoom } from './boundaries.ts';
+import type { SoundComparer } from './cepstra.ts';
 import { HESITATIONS } from './fillers.ts';
-import type { Cut, WordRun } from './spans.ts';
+import type { Cut, Span, WordRun } from './spans.ts';
 import { gapBetween, type SpokenWord } from './words.ts';
 
 /**
@@ -38,6 +39,13 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * recognizer gives no punctuation. A take the recognizer heard completed (full stop,
  * question or exclamation mark) must come again whole: "We fix the audio. We fix the
  * video." is two sentences, not a false start, while a sentence said twice is a retake.
+ * - its sound, when the words fail: where the recording's cepstra are known (a
+ *   SoundComparer), a take of at least MIN_SOUND_TAKE_MS that the recognizer did not hear
+ *   completed, followed by a restart after a break, is a false take when the restart's
+ *   opening sounds like it, mean and worst stretch under the bars of soundBars; the
+ *   recognizer may have heard either rendition as other words ("me you to walk" /
+ *   "mute or commuter"), the voice said the same thing twice.
+ *
  * Of the takes a restart matches, the earliest goes (the longest false take); every word
  * of a matched take is dropped, so takes restarted one after the other go as one edit,
  * and a lower threshold only ever drops more words (every test above is passed by more at
@@ -77,6 +85,30 @@ export function falseStartThreshold(sensitivity: number): number | null {
   const level = Math.min(100, Math.max(0, Number.isFinite(sensitivity) ? sensitivity : 0));
   if (level === 0) return null;
   return Math.round((1 - level / 400) * 1000) / 1000;
+}
+
+/** A take shorter than this is too little sound to match by (a word or two match anything). */
+const MIN_SOUND_TAKE_MS = 400;
+/** At the default sensitivity, the mean and the worst-stretch distance a take's sound may have from its restart's (SoundComparer). */
+const SOUND_BARS = { mean: 5, worst: 6 };
+
+/**
+ * false_start_sensitivity (0–100) → the distances under which a take sounds like its
+ * restart: SOUND_BARS at 50, 10 % wider at 100, 8 % narrower at 10 (measured on two
+ * renditions of the same words by one voice against different words: see
+ * docs/decisions.md). null: detection off.
+ */
+export function soundBars(sensitivity: number): { mean: number; worst: number } | null {
+  const threshold = falseStartThreshold(sensitivity);
+  if (threshold === null) return null;
+  const widening = 1 + (0.875 - threshold) * 0.8;
+  return { mean: SOUND_BARS.mean * widening, worst: SOUND_BARS.worst * widening };
+}
+
+/** How a take's sound is checked against its restart's: the comparer and the bars at the caller's sensitivity. */
+export interface TakeSounds {
+  comparer: SoundComparer;
+  bars: { mean: number; worst: number };
 }
 
 export interface SensitivityPoint {
@@ -225,7 +257,7 @@ function endsSentence(words: readonly SpokenWord[], from: number, to: number): b
  * The dropped takes at a resemblance threshold: maximal runs of words that some
  * matched take covers. The last take of a phrase is never in a run.
  */
-export function findFalseTakes(words: readonly SpokenWord[], threshold: number, noise: ReadonlySet<number> = new Set()): WordRun[] {
+export function findFalseTakes(words: readonly SpokenWord[], threshold: number, noise: ReadonlySet<number> = new Set(), sounds?: TakeSounds): WordRun[] {
   // Positions of the words that count: a hesitation is no word of a phrase, nor a word heard in the room's noise alone.
   const content = words.flatMap((word, index) => (HESITATIONS.includes(word.match) || noise.has(index) ? [] : [index]));
   const matchAt = (position: number, count: number): string[] => content.slice(position, position + count).map((index) => words[index]!.match);
@@ -287,6 +319,10 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
           });
         }
       }
+      if (!matched && sounds && afterBreak && !complete) {
+        const take: Span = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
+        matched = take.end_ms - take.start_ms >= MIN_SOUND_TAKE_MS && soundsAlike(sounds, take, restartWord.start_ms);
+      }
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
       restarts.add(restart);
@@ -303,13 +339,20 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
   return takes;
 }
 
+/** Whether a take sounds like the opening of its restart, under the bars. */
+export function soundsAlike(sounds: TakeSounds, take: Span, restartMs: number): boolean {
+  const match = sounds.comparer.compare(take, restartMs);
+  return match !== null && match.mean <= sounds.bars.mean && match.worst <= sounds.bars.worst;
+}
+
 /**
  * False-start cuts: one per dropped run, over its words whole (wordCutSpan: from the
  * lead-in of the false take to the lead-in of the restart, never into a kept word);
  * none shorter than MIN_CUT_MS.
  */
-export function findFalseStartCuts(words: readonly SpokenWord[], sensitivity: number, room: CutRoom, noise: ReadonlySet<number> = new Set()): Cut[] {
+export function findFalseStartCuts(words: readonly SpokenWord[], sensitivity: number, room: CutRoom, noise: ReadonlySet<number> = new Set(), comparer?: SoundComparer): Cut[] {
   const threshold = falseStartThreshold(sensitivity);
-  if (threshold === null) return [];
-  return findFalseTakes(words, threshold, noise).flatMap((run) => wordCut('false_start', 'False start, restarted', words, run, room) ?? []);
+  const bars = soundBars(sensitivity);
+  if (threshold === null || bars === null) return [];
+  return findFalseTakes(words, threshold, noise, comparer && { comparer, bars }).flatMap((run) => wordCut('false_start', 'False start, restarted', words, run, room) ?? []);
 }

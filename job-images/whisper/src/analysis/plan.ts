@@ -1,3 +1,4 @@
+import { SoundComparer, type Cepstra } from './cepstra.ts';
 import type { EnergyEnvelope } from './energy.ts';
 import { findFalseStartCuts, phraseResemblance } from './false-starts.ts';
 import { findFillerCuts } from './fillers.ts';
@@ -65,6 +66,16 @@ export interface SourcePlan {
  */
 export const PRECEDENCE: readonly CutType[] = ['false_start', 'silence', 'filler'];
 
+const COMPARERS = new WeakMap<Cepstra, SoundComparer>();
+/** One comparer per stretch heard: its coefficients' spread is measured once. */
+function comparerOf(envelope: EnergyEnvelope | null): SoundComparer | undefined {
+  const cepstra = envelope?.cepstra;
+  if (!cepstra) return undefined;
+  let comparer = COMPARERS.get(cepstra);
+  if (!comparer) COMPARERS.set(cepstra, (comparer = new SoundComparer(cepstra)));
+  return comparer;
+}
+
 /** Whether a kind of cut is applied unless a person turns it off (fillers are only offered). */
 export const ACTIVE_BY_DEFAULT: Readonly<Record<CutType, boolean>> = { silence: true, false_start: true, filler: false };
 
@@ -84,7 +95,7 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
   const room = { duration_ms: duration, envelope };
   const found: Record<CutType, Cut[]> = {
     // words heard in the room's noise alone are skipped, as hesitations are: no take starts or ends with one
-    false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope)),
+    false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope), comparerOf(envelope)),
     silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level) }),
     filler: findFillerCuts(words, room),
   };
@@ -108,6 +119,10 @@ export function countEdits(edits: readonly { type: CutType }[]): EditCounts {
 
 /** A margin this far over WEAK_MARGIN_DB makes a pause as sure as the acoustics can make it. */
 const SURE_MARGIN_SPAN_DB = 25;
+/** A take that sounds this alike its restart (mean distance, SoundComparer) resembles it wholly … */
+const SAME_SOUND = 3.5;
+/** … and one this far apart not at all. */
+const OTHER_SOUND = 6;
 /** What a recognizer that gives no word probabilities is taken to have heard: as likely as not. */
 const UNKNOWN_CONFIDENCE = 0.5;
 
@@ -125,8 +140,11 @@ function meanProbability(words: readonly SpokenWord[]): number | null {
  * - a pause: the detector's margin of speech over the floor, 0.5 at WEAK_MARGIN_DB
  *   rising to 1 SURE_MARGIN_SPAN_DB above it; at most 0.3 when the evidence is weak;
  *   0.5 when nothing is known of the acoustics;
- * - a false start: how much the take resembles its restart (phraseResemblance over up to
- *   4 words), times the recognizer's mean confidence in the words it removes;
+ * - a false start: how much the take resembles its restart, times the recognizer's mean
+ *   confidence in the words it removes; the resemblance is that of the words
+ *   (phraseResemblance over up to 4 words), and where the recording's sound is known the
+ *   mean of that and the sound's (1 at a mean distance of SAME_SOUND, 0 at OTHER_SOUND):
+ *   a take misheard as its restart's words but sounding otherwise is less sure;
  * - a filler: the recognizer's mean confidence in its words.
  */
 export function confidenceOf(cut: Cut, signals: SourceSignals): number {
@@ -144,8 +162,11 @@ export function confidenceOf(cut: Cut, signals: SourceSignals): number {
     if (cut.type === 'false_start' && cut.words) {
       const compared = Math.min(4, cut.words.to - cut.words.from, words.length - cut.words.to);
       const forms = (from: number): string[] => words.slice(from, from + compared).map((word) => matchForm(word.text));
-      const resemblance = compared > 0 ? phraseResemblance(forms(cut.words.from), forms(cut.words.to)) : 0;
-      confidence = clamp01(resemblance) * heard;
+      const wordsAlike = compared > 0 ? clamp01(phraseResemblance(forms(cut.words.from), forms(cut.words.to))) : 0;
+      const take = { start_ms: words[cut.words.from]!.start_ms, end_ms: words[cut.words.to - 1]!.end_ms };
+      const sound = cut.words.to < words.length ? comparerOf(signals.envelope)?.compare(take, words[cut.words.to]!.start_ms) : undefined;
+      const resemblance = sound ? (wordsAlike + clamp01((OTHER_SOUND - sound.mean) / (OTHER_SOUND - SAME_SOUND))) / 2 : wordsAlike;
+      confidence = resemblance * heard;
     } else confidence = heard;
   }
   return Math.round(clamp01(confidence) * 100) / 100;

@@ -1,0 +1,128 @@
+import { expect } from 'chai';
+import { allisonPrompt, SAMPLE_RATE, type Clip } from '../../../hack/fixtures/recorded-speech.ts';
+import { CepstraBuilder, SoundComparer, type Cepstra } from '../../../job-images/whisper/src/analysis/cepstra.ts';
+import { EnergyEnvelopeBuilder } from '../../../job-images/whisper/src/analysis/energy.ts';
+import { findFalseTakes, falseStartThreshold, soundBars, soundsAlike } from '../../../job-images/whisper/src/analysis/false-starts.ts';
+import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
+import type { SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
+import { SeededRandom } from '../../../hack/fixtures/seeded-random.ts';
+
+const ms = (samples: number): number => (samples / SAMPLE_RATE) * 1000;
+
+/** Pieces of sound one after another, with where each sits (ms). */
+function joined(pieces: readonly Float32Array[]): { samples: Float32Array; spans: Span[] } {
+  const samples = new Float32Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
+  const spans: Span[] = [];
+  let at = 0;
+  for (const piece of pieces) {
+    samples.set(piece, at);
+    spans.push({ start_ms: ms(at), end_ms: ms(at + piece.length) });
+    at += piece.length;
+  }
+  return { samples, spans };
+}
+
+const pause = (seconds: number): Float32Array => new Float32Array(Math.round(seconds * SAMPLE_RATE));
+/** The clip's first `share` of samples: a take broken off. */
+const opening = (clip: Clip, share: number): Float32Array => clip.samples.slice(0, Math.round(share * clip.samples.length));
+
+function cepstraOf(samples: Float32Array, chunk = samples.length): Cepstra {
+  const builder = new CepstraBuilder(SAMPLE_RATE);
+  for (let at = 0; at < samples.length; at += chunk) builder.push(samples.subarray(at, at + chunk));
+  return builder.finish();
+}
+
+/** A take, a 0.4 s pause and a restart, over a faint hiss: how the take's sound compares with the restart's opening. */
+function takeThenRestart(take: Float32Array, restart: Float32Array): { comparer: SoundComparer; take: Span; restartMs: number } {
+  const { samples, spans } = joined([pause(0.5), take, pause(0.4), restart, pause(0.5)]);
+  const random = new SeededRandom(7);
+  for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
+  return { comparer: new SoundComparer(cepstraOf(samples)), take: spans[1]!, restartMs: spans[3]!.start_ms };
+}
+
+const DEFAULT_BARS = soundBars(50)!;
+
+describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', function () {
+  this.timeout(60_000);
+  let prompts: Record<'leaderA' | 'leaderB' | 'password' | 'conferenceNumber' | 'recording' | 'pin', Clip>;
+
+  before(async () => {
+    const [leaderA, leaderB, password, conferenceNumber, recording, pin] = await Promise.all(
+      ['conf-waitforleader', 'confbridge-begin-leader', 'agent-pass', 'conf-getconfno', 'conf-now-recording', 'confbridge-pin'].map((name) => allisonPrompt(name)),
+    );
+    prompts = { leaderA: leaderA!, leaderB: leaderB!, password: password!, conferenceNumber: conferenceNumber!, recording: recording!, pin: pin! };
+  });
+
+  it('cepstra: one frame per envelope frame, the same however the samples arrive, and loudness left out', () => {
+    const random = new SeededRandom(3);
+    // a vowel-like sound: a 140 Hz buzz through two resonances, and a hiss
+    const samples = Float32Array.from({ length: 16_037 }, (_, index) => 0.3 * Math.sin((2 * Math.PI * 700 * index) / SAMPLE_RATE) * (0.6 + 0.4 * Math.sin((2 * Math.PI * 140 * index) / SAMPLE_RATE)) + 0.05 * Math.sin((2 * Math.PI * 1200 * index) / SAMPLE_RATE) + 0.01 * (random.next() - 0.5));
+    const whole = cepstraOf(samples);
+    const envelope = new EnergyEnvelopeBuilder(SAMPLE_RATE).finish();
+    expect(envelope.cepstra?.values.length).to.equal(0);
+    const pcm = Buffer.alloc(samples.length * 2);
+    samples.forEach((value, index) => pcm.writeInt16LE(Math.round(value * 32767), 2 * index));
+    const builder = new EnergyEnvelopeBuilder(SAMPLE_RATE);
+    builder.push(pcm);
+    const heard = builder.finish();
+    expect(heard.cepstra!.values.length / heard.cepstra!.dims).to.equal(heard.rms.length);
+    expect(whole.values.length / whole.dims).to.equal(Math.ceil(samples.length / 160));
+    const inPieces = cepstraOf(samples, 333);
+    expect(Array.from(inPieces.values)).to.deep.equal(Array.from(whole.values));
+    const quieter = cepstraOf(samples.map((value) => value * 0.05));
+    const largest = whole.values.reduce((max, value, index) => Math.max(max, Math.abs(value - quieter.values[index]!)), 0);
+    expect(largest).to.be.below(1e-3);
+  });
+
+  it('two renditions of the same words by one voice sound alike; a different sentence, or one that only opens alike, does not', () => {
+    const { leaderA, leaderB, password, conferenceNumber, recording, pin } = prompts;
+    const alike = (take: Float32Array, restart: Clip): boolean => {
+      const heard = takeThenRestart(take, restart.samples);
+      return soundsAlike({ comparer: heard.comparer, bars: DEFAULT_BARS }, heard.take, heard.restartMs);
+    };
+    // "the conference will begin" (one recording), then "the conference will begin when the leader arrives" (another)
+    expect(alike(opening(leaderA, 0.5), leaderB)).to.equal(true);
+    // "please enter your" (agent-pass), then "please enter your conference number …"
+    expect(alike(opening(password, 0.3), conferenceNumber)).to.equal(true);
+    // unrelated openings
+    expect(alike(opening(password, 0.4), leaderB)).to.equal(false);
+    expect(alike(opening(pin, 0.4), leaderA)).to.equal(false);
+    // a whole sentence that opens as the next one does: "the conference is now being recorded" / "the conference will begin …"
+    expect(alike(recording.samples, leaderB)).to.equal(false);
+    expect(alike(password.samples, conferenceNumber)).to.equal(false);
+  });
+
+  it('a take the recognizer heard as other words than its restart is dropped when it sounds like the restart, and only then', () => {
+    const { leaderA, leaderB, password } = prompts;
+    // what a recognizer might make of "the conference will begin … | the conference will begin when the leader arrives"
+    const wordsOver = (take: Span, restart: Span): SpokenWord[] => {
+      const spread = (texts: string[], span: Span): SpokenWord[] =>
+        texts.map((text, index) => {
+          const step = (span.end_ms - span.start_ms) / texts.length;
+          return { text, match: text, start_ms: span.start_ms + index * step, end_ms: span.start_ms + (index + 1) * step, probability: 0.8, punctuated: false, ends_sentence: false };
+        });
+      return [...spread(['in', 'cold', 'friends', 'sweet'], take), ...spread(['the', 'conference', 'will', 'begin', 'when', 'the', 'leader', 'arrives'], restart)];
+    };
+    const threshold = falseStartThreshold(50)!;
+    const dropped = (take: Float32Array): number[] => {
+      const { comparer, take: span, restartMs } = takeThenRestart(take, leaderB.samples);
+      const words = wordsOver(span, { start_ms: restartMs, end_ms: restartMs + ms(leaderB.samples.length) });
+      expect(findFalseTakes(words, threshold), 'the words alike enough without the sound').to.deep.equal([]);
+      return findFalseTakes(words, threshold, new Set(), { comparer, bars: DEFAULT_BARS }).map((run) => run.to - run.from);
+    };
+    expect(dropped(opening(leaderA, 0.5))).to.deep.equal([4]);
+    // the same words over a take that says something else: kept
+    expect(dropped(opening(password, 0.5))).to.deep.equal([]);
+  });
+
+  it('sensitivity widens the sound bars monotonically, and 0 turns them off', () => {
+    expect(soundBars(0)).to.equal(null);
+    let previous = { mean: 0, worst: 0 };
+    for (let level = 10; level <= 100; level += 10) {
+      const bars = soundBars(level)!;
+      expect(bars.mean).to.be.above(previous.mean);
+      expect(bars.worst).to.be.above(previous.worst);
+      previous = bars;
+    }
+  });
+});
