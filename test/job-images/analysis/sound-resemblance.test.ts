@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { allisonPrompt, SAMPLE_RATE, type Clip } from '../../../hack/fixtures/recorded-speech.ts';
 import { CepstraBuilder, SoundComparer, type Cepstra } from '../../../job-images/whisper/src/analysis/cepstra.ts';
-import { EnergyEnvelopeBuilder } from '../../../job-images/whisper/src/analysis/energy.ts';
+import { EnergyEnvelopeBuilder, type EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
 import { findFalseTakes, falseStartThreshold, soundBars, soundsAlike } from '../../../job-images/whisper/src/analysis/false-starts.ts';
 import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
+import { planStretch } from '../../../job-images/whisper/src/analysis/stretch.ts';
 import type { SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
 import { SeededRandom } from '../../../hack/fixtures/seeded-random.ts';
 
@@ -33,12 +34,29 @@ function cepstraOf(samples: Float32Array, chunk = samples.length): Cepstra {
 }
 
 /** A take, a 0.4 s pause and a restart, over a faint hiss: how the take's sound compares with the restart's opening. */
-function takeThenRestart(take: Float32Array, restart: Float32Array): { comparer: SoundComparer; take: Span; restartMs: number } {
+function takeThenRestart(take: Float32Array, restart: Float32Array): { samples: Float32Array; comparer: SoundComparer; take: Span; restartMs: number } {
   const { samples, spans } = joined([pause(0.5), take, pause(0.4), restart, pause(0.5)]);
   const random = new SeededRandom(7);
   for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
-  return { comparer: new SoundComparer(cepstraOf(samples)), take: spans[1]!, restartMs: spans[3]!.start_ms };
+  return { samples, comparer: new SoundComparer(cepstraOf(samples)), take: spans[1]!, restartMs: spans[3]!.start_ms };
 }
+
+/** The envelope (and cepstra) the analyze program would measure of these samples. */
+function envelopeOf(samples: Float32Array): EnergyEnvelope {
+  const pcm = Buffer.alloc(samples.length * 2);
+  samples.forEach((value, index) => pcm.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(value * 32767))), 2 * index));
+  const builder = new EnergyEnvelopeBuilder(SAMPLE_RATE);
+  builder.push(pcm);
+  return builder.finish();
+}
+
+/** Words a recognizer might give: `texts` spread evenly over `span`. */
+function spread(texts: readonly string[], span: Span): SpokenWord[] {
+  const step = (span.end_ms - span.start_ms) / texts.length;
+  return texts.map((text, index) => ({ text, match: text, start_ms: span.start_ms + index * step, end_ms: span.start_ms + (index + 1) * step, probability: 0.8, punctuated: false, ends_sentence: false }));
+}
+
+const RESTART_WORDS = ['the', 'conference', 'will', 'begin', 'when', 'the', 'leader', 'arrives'];
 
 const DEFAULT_BARS = soundBars(50)!;
 
@@ -60,11 +78,7 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     const whole = cepstraOf(samples);
     const envelope = new EnergyEnvelopeBuilder(SAMPLE_RATE).finish();
     expect(envelope.cepstra?.values.length).to.equal(0);
-    const pcm = Buffer.alloc(samples.length * 2);
-    samples.forEach((value, index) => pcm.writeInt16LE(Math.round(value * 32767), 2 * index));
-    const builder = new EnergyEnvelopeBuilder(SAMPLE_RATE);
-    builder.push(pcm);
-    const heard = builder.finish();
+    const heard = envelopeOf(samples);
     expect(heard.cepstra!.values.length / heard.cepstra!.dims).to.equal(heard.rms.length);
     expect(whole.values.length / whole.dims).to.equal(Math.ceil(samples.length / 160));
     const inPieces = cepstraOf(samples, 333);
@@ -95,27 +109,39 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
   it('a take the recognizer heard as other words than its restart is dropped when it sounds like the restart, and only then', () => {
     const { leaderA, leaderB, password } = prompts;
     // what a recognizer might make of "the conference will begin … | the conference will begin when the leader arrives"
-    const wordsOver = (take: Span, restart: Span, heardTake: string[]): SpokenWord[] => {
-      const spread = (texts: string[], span: Span): SpokenWord[] =>
-        texts.map((text, index) => {
-          const step = (span.end_ms - span.start_ms) / texts.length;
-          return { text, match: text, start_ms: span.start_ms + index * step, end_ms: span.start_ms + (index + 1) * step, probability: 0.8, punctuated: false, ends_sentence: false };
-        });
-      return [...spread(heardTake, take), ...spread(['the', 'conference', 'will', 'begin', 'when', 'the', 'leader', 'arrives'], restart)];
-    };
+    const wordsOver = (take: Span, restart: Span, heardTake: string[]): SpokenWord[] => [...spread(heardTake, take), ...spread(RESTART_WORDS, restart)];
     const threshold = falseStartThreshold(50)!;
     const dropped = (take: Float32Array, heardTake = ['in', 'cold', 'friends', 'sweet']): number[] => {
       const { comparer, take: span, restartMs } = takeThenRestart(take, leaderB.samples);
       const words = wordsOver(span, { start_ms: restartMs, end_ms: restartMs + ms(leaderB.samples.length) }, heardTake);
       expect(findFalseTakes(words, threshold), 'the words alike enough without the sound').to.deep.equal([]);
-      return findFalseTakes(words, threshold, new Set(), { comparer, bars: DEFAULT_BARS }).map((run) => run.to - run.from);
+      return findFalseTakes(words, threshold, new Set(), { comparer, bars: DEFAULT_BARS, silences: [] }).map((run) => run.to - run.from);
     };
     expect(dropped(opening(leaderA, 0.5))).to.deep.equal([4]);
     // the take heard as one long word: the sound alone can tell
     expect(dropped(opening(leaderA, 0.5), ['conferencing'])).to.deep.equal([1]);
+    // a take of one word heard as the restart's first word is that word said twice, left as the words leave it
+    expect(dropped(opening(leaderA, 0.5), ['the'])).to.deep.equal([]);
     // the same words over a take that says something else: kept
     expect(dropped(opening(password, 0.5))).to.deep.equal([]);
     expect(dropped(opening(password, 0.5), ['conferencing'])).to.deep.equal([]);
+  });
+
+  it("a false start's confidence follows its sound: the same words heard over a take that sounds like its restart are surer than over one that does not", () => {
+    const { leaderA, leaderB, password } = prompts;
+    const confidenceOver = (take: Float32Array): number[] => {
+      const { samples, take: span, restartMs } = takeThenRestart(take, leaderB.samples);
+      const durationMs = ms(samples.length);
+      const words = [...spread(['the', 'conference', 'will', 'begin'], span), ...spread(RESTART_WORDS, { start_ms: restartMs, end_ms: restartMs + ms(leaderB.samples.length) })];
+      const { plan } = planStretch(0, durationMs, envelopeOf(samples), words, { pacing_level: 50, false_start_sensitivity: 50 });
+      return plan.edits.filter((edit) => edit.type === 'false_start').map((edit) => edit.confidence);
+    };
+    const [alike] = confidenceOver(opening(leaderA, 0.5));
+    const [otherwise] = confidenceOver(opening(password, 0.5));
+    // both are false starts by their words; the sound sets them apart
+    expect(alike).to.be.a('number');
+    expect(otherwise).to.be.a('number');
+    expect(alike! - otherwise!).to.be.above(0.2);
   });
 
   it('sensitivity widens the sound bars monotonically, and 0 turns them off', () => {

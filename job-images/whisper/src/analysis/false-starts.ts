@@ -44,9 +44,11 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * SoundComparer), a take of at least MIN_SOUND_TAKE_MS (even of one word: a phrase heard
  * as one long word, "to mute or unmute" as "cumulative") that the recognizer did not hear
  * completed, followed by a restart after a break, is a false take when the restart's
- * opening sounds like it, mean and worst stretch under the bars of soundBars (the
- * recognizer may have heard the two renditions as different words, "me you to walk" /
- * "mute or commuter": the voice said the same thing twice).
+ * opening sounds like it (soundsAlike; the recognizer may have heard the two renditions
+ * as different words, "me you to walk" / "mute or commuter": the voice said the same
+ * thing twice). Here a break, before the take and before the restart, may also be a
+ * pause the detector heard that the recognizer ran its words over (pauseBefore: in a
+ * babble it hears words in the pause, and no gap is left between them).
  *
  * Of the takes a restart matches, the earliest goes (the longest false take); every word
  * of a matched take is dropped, so takes restarted one after the other go as one edit,
@@ -93,6 +95,12 @@ export function falseStartThreshold(sensitivity: number): number | null {
 const MIN_SOUND_TAKE_MS = 400;
 /** The opening of a take compared before the whole of it (soundsAlike). */
 const OPENING_MS = 500;
+/** Where later in a restart a take is aligned again, in shares of its length (soundsAlike) … */
+const CONTRAST_SHIFTS = [0.5, 1, 1.5];
+/** … at least this far on … */
+const MIN_SHIFT_MS = 300;
+/** … and how much closer its restart's opening must sound than the closest of those. */
+const MAX_CONTRAST = 0.9;
 /** At the default sensitivity, the mean and the worst-stretch distance a take's sound may have from its restart's (SoundComparer). */
 const SOUND_BARS = { mean: 5, worst: 6 };
 
@@ -109,11 +117,50 @@ export function soundBars(sensitivity: number): { mean: number; worst: number } 
   return { mean: SOUND_BARS.mean * widening, worst: SOUND_BARS.worst * widening };
 }
 
-/** How a take's sound is checked against its restart's: the comparer and the bars at the caller's sensitivity. */
+/** How a take's sound is checked against its restart's: the comparer, the bars at the caller's sensitivity, and the pauses the detector heard. */
 export interface TakeSounds {
   comparer: SoundComparer;
   bars: { mean: number; worst: number };
+  /** Sorted by start, disjoint. */
+  silences: readonly Span[];
 }
+
+/** A word begins this close to a detected pause's end: speech resumes with it. */
+const PAUSE_END_REACH_MS = 150;
+
+/** The last silence starting at or before `ms` (sorted, disjoint silences; binary search). */
+function silenceBefore(silences: readonly Span[], ms: number): Span | undefined {
+  let low = 0;
+  let high = silences.length - 1;
+  let found: Span | undefined;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if (silences[middle]!.start_ms <= ms) [found, low] = [silences[middle], middle + 1];
+    else high = middle - 1;
+  }
+  return found;
+}
+
+/** The detected pause that ends within PAUSE_END_REACH_MS of `ms`, if any. */
+function pauseEndingAt(silences: readonly Span[], ms: number): Span | undefined {
+  const silence = silenceBefore(silences, ms + PAUSE_END_REACH_MS);
+  return silence && Math.abs(silence.end_ms - ms) <= PAUSE_END_REACH_MS ? silence : undefined;
+}
+
+/** A word that ends this far past a pause's end straddles it: it is the first word of what follows (its start run early into the pause). */
+const STRADDLE_MS = 30;
+
+/**
+ * The detected pause content word `position` follows: one ending within PAUSE_END_REACH_MS
+ * of the word's start, that the content word before it does not run past (a word the
+ * recognizer stretched back into the pause is the first word after it, not this one).
+ */
+function pauseBefore(silences: readonly Span[], words: readonly SpokenWord[], content: readonly number[], position: number): Span | undefined {
+  const pause = pauseEndingAt(silences, words[content[position]!]!.start_ms);
+  const prior = position > 0 ? words[content[position - 1]!] : undefined;
+  return pause && (!prior || prior.end_ms <= pause.end_ms + STRADDLE_MS) ? pause : undefined;
+}
+
 
 export interface SensitivityPoint {
   false_start_sensitivity: number;
@@ -282,12 +329,16 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
     const restartWord = words[content[restart]!]!;
     // the restart heard after a break (a pause, a hesitation, punctuation): a speaker who broke off
     const afterBreak = isPhraseStart(words, content, restart, restarts);
+    // or after a pause the detector heard, where the recognizer ran its words over it (a babble)
+    const pausedBefore = sounds ? pauseBefore(sounds.silences, words, content, restart) : undefined;
     for (let from = Math.max(0, restart - MAX_FALSE_TAKE_WORDS); from <= restart - fewest; from += 1) {
       const takeWord = words[content[from]!]!;
       if (restartWord.start_ms - takeWord.start_ms > MAX_FALSE_TAKE_MS) continue;
       const firstAlike = distance(takeWord.match, restartWord.match) <= FIRST_WORD_MAX_DISTANCE;
-      if (!firstAlike && !afterBreak) continue;
-      if (!isPhraseStart(words, content, from, restarts)) continue;
+      const phraseStart = isPhraseStart(words, content, from, restarts);
+      const bySound = sounds !== undefined && (afterBreak || pausedBefore !== undefined) && (phraseStart || pauseBefore(sounds.silences, words, content, from) !== undefined);
+      if (!firstAlike && !afterBreak && !bySound) continue;
+      if (!phraseStart && !bySound) continue;
       // A false take is at most one sentence; one the recognizer heard completed must come again whole (a retake).
       if (endsSentence(words, content[from]!, content[restart - 1]!)) continue;
       const complete = endsSentence(words, content[restart - 1]!, content[restart]!);
@@ -299,7 +350,7 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
         restart + compared <= content.length &&
         phraseResemblance(take.slice(0, compared), matchAt(restart, compared), { brokenOff: compared === taken, atLeast: threshold, distance }) >= threshold;
       let matched: boolean;
-      if (taken < MIN_TAKE_WORDS) matched = false;
+      if (taken < MIN_TAKE_WORDS || !phraseStart || (!firstAlike && !afterBreak)) matched = false;
       else if (resembles && taken - compared <= UNSAID_WORDS) matched = true;
       else if (!resembles && !afterBreak) matched = false;
       else {
@@ -326,9 +377,10 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
           });
         }
       }
-      if (!matched && sounds && afterBreak && !complete) {
-        const take: Span = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
-        matched = take.end_ms - take.start_ms >= MIN_SOUND_TAKE_MS && soundsAlike(sounds, take, restartWord.start_ms);
+      // (a take of one word heard as the restart's first word is that word said twice, "five … five of spades", left as the words leave it)
+      if (!matched && sounds && bySound && !complete && !(taken === 1 && take[0] === restartWord.match)) {
+        const take = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
+        matched = take.end_ms - take.start_ms >= MIN_SOUND_TAKE_MS && soundsAlike(sounds, take, pausedBefore?.end_ms ?? restartWord.start_ms);
       }
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
@@ -347,17 +399,25 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
 }
 
 /**
- * Whether a take sounds like the opening of its restart, under the bars. Its first
- * OPENING_MS are compared first: a restart says them again too, and most takes that are
- * none fail there, at a tenth of the cost of the whole take.
+ * Whether a take sounds like the opening of its restart: under the bars, and clearly
+ * closer to it than to what the restart says later (the take aligned at CONTRAST_SHIFTS of
+ * its length further on, at least MIN_SHIFT_MS: its mean distance there at most
+ * MAX_CONTRAST times the least of those), so that a short take matching any speech of the
+ * same voice about as well is no restart's. Its first OPENING_MS are compared first: a
+ * restart says them again too, and most takes that are none fail there, at a tenth of the
+ * cost of the whole take.
  */
-export function soundsAlike(sounds: TakeSounds, take: Span, restartMs: number): boolean {
+export function soundsAlike(sounds: Pick<TakeSounds, 'comparer' | 'bars'>, take: Span, restartMs: number): boolean {
   if (take.end_ms - take.start_ms > 2 * OPENING_MS) {
     const opening = sounds.comparer.compare({ start_ms: take.start_ms, end_ms: take.start_ms + OPENING_MS }, restartMs);
     if (opening === null || opening.mean > sounds.bars.mean) return false;
   }
   const match = sounds.comparer.compare(take, restartMs);
-  return match !== null && match.mean <= sounds.bars.mean && match.worst <= sounds.bars.worst;
+  if (match === null || match.mean > sounds.bars.mean || match.worst > sounds.bars.worst) return false;
+  // the restart's opening, not any speech of this voice: later in the restart the take must sound further off
+  const length = take.end_ms - take.start_ms;
+  const elsewhere = CONTRAST_SHIFTS.flatMap((share) => sounds.comparer.compare(take, restartMs + Math.max(MIN_SHIFT_MS, share * length))?.mean ?? []);
+  return elsewhere.length === 0 || match.mean <= MAX_CONTRAST * Math.min(...elsewhere);
 }
 
 /**
@@ -365,9 +425,15 @@ export function soundsAlike(sounds: TakeSounds, take: Span, restartMs: number): 
  * lead-in of the false take to the lead-in of the restart, never into a kept word);
  * none shorter than MIN_CUT_MS.
  */
-export function findFalseStartCuts(words: readonly SpokenWord[], sensitivity: number, room: CutRoom, noise: ReadonlySet<number> = new Set(), comparer?: SoundComparer): Cut[] {
+export function findFalseStartCuts(
+  words: readonly SpokenWord[],
+  sensitivity: number,
+  room: CutRoom,
+  noise: ReadonlySet<number> = new Set(),
+  heard?: { comparer: SoundComparer; silences: readonly Span[] },
+): Cut[] {
   const threshold = falseStartThreshold(sensitivity);
   const bars = soundBars(sensitivity);
   if (threshold === null || bars === null) return [];
-  return findFalseTakes(words, threshold, noise, comparer && { comparer, bars }).flatMap((run) => wordCut('false_start', 'False start, restarted', words, run, room) ?? []);
+  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((run) => wordCut('false_start', 'False start, restarted', words, run, room) ?? []);
 }

@@ -3,7 +3,7 @@ import type { EnergyEnvelope } from './energy.ts';
 import { findFalseStartCuts, phraseResemblance } from './false-starts.ts';
 import { findFillerCuts } from './fillers.ts';
 import { minimumPauseMs } from './pacing.ts';
-import { findSilenceCuts, noiseWords } from './silences.ts';
+import { findSilenceCuts, noiseWords, tidySilences } from './silences.ts';
 import { MIN_CUT_MS, spanLength, spansOverlap, subtractSpans, type Cut, type CutType, type Span } from './spans.ts';
 import { WEAK_MARGIN_DB } from './speech.ts';
 import { matchForm, type SpokenWord } from './words.ts';
@@ -76,6 +76,12 @@ function comparerOf(envelope: EnergyEnvelope | null): SoundComparer | undefined 
   return comparer;
 }
 
+/** What the false-start finder hears of a source besides its words: its sound and its pauses (none without cepstra). */
+function soundsOf(signals: SourceSignals): { comparer: SoundComparer; silences: Span[] } | undefined {
+  const comparer = comparerOf(signals.envelope);
+  return comparer && { comparer, silences: tidySilences(signals.silences, signals.duration_ms) };
+}
+
 /** Whether a kind of cut is applied unless a person turns it off (fillers are only offered). */
 export const ACTIVE_BY_DEFAULT: Readonly<Record<CutType, boolean>> = { silence: true, false_start: true, filler: false };
 
@@ -95,7 +101,7 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
   const room = { duration_ms: duration, envelope };
   const found: Record<CutType, Cut[]> = {
     // words heard in the room's noise alone are skipped, as hesitations are: no take starts or ends with one
-    false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope), comparerOf(envelope)),
+    false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope), soundsOf(signals)),
     silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level) }),
     filler: findFillerCuts(words, room),
   };
