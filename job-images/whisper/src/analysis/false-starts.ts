@@ -41,7 +41,7 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * video." is two sentences, not a false start, while a sentence said twice is a retake.
  *
  * Where the words fail, the sound: where the recording's cepstra are known (a
- * SoundComparer), a take of at least MIN_SOUND_TAKE_MS (even of one word: a phrase heard
+ * SoundComparer), a take of MIN_SOUND_TAKE_MS to MAX_SOUND_TAKE_MS (even of one word: a phrase heard
  * as one long word, "to mute or unmute" as "cumulative") that the recognizer did not hear
  * completed, followed by a restart after a break, is a false take when the restart's
  * opening sounds like it (soundsAlike; the recognizer may have heard the two renditions
@@ -93,6 +93,8 @@ export function falseStartThreshold(sensitivity: number): number | null {
 
 /** A take shorter than this is too little sound to match by (a word or two match anything). */
 const MIN_SOUND_TAKE_MS = 400;
+/** A take longer than this is matched by its words only: its sound costs more to align than the words it has give to go on. */
+const MAX_SOUND_TAKE_MS = 8000;
 /** The opening of a take compared before the whole of it (soundsAlike). */
 const OPENING_MS = 500;
 /** Where later in a restart a take is aligned again, in shares of its length (soundsAlike) … */
@@ -380,7 +382,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
       // (a take of one word heard as the restart's first word is that word said twice, "five … five of spades", left as the words leave it)
       if (!matched && sounds && bySound && !complete && !(taken === 1 && take[0] === restartWord.match)) {
         const take = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
-        matched = take.end_ms - take.start_ms >= MIN_SOUND_TAKE_MS && soundsAlike(sounds, take, pausedBefore?.end_ms ?? restartWord.start_ms);
+        const length = take.end_ms - take.start_ms;
+        matched = length >= MIN_SOUND_TAKE_MS && length <= MAX_SOUND_TAKE_MS && soundsAlike(sounds, take, pausedBefore?.end_ms ?? restartWord.start_ms);
       }
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
