@@ -127,6 +127,22 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     expect(dropped(opening(password, 0.5), ['conferencing'])).to.deep.equal([]);
   });
 
+  it('a pause the detector heard is a break where the recognizer ran its words over it (a babble): the take is dropped by its sound', () => {
+    const { leaderA, leaderB } = prompts;
+    const { comparer, take, restartMs } = takeThenRestart(opening(leaderA, 0.5), leaderB.samples);
+    const pause = { start_ms: take.end_ms, end_ms: restartMs };
+    // a word heard in the pause leaves no gap of PHRASE_GAP_MS between take and restart
+    const words = [
+      ...spread(['in', 'cold', 'friends', 'sweet'], take),
+      ...spread(['and'], { start_ms: take.end_ms + 50, end_ms: restartMs - 50 }),
+      ...spread(RESTART_WORDS, { start_ms: restartMs, end_ms: restartMs + ms(leaderB.samples.length) }),
+    ];
+    const threshold = falseStartThreshold(50)!;
+    const runs = (silences: Span[]): number[] => findFalseTakes(words, threshold, new Set(), { comparer, bars: DEFAULT_BARS, silences }).map((run) => run.to - run.from);
+    expect(runs([]), 'no break without the pause').to.deep.equal([]);
+    expect(runs([pause])).to.deep.equal([5]);
+  });
+
   it("a false start's confidence follows its sound: the same words heard over a take that sounds like its restart are surer than over one that does not", () => {
     const { leaderA, leaderB, password } = prompts;
     const confidenceOver = (take: Float32Array): number[] => {

@@ -4,7 +4,7 @@ import FFT from 'fft.js';
  * What speech sounds like, frame by frame: mel-frequency cepstral coefficients, the
  * spectral envelope a phoneme leaves, with loudness taken out. Two renditions of the same
  * words by one voice trace about the same path through them, whatever the recognizer made
- * of either; different words do not (soundResemblance).
+ * of either; different words do not (SoundComparer).
  */
 export interface Cepstra {
   /** One vector every `frame_ms`, aligned with the energy envelope's frames. */
@@ -136,8 +136,6 @@ export interface SoundMatch {
   mean: number;
   /** The mean over the take's worst WORST_WINDOW_MS stretch (its last BROKEN_END_MS left out). */
   worst: number;
-  /** Where the alignment leaves the restart. */
-  restartMs: number;
 }
 
 const WORST_WINDOW_MS = 300;
@@ -163,39 +161,37 @@ const FASTEST = 0.5;
  * (docs/decisions.md has the figures).
  */
 export class SoundComparer {
-  private readonly cepstra: Cepstra;
-  private readonly mean: Float64Array;
-  private readonly scale: Float64Array;
+  private readonly frameMs: number;
+  private readonly dims: number;
+  private readonly frames: number;
+  /** Every frame's coefficients and slopes, scaled: frames × dims. */
+  private readonly values: Float64Array;
 
-  constructor(plain: Cepstra) {
-    const cepstra = withDeltas(plain);
-    this.cepstra = cepstra;
-    const { dims, values } = cepstra;
+  constructor(cepstra: Cepstra) {
+    const { dims, values } = withDeltas(cepstra);
     const frames = values.length / dims;
-    this.mean = new Float64Array(dims);
-    this.scale = new Float64Array(dims);
-    for (let frame = 0; frame < frames; frame += 1) for (let dim = 0; dim < dims; dim += 1) this.mean[dim]! += values[frame * dims + dim]! / frames;
-    for (let frame = 0; frame < frames; frame += 1) {
-      for (let dim = 0; dim < dims; dim += 1) this.scale[dim]! += (values[frame * dims + dim]! - this.mean[dim]!) ** 2 / frames;
-    }
-    for (let dim = 0; dim < dims; dim += 1) this.scale[dim] = 1 / Math.sqrt(this.scale[dim]! || 1);
+    const mean = new Float64Array(dims);
+    const spread = new Float64Array(dims);
+    for (let frame = 0; frame < frames; frame += 1) for (let dim = 0; dim < dims; dim += 1) mean[dim]! += values[frame * dims + dim]! / frames;
+    for (let frame = 0; frame < frames; frame += 1) for (let dim = 0; dim < dims; dim += 1) spread[dim]! += (values[frame * dims + dim]! - mean[dim]!) ** 2 / frames;
+    this.values = Float64Array.from(values, (value, index) => (value - mean[index % dims]!) / Math.sqrt(spread[index % dims]! || 1));
+    this.frameMs = cepstra.frame_ms;
+    this.dims = dims;
+    this.frames = frames;
   }
 
   /** The best alignment of `take` onto the speech from `restartMs` (see the class). */
   compare(take: { start_ms: number; end_ms: number }, restartMs: number): SoundMatch | null {
-    const { frame_ms: frameMs, dims } = this.cepstra;
-    const frames = this.cepstra.values.length / dims;
+    const { frameMs, dims, frames, values } = this;
     const from = Math.floor(take.start_ms / frameMs);
     const n = Math.ceil(take.end_ms / frameMs) - from;
     const restart = Math.max(0, Math.floor((restartMs - EARLY_START_MS) / frameMs));
     const slack = Math.round((EARLY_START_MS + LATE_START_MS) / frameMs);
-    if (from < 0 || n < 2 || restart < 0 || restart + Math.ceil(FASTEST * n) > frames) return null;
+    if (from < 0 || n < 2 || from + n > frames || restart + Math.ceil(FASTEST * n) > frames) return null;
     const m = Math.min(frames - restart, slack + Math.ceil(SLOWEST * n) + 1);
-    const a = this.normalised(from, n);
-    const b = this.normalised(restart, m);
     const local = (i: number, j: number): number => {
       let sum = 0;
-      for (let dim = 0; dim < dims; dim += 1) sum += (a[i * dims + dim]! - b[j * dims + dim]!) ** 2;
+      for (let dim = 0; dim < dims; dim += 1) sum += (values[(from + i) * dims + dim]! - values[(restart + j) * dims + dim]!) ** 2;
       return Math.sqrt(sum);
     };
     // cost and length of the best path to (i, j), row by row inside the band; `came` says from where (1 diagonal, 2 above, 3 left)
@@ -248,16 +244,7 @@ export class SoundComparer {
       if (i >= window) sum -= along[i - window]!;
       if (i >= Math.min(window, counted) - 1) worst = Math.max(worst, sum / Math.min(window, i + 1));
     }
-    return { mean, worst, restartMs: (restart + end + 1) * frameMs };
-  }
-
-  private normalised(from: number, count: number): Float64Array {
-    const { dims, values } = this.cepstra;
-    const out = new Float64Array(count * dims);
-    for (let frame = 0; frame < count; frame += 1) {
-      for (let dim = 0; dim < dims; dim += 1) out[frame * dims + dim] = (values[(from + frame) * dims + dim]! - this.mean[dim]!) * this.scale[dim]!;
-    }
-    return out;
+    return { mean, worst };
   }
 }
 
