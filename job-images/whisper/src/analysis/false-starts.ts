@@ -28,7 +28,11 @@ import { gapBetween, type SpokenWord } from './words.ts';
  *   mishears the first word of each take differently ("please add"/"lee said") is
  *   forgiven as far as the letters go. The restart must say again the whole take, or at
  *   least COMPARE_WORDS of its words, with MIN_SAID_LETTERS letters or more (a
- *   recognizer's noise heard twice, "but I … but I", is too little to go on).
+ *   recognizer's noise heard twice, "but I … but I", is too little to go on). Where both
+ *   first words were misheard as words of about their length, or the take's first word is
+ *   a short one (SHORT_WORD_MS) the recognizer did not hear again at the restart ("to
+ *   decrease" heard as "you decrease" and "decrease"), the rest of the take is what must
+ *   come again.
  *
  * Either way a take may run on past what the restart says again by at most
  * UNSAID_WORDS words (a take that diverges: "talk about"/"show you"), unless its
@@ -72,6 +76,8 @@ const ONSET_COST = 0.4;
 const FRAGMENT_SHARE = 0.7;
 /** Two renditions of one word last about as long: at most this many times the other. */
 const SAME_WORD_SPAN = 1.5;
+/** A take's first word this short ("to", "the", "a") may go unheard in its restart. */
+const SHORT_WORD_MS = 200;
 
 /**
  * false_start_sensitivity (0–100) → the resemblance a restart needs (0..1).
@@ -364,19 +370,32 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
         if (resembles) matched = runsOn;
         else {
           const lastWord = words[content[restart - 1]!]!;
-          const inItsPlace = words[content[restart + taken - 1] ?? -1];
-          // the take's last word broken off and misheard as another, shorter word ("kick-" heard "hit" before "kicked")
-          const brokenOff = !complete && inItsPlace !== undefined && spoken(lastWord) <= FRAGMENT_SHARE * spoken(inItsPlace);
+          // the take's last word broken off and misheard as another, shorter word ("kick-" heard "hit" before "kicked"),
+          // against the restart's word in its place once `restartSkip` and `takeSkip` first words are passed over
+          const brokenOff = (takeSkip: number, restartSkip: number): boolean => {
+            const inItsPlace = words[content[restart + restartSkip + taken - takeSkip - 1] ?? -1];
+            return !complete && inItsPlace !== undefined && spoken(lastWord) <= FRAGMENT_SHARE * spoken(inItsPlace);
+          };
           // both first words misheard, each as some other word of about its length ("he said your …"/"the city of …"): the rest must come again
-          const firstSpans = [spoken(takeWord), spoken(restartWord)];
           // (not a word before a phrase of its own: "conference | to decrease …")
-          const pairs = Math.max(...firstSpans) <= SAME_WORD_SPAN * Math.min(...firstSpans) && taken > MIN_TAKE_WORDS && !isPhraseStart(words, content, from + 1, restarts);
-          const cores = [heard, ...(pairs ? [wordsSaidAgain(take.slice(1), matchAt(restart + 1, taken - 1 + UNSAID_WORDS), threshold)] : [])];
-          matched = cores.some((core, skipped) => {
-            const unsaid = taken - skipped - core.words;
-            const enough = core.words >= MIN_TAKE_WORDS && take.slice(skipped, skipped + core.words).join('').length >= MIN_SAID_LETTERS;
-            return enough && (unsaid === 0 || (unsaid === 1 && brokenOff) || (!complete && core.words >= COMPARE_WORDS && (unsaid <= UNSAID_WORDS || core.whole)));
+          const firstSpans = [spoken(takeWord), spoken(restartWord)];
+          const ownPhrase = taken <= MIN_TAKE_WORDS || isPhraseStart(words, content, from + 1, restarts);
+          const pairs = Math.max(...firstSpans) <= SAME_WORD_SPAN * Math.min(...firstSpans) && !ownPhrase;
+          // the take's first word, a short one, not heard again: the recognizer missed the restart's ("to decrease …" heard
+          // "you decrease …" and "decrease …"); the rest must come again from the restart's first word
+          const unheardFirst = spoken(takeWord) <= SHORT_WORD_MS && !ownPhrase;
+          const alignments = [
+            { takeSkip: 0, restartSkip: 0 },
+            ...(pairs ? [{ takeSkip: 1, restartSkip: 1 }] : []),
+            ...(unheardFirst ? [{ takeSkip: 1, restartSkip: 0 }] : []),
+          ];
+          const saidAgain = alignments.find(({ takeSkip, restartSkip }) => {
+            const core = takeSkip === 0 ? heard : wordsSaidAgain(take.slice(takeSkip), matchAt(restart + restartSkip, taken - takeSkip + UNSAID_WORDS), threshold);
+            const unsaid = taken - takeSkip - core.words;
+            const enough = core.words >= MIN_TAKE_WORDS && take.slice(takeSkip, takeSkip + core.words).join('').length >= MIN_SAID_LETTERS;
+            return enough && (unsaid === 0 || (unsaid === 1 && brokenOff(takeSkip, restartSkip)) || (!complete && core.words >= COMPARE_WORDS && (unsaid <= UNSAID_WORDS || core.whole)));
           });
+          matched = saidAgain !== undefined;
         }
       }
       // (a take of one word heard as the restart's first word is that word said twice, "five … five of spades", left as the words leave it)
