@@ -74,17 +74,18 @@ export function expectCutsSafe(words: readonly SpokenWord[], durationMs: number,
       continue;
     }
     // Each dropped take is said again: its first word comes back later in the run or as the restart, and the restart echoes a word of the run;
-    // or, first words misheard, a restart within the run or after it says the run's words again as letters, all or all but the first
-    // (wordsSaidAgain at the loosest threshold any sensitivity uses).
+    // or, first words misheard (or the take's not heard again), a restart within the run or after it says the run's words again as
+    // letters, all or all but the first (wordsSaidAgain at the loosest threshold any sensitivity uses).
     const restart = words[to];
     check(restart !== undefined, () => `${where()}: no restart after it`);
     const takeStart = removed.findIndex((word) => !HESITATIONS.includes(word.match));
     const forms = (list: readonly SpokenWord[]): string[] => list.filter((word) => !HESITATIONS.includes(word.match)).map((word) => word.match);
-    const heard = (skip: number, at: number): number => wordsSaidAgain(forms(words.slice(from, at)).slice(skip), forms(words.slice(at, at + 40)).slice(skip), LOOSEST_THRESHOLD).words;
+    const heard = (takeSkip: number, restartSkip: number, at: number): number =>
+      wordsSaidAgain(forms(words.slice(from, at)).slice(takeSkip), forms(words.slice(at, at + 40)).slice(restartSkip), LOOSEST_THRESHOLD).words;
     const firstSaidAgain = echoes(removed[takeStart]!, [...removed.slice(takeStart + 1), restart!]);
     const restartEchoes = echoes(restart!, removed);
     let saidByLetters = false;
-    for (let at = from + 1; at <= to && !(firstSaidAgain && restartEchoes) && !saidByLetters; at += 1) saidByLetters = heard(0, at) >= 2 || heard(1, at) >= 2;
+    for (let at = from + 1; at <= to && !(firstSaidAgain && restartEchoes) && !saidByLetters; at += 1) saidByLetters = heard(0, 0, at) >= 2 || heard(1, 1, at) >= 2 || heard(1, 0, at) >= 2;
     if (saidByLetters) continue;
     check(firstSaidAgain, () => `${where()}: "${removed[takeStart]!.text}" is never said again`);
     check(restartEchoes, () => `${where()}: the restart "${restart!.text}" echoes nothing it drops`);

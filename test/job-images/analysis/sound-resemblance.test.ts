@@ -7,6 +7,7 @@ import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { planStretch } from '../../../job-images/whisper/src/analysis/stretch.ts';
 import type { SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
 import { SeededRandom } from '../../../hack/fixtures/seeded-random.ts';
+import { spoken } from '../../analysis/transcripts.ts';
 
 const ms = (samples: number): number => (samples / SAMPLE_RATE) * 1000;
 
@@ -141,6 +142,41 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     const runs = (silences: Span[]): number[] => findFalseTakes(words, threshold, new Set(), { comparer, bars: DEFAULT_BARS, silences }).map((run) => run.to - run.from);
     expect(runs([]), 'no break without the pause').to.deep.equal([]);
     expect(runs([pause])).to.deep.equal([5]);
+  });
+
+  it('a take whose first word the recognizer stretched back over the pause before it: that pause is its break, and its sound is compared where the detector heard it', () => {
+    const { leaderA, leaderB, password } = prompts;
+    const { samples, spans } = joined([pause(0.3), password.samples, pause(0.5), opening(leaderA, 0.5), pause(0.4), leaderB.samples, pause(0.5)]);
+    const random = new SeededRandom(7);
+    for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
+    const [, before, gap, take, between, restart] = spans as [Span, Span, Span, Span, Span, Span];
+    const heardAt = (firstWord: Span): SpokenWord[] => [
+      ...spread(['please', 'enter', 'your', 'password'], before),
+      ...spread(['in'], firstWord),
+      ...spread(['cold', 'friends', 'sweet'], { start_ms: firstWord.end_ms, end_ms: take.end_ms }),
+      ...spread(RESTART_WORDS, restart),
+    ];
+    const comparer = new SoundComparer(cepstraOf(samples));
+    const runs = (words: SpokenWord[], silences: Span[]): number[] =>
+      findFalseTakes(words, falseStartThreshold(50)!, new Set(), { comparer, bars: DEFAULT_BARS, silences }).map((run) => words.slice(run.from, run.to).length);
+    const onTime = { start_ms: take.start_ms, end_ms: take.start_ms + 300 };
+    expect(runs(heardAt(onTime), [gap, between])).to.deep.equal([4]);
+    // "in" begun 400 ms early, inside the pause: no gap of PHRASE_GAP_MS after "password", yet the detector heard the break
+    const early = { start_ms: take.start_ms - 400, end_ms: take.start_ms + 300 };
+    expect(runs(heardAt(early), [gap, between])).to.deep.equal([4]);
+    expect(runs(heardAt(early), []), 'no break without the pause').to.deep.equal([]);
+  });
+
+  it('a take after a pause the detector heard, behind a word the recognizer glued to it, is matched by its words too', () => {
+    const words = spoken('rounds |100 to |70 there is currently one of |460 there is currently one other participant');
+    // no sound to go by: the comparer's cepstra end before the words begin
+    const sounds = { comparer: new SoundComparer(cepstraOf(pause(0.1))), bars: DEFAULT_BARS };
+    const dropped = (silences: Span[]): string[] =>
+      findFalseTakes(words, falseStartThreshold(50)!, new Set(), { ...sounds, silences }).map((run) => words.slice(run.from, run.to).map((word) => word.text).join(' '));
+    const to = words[1]!;
+    const there = words[2]!;
+    expect(dropped([]), 'the recognizer heard no break before "there"').to.deep.equal([]);
+    expect(dropped([{ start_ms: to.start_ms + 100, end_ms: there.start_ms }])).to.deep.equal(['there is currently one of']);
   });
 
   it("a false start's confidence follows its sound: the same words heard over a take that sounds like its restart are surer than over one that does not", () => {

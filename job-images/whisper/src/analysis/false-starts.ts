@@ -50,9 +50,14 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * completed, followed by a restart after a break, is a false take when the restart's
  * opening sounds like it (soundsAlike; the recognizer may have heard the two renditions
  * as different words, "me you to walk" / "mute or commuter": the voice said the same
- * thing twice). Here a break, before the take and before the restart, may also be a
- * pause the detector heard that the recognizer ran its words over (pauseBefore: in a
- * babble it hears words in the pause, and no gap is left between them).
+ * thing twice). Its sound is taken where the detector heard it (heardSpan: a word
+ * stretched over the pause before or after the take does not carry the pause into the
+ * comparison), and must be MIN_HEARD_TAKE_MS long there.
+ *
+ * Where the cepstra are known, a break, before the take and before the restart, for the
+ * words as for the sound, may also be a pause the detector heard that the recognizer ran
+ * its words over (pauseBefore: in a babble it hears words in the pause and leaves no gap
+ * between them, or starts a take's first word early, inside the pause).
  *
  * Of the takes a restart matches, the earliest goes (the longest false take); every word
  * of a matched take is dropped, so takes restarted one after the other go as one edit,
@@ -99,6 +104,8 @@ export function falseStartThreshold(sensitivity: number): number | null {
 
 /** A take shorter than this is too little sound to match by (a word or two match anything). */
 const MIN_SOUND_TAKE_MS = 400;
+/** … nor one the detector heard less of than this (a word stretched over a pause: heardSpan). */
+const MIN_HEARD_TAKE_MS = 300;
 /** A take longer than this is matched by its words only: its sound costs more to align than the words it has give to go on. */
 const MAX_SOUND_TAKE_MS = 8000;
 /** The opening of a take compared before the whole of it (soundsAlike). */
@@ -155,20 +162,38 @@ function pauseEndingAt(silences: readonly Span[], ms: number): Span | undefined 
   return silence && Math.abs(silence.end_ms - ms) <= PAUSE_END_REACH_MS ? silence : undefined;
 }
 
+/**
+ * A span of words as the detector heard it: a first word begun more than PAUSE_END_REACH_MS
+ * inside a detected pause starts where the pause ends, a last word ended that far inside one
+ * ends where it begins (a recognizer in noise stretches words over the pauses around them).
+ */
+function heardSpan(silences: readonly Span[], span: Span): Span {
+  const opening = silenceBefore(silences, span.start_ms);
+  const start = opening && opening.end_ms - span.start_ms > PAUSE_END_REACH_MS && opening.end_ms < span.end_ms ? opening.end_ms : span.start_ms;
+  const closing = silenceBefore(silences, span.end_ms);
+  const end = closing && span.end_ms - closing.start_ms > PAUSE_END_REACH_MS && closing.end_ms >= span.end_ms && closing.start_ms > start ? closing.start_ms : span.end_ms;
+  return { start_ms: start, end_ms: end };
+}
+
 /** A word that ends this far past a pause's end straddles it: it is the first word of what follows (its start run early into the pause). */
 const STRADDLE_MS = 30;
 
 /**
  * The detected pause content word `position` follows: one ending within PAUSE_END_REACH_MS
- * of the word's start, that the content word before it does not run past (a word the
- * recognizer stretched back into the pause is the first word after it, not this one).
+ * of the word's start, or one the word begins in and reaches past (its start run early into
+ * the pause, the content word before it begun before the pause), that the content word
+ * before it does not run past (a word the recognizer stretched back into the pause is the
+ * first word after it, not this one).
  */
 function pauseBefore(silences: readonly Span[], words: readonly SpokenWord[], content: readonly number[], position: number): Span | undefined {
-  const pause = pauseEndingAt(silences, words[content[position]!]!.start_ms);
+  const word = words[content[position]!]!;
   const prior = position > 0 ? words[content[position - 1]!] : undefined;
+  const holding = silenceBefore(silences, word.start_ms);
+  const pause =
+    pauseEndingAt(silences, word.start_ms) ??
+    (holding && holding.end_ms > word.start_ms && holding.end_ms < word.end_ms && (!prior || prior.start_ms < holding.start_ms) ? holding : undefined);
   return pause && (!prior || prior.end_ms <= pause.end_ms + STRADDLE_MS) ? pause : undefined;
 }
-
 
 export interface SensitivityPoint {
   false_start_sensitivity: number;
@@ -335,18 +360,17 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
   const fewest = sounds ? 1 : MIN_TAKE_WORDS;
   for (let restart = fewest; restart < content.length; restart += 1) {
     const restartWord = words[content[restart]!]!;
-    // the restart heard after a break (a pause, a hesitation, punctuation): a speaker who broke off
-    const afterBreak = isPhraseStart(words, content, restart, restarts);
-    // or after a pause the detector heard, where the recognizer ran its words over it (a babble)
+    // the restart heard after a break (a pause, a hesitation, punctuation): a speaker who broke off; or after a pause
+    // the detector heard, where the recognizer ran its words over it (a babble)
     const pausedBefore = sounds ? pauseBefore(sounds.silences, words, content, restart) : undefined;
+    const afterBreak = isPhraseStart(words, content, restart, restarts) || pausedBefore !== undefined;
     for (let from = Math.max(0, restart - MAX_FALSE_TAKE_WORDS); from <= restart - fewest; from += 1) {
       const takeWord = words[content[from]!]!;
       if (restartWord.start_ms - takeWord.start_ms > MAX_FALSE_TAKE_MS) continue;
       const firstAlike = distance(takeWord.match, restartWord.match) <= FIRST_WORD_MAX_DISTANCE;
-      const phraseStart = isPhraseStart(words, content, from, restarts);
-      const bySound = sounds !== undefined && (afterBreak || pausedBefore !== undefined) && (phraseStart || pauseBefore(sounds.silences, words, content, from) !== undefined);
-      if (!firstAlike && !afterBreak && !bySound) continue;
-      if (!phraseStart && !bySound) continue;
+      // a take starts after a break too, heard by the recognizer or the detector
+      const phraseStart = isPhraseStart(words, content, from, restarts) || (sounds !== undefined && pauseBefore(sounds.silences, words, content, from) !== undefined);
+      if (!phraseStart || (!firstAlike && !afterBreak)) continue;
       // A false take is at most one sentence; one the recognizer heard completed must come again whole (a retake).
       if (endsSentence(words, content[from]!, content[restart - 1]!)) continue;
       const complete = endsSentence(words, content[restart - 1]!, content[restart]!);
@@ -399,10 +423,13 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
         }
       }
       // (a take of one word heard as the restart's first word is that word said twice, "five … five of spades", left as the words leave it)
-      if (!matched && sounds && bySound && !complete && !(taken === 1 && take[0] === restartWord.match)) {
-        const take = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
-        const length = take.end_ms - take.start_ms;
-        matched = length >= MIN_SOUND_TAKE_MS && length <= MAX_SOUND_TAKE_MS && soundsAlike(sounds, take, pausedBefore?.end_ms ?? restartWord.start_ms);
+      if (!matched && sounds && afterBreak && !complete && !(taken === 1 && take[0] === restartWord.match)) {
+        // (its length as its words span it; its sound where the detector heard it)
+        const wordSpan = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
+        const length = wordSpan.end_ms - wordSpan.start_ms;
+        const take = heardSpan(sounds.silences, wordSpan);
+        const heard = take.end_ms - take.start_ms;
+        matched = length >= MIN_SOUND_TAKE_MS && length <= MAX_SOUND_TAKE_MS && heard >= MIN_HEARD_TAKE_MS && soundsAlike(sounds, take, pausedBefore?.end_ms ?? restartWord.start_ms);
       }
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
