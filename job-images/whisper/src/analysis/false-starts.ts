@@ -175,13 +175,18 @@ function heardSpan(silences: readonly Span[], span: Span): Span {
   return { start_ms: start, end_ms: end };
 }
 
+/** The least of a word's sound that carries on past a pause it began in, for it to start what follows (pauseBefore). */
+const SYLLABLE_MS = 100;
+
 /** A word that ends this far past a pause's end straddles it: it is the first word of what follows (its start run early into the pause). */
 const STRADDLE_MS = 30;
 
 /**
  * The detected pause content word `position` follows: one ending within PAUSE_END_REACH_MS
- * of the word's start, or one the word begins in and reaches past (its start run early into
- * the pause, the content word before it begun before the pause), that the content word
+ * of the word's start, or one the word begins in and carries on past by SYLLABLE_MS or more
+ * (its start run early into the pause, the content word before it begun before the pause:
+ * a word ending just after the pause is the detector missing a quiet word's start, not a
+ * phrase starting), that the content word
  * before it does not run past (a word the recognizer stretched back into the pause is the
  * first word after it, not this one).
  */
@@ -191,7 +196,7 @@ function pauseBefore(silences: readonly Span[], words: readonly SpokenWord[], co
   const holding = silenceBefore(silences, word.start_ms);
   const pause =
     pauseEndingAt(silences, word.start_ms) ??
-    (holding && holding.end_ms > word.start_ms && holding.end_ms < word.end_ms && (!prior || prior.start_ms < holding.start_ms) ? holding : undefined);
+    (holding && holding.end_ms > word.start_ms && word.end_ms - holding.end_ms >= SYLLABLE_MS && (!prior || prior.start_ms < holding.start_ms) ? holding : undefined);
   return pause && (!prior || prior.end_ms <= pause.end_ms + STRADDLE_MS) ? pause : undefined;
 }
 
