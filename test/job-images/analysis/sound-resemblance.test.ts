@@ -179,6 +179,23 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     expect(dropped([{ start_ms: to.start_ms + 100, end_ms: there.start_ms }])).to.deep.equal(['there is currently one of']);
   });
 
+  it('words said again with no break before them (one stretch a recognizer may have heard twice) are a false start only where the sound agrees', () => {
+    const { leaderA, leaderB, password } = prompts;
+    const runs = (take: Float32Array, withSound: boolean): number[] => {
+      const { samples, spans } = joined([pause(0.5), take, leaderB.samples, pause(0.5)]);
+      const random = new SeededRandom(7);
+      for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
+      const words = [...spread(['the', 'conference'], spans[1]!), ...spread(RESTART_WORDS, spans[2]!)];
+      const sounds = withSound ? { comparer: new SoundComparer(cepstraOf(samples)), bars: DEFAULT_BARS, silences: [spans[0]!, spans[3]!] } : undefined;
+      return findFalseTakes(words, falseStartThreshold(50)!, new Set(), sounds).map((run) => run.to - run.from);
+    };
+    // the words alone: "the conference | the conference will begin …" is a take said again
+    expect(runs(opening(password, 0.4), false)).to.deep.equal([2]);
+    // heard over another sentence's sound it is not; over the same words' sound it is
+    expect(runs(opening(password, 0.4), true)).to.deep.equal([]);
+    expect(runs(opening(leaderA, 0.4), true)).to.deep.equal([2]);
+  });
+
   it("a false start's confidence follows its sound: the same words heard over a take that sounds like its restart are surer than over one that does not", () => {
     const { leaderA, leaderB, password } = prompts;
     const confidenceOver = (take: Float32Array): number[] => {

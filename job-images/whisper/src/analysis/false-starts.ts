@@ -54,6 +54,11 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * stretched over the pause before or after the take does not carry the pause into the
  * comparison), and must be MIN_HEARD_TAKE_MS long there.
  *
+ * The sound also checks the words: a take said again by a restart with no break before
+ * it (no pause, hesitation or punctuation) may be one stretch the recognizer heard twice
+ * ("twenty eight twenty eight" in a reverberant room); where the take is long enough to
+ * tell, it must sound like the restart's opening too.
+ *
  * Where the cepstra are known, a break, before the take and before the restart, for the
  * words as for the sound, may also be a pause the detector heard that the recognizer ran
  * its words over (pauseBefore: in a babble it hears words in the pause and leaves no gap
@@ -427,15 +432,20 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
           matched = saidAgain !== undefined;
         }
       }
-      // (a take of one word heard as the restart's first word is that word said twice, "five … five of spades", left as the words leave it)
-      if (!matched && sounds && afterBreak && !complete && !(taken === 1 && take[0] === restartWord.match)) {
+      // the take's sound against the restart's opening: null when too short or too long to tell
+      const sounded = (): boolean | null => {
+        if (!sounds) return null;
         // (its length as its words span it; its sound where the detector heard it)
         const wordSpan = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
         const length = wordSpan.end_ms - wordSpan.start_ms;
-        const take = heardSpan(sounds.silences, wordSpan);
-        const heard = take.end_ms - take.start_ms;
-        matched = length >= MIN_SOUND_TAKE_MS && length <= MAX_SOUND_TAKE_MS && heard >= MIN_HEARD_TAKE_MS && soundsAlike(sounds, take, pausedBefore?.end_ms ?? restartWord.start_ms);
-      }
+        const heardTake = heardSpan(sounds.silences, wordSpan);
+        if (length < MIN_SOUND_TAKE_MS || length > MAX_SOUND_TAKE_MS || heardTake.end_ms - heardTake.start_ms < MIN_HEARD_TAKE_MS) return null;
+        return soundsAlike(sounds, heardTake, pausedBefore?.end_ms ?? restartWord.start_ms);
+      };
+      // words said again with no break before them may be one stretch the recognizer heard twice: where the sound can tell, it must agree
+      if (matched && !afterBreak) matched = sounded() ?? true;
+      // (a take of one word heard as the restart's first word is that word said twice, "five … five of spades", left as the words leave it)
+      else if (!matched && afterBreak && !complete && !(taken === 1 && take[0] === restartWord.match)) matched = sounded() ?? false;
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
       restarts.add(restart);
