@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { analyzeTalk, emptyEndToEndScore, scoreAnalysis } from '../../../hack/fixtures/recorded-analysis.ts';
 import { assembleTalks, loadClips, type Talk } from '../../../hack/fixtures/recorded-speech.ts';
-import { emptyScore, envelopeOf, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, type Condition } from '../../../hack/fixtures/recording-conditions.ts';
+import { emptyScore, envelopeOf, noiseFloor, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, type Condition } from '../../../hack/fixtures/recording-conditions.ts';
 import { startJobBucket } from '../job-process.ts';
 
 /** A slice of bench/analysis-robustness: about a minute and a half of recorded speech from eight speakers (five English). */
@@ -57,7 +57,7 @@ describe('cuts that hold on recorded human speech (a slice of bench/analysis-rob
     });
   }
 
-  it('audible speech is measured on the speech as the recording holds it: a clip tail under 300 Hz is audible on a full-band recording, not through the telephone band', async () => {
+  it('audible speech is the speech as the recording holds it over its floor: a clip tail under 300 Hz stands over a −30 dBFS floor on a full-band recording, not through the telephone band', async () => {
     // a clip: 800 ms of a 1 kHz tone, then 300 ms of a 50 Hz thump as loud, both inside its span
     const tone = (hz: number, ms: number) => Float32Array.from({ length: ms * 16 }, (_, at) => 0.5 * Math.sin((2 * Math.PI * hz * at) / 16_000));
     const samples = new Float32Array(2_000 * 16);
@@ -65,14 +65,18 @@ describe('cuts that hold on recorded human speech (a slice of bench/analysis-rob
     samples.set(tone(50, 300), 1_300 * 16);
     const talk: Talk = { english: true, text: '', samples, durationMs: 2_000, speech: [{ start_ms: 500, end_ms: 1_600, speaker: 'tones' }], pauses: [] };
     const analysis = { seconds: 0, words: [], weak: false, edits: [{ type: 'silence' as const, start_ms: 1_320, end_ms: 1_900, active: true, reason: 'Pause of 0.6 s' }] };
-    const scored = (recorded: Float32Array) => {
+    const scored = async (condition: Condition) => {
       const score = emptyEndToEndScore();
-      scoreAnalysis(talk, analysis, score, recorded);
-      return [score.speechCuts, score.loudSpeechCuts];
+      const recorded = await recordedSpeech(talk, condition, dir);
+      scoreAnalysis(talk, analysis, score, recorded, noiseFloor(condition, recorded.length, 5));
+      return [score.speechCuts, score.audibleSpeechCuts];
     };
-    // the cut takes 280 ms of the clip's span either way; only the full band still holds its sound
-    expect(scored(await recordedSpeech(talk, { name: 'full band', peakDb: -3, noise: null, path: null }, dir))).to.deep.equal([1, 1]);
-    expect(scored(await recordedSpeech(talk, { name: 'telephone', peakDb: -3, noise: null, path: 'telephone' }, dir))).to.deep.equal([1, 0]);
+    const floor = { kind: 'pink' as const, rmsDb: -30 };
+    // the cut takes 280 ms of the clip's span every time; only the full band still holds its sound over the floor
+    expect(await scored({ name: 'full band', peakDb: -3, noise: floor, path: null })).to.deep.equal([1, 1]);
+    expect(await scored({ name: 'telephone', peakDb: -3, noise: floor, path: 'telephone' })).to.deep.equal([1, 0]);
+    // with no floor at all, what is left of the thump (31 dB down, within 45 dB of the tone) is the recording's sound
+    expect(await scored({ name: 'telephone, digital silence', peakDb: -3, noise: null, path: 'telephone' })).to.deep.equal([1, 1]);
   });
 
   it('end to end with a quiet voice (−30 dBFS peak): the analyze program over the offline recognizer cuts no audible speech, halves the long pauses, keeps the natural ones, hears most words', async () => {
@@ -84,9 +88,8 @@ describe('cuts that hold on recorded human speech (a slice of bench/analysis-rob
       await bucket.putFile('talk.wav', path, 'audio/wav');
       const score = emptyEndToEndScore();
       scoreAnalysis(talk, await analyzeTalk(bucket, process.env.WHISPER_BASE_URL!, 'talk.wav', talk.durationMs), score, await recordedSpeech(talk, CONDITIONS[2]!, dir));
-      // speech within 25 dB of the talk's level; a fainter tail (a fricative fading into a
-      // clip's own room noise) may go, as the detector's speech − 28 dB bound lets it
-      expect(score.loudSpeechCuts, `cuts into audible speech (${score.speechCuts} into any of a clip's sound)`).to.equal(0);
+      // no floor: every frame of a clip within 45 dB of the talk's level is its audible sound
+      expect(score.audibleSpeechCuts, `cuts into audible speech (${score.speechCuts} into a clip's span)`).to.equal(0);
       expect(score.longHalved / score.long, `${score.longHalved} of ${score.long} long pauses halved`).to.be.at.least(0.8);
       expect(score.naturalKept / score.natural, `${score.naturalKept} of ${score.natural} natural pauses kept`).to.be.at.least(0.95);
       expect(score.wordErrors / score.words, 'word error rate').to.be.at.most(0.6);
