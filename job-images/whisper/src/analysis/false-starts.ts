@@ -191,9 +191,8 @@ const STRADDLE_MS = 30;
  * of the word's start, or one the word begins in and carries on past by SYLLABLE_MS or more
  * (its start run early into the pause, the content word before it begun before the pause:
  * a word ending just after the pause is the detector missing a quiet word's start, not a
- * phrase starting), that the content word
- * before it does not run past (a word the recognizer stretched back into the pause is the
- * first word after it, not this one).
+ * phrase starting); either way one the content word before it does not run past (a word
+ * the recognizer stretched back into the pause is the first word after it, not this one).
  */
 function pauseBefore(silences: readonly Span[], words: readonly SpokenWord[], content: readonly number[], position: number): Span | undefined {
   const word = words[content[position]!]!;
