@@ -24,10 +24,11 @@
  * hears them there, and an editor cutting on the recording cannot either), long pauses
  * (1–4 s) that lose at least half their length (≥ 0.9 with a floor at or below −45 dBFS,
  * ≥ 0.8 above), natural pauses (0.2–0.6 s) left alone (≥ 0.95), the boundary error median
- * (a cut's edges against the pause's edges plus the guard bands); the end-to-end part adds false-start recall and precision (≥ 0.85), the
- * recognizer's word error rate (reported), and the program's wall time against one direct
- * transcription request of the same talk (≤ 1.1×, the first English talk of each condition,
- * after an untimed request that warms the recognizer).
+ * (a cut's edges against the pause's edges plus the guard bands); the end-to-end part adds
+ * false-start recall and precision (≥ 0.85), the recognizer's word error rate (reported),
+ * and the program's wall time against one direct transcription request of the same talk
+ * (≤ 1.1×, the first English talk of each condition, after an untimed request that warms
+ * the recognizer).
  *
  *   bash hack/speech-corpus.sh && node bench/analysis-robustness/run.ts [options]
  *     --conditions a,b     only these conditions (both parts)
