@@ -241,8 +241,7 @@ describe('media edits: POST /media/{media_item_id}/edit', function () {
       expect(await em.count(MediaFile, { sha256Hash: first!.file.sha256Hash })).to.equal(1);
       expect(await em.findOne(MediaFile, source.file.id), 'the source left by its last item').to.equal(null);
       // its object goes once the transaction that dropped its row has committed: under load, a moment later
-      const deadline = Date.now() + 10_000;
-      while ((await app.services.storage.sizeOf(source.key)) !== null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      await eventually(async () => ((await app.services.storage.sizeOf(source.key)) === null ? true : undefined), 'the source object gone', 10_000);
       expect(await app.services.storage.sizeOf(source.key), 'the source object gone').to.equal(null);
     });
 
