@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { allisonPrompt, SAMPLE_RATE, type Clip } from '../../../hack/fixtures/recorded-speech.ts';
 import { CepstraBuilder, SoundComparer, type Cepstra } from '../../../job-images/whisper/src/analysis/cepstra.ts';
 import { EnergyEnvelopeBuilder, type EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
-import { findFalseTakes, falseStartThreshold, soundBars, soundsAlike } from '../../../job-images/whisper/src/analysis/false-starts.ts';
+import { findFalseStartCuts, findFalseTakes, falseStartThreshold, soundBars, soundsAlike } from '../../../job-images/whisper/src/analysis/false-starts.ts';
 import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { planStretch } from '../../../job-images/whisper/src/analysis/stretch.ts';
 import type { SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
@@ -142,6 +142,30 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     const runs = (silences: Span[]): number[] => findFalseTakes(words, threshold, new Set(), { comparer, bars: DEFAULT_BARS, silences }).map((run) => run.to - run.from);
     expect(runs([]), 'no break without the pause').to.deep.equal([]);
     expect(runs([pause])).to.deep.equal([5]);
+  });
+
+  it("a take whose last word the recognizer ran through the pause into the restart: the restart starts after the pause, and the cut ends where the detector heard it begin", () => {
+    const { leaderA, leaderB } = prompts;
+    const { comparer, take, restartMs } = takeThenRestart(opening(leaderA, 0.5), leaderB.samples);
+    const pause = { start_ms: take.end_ms, end_ms: restartMs };
+    const restartSpan = { start_ms: restartMs, end_ms: restartMs + ms(leaderB.samples.length) };
+    const heardWith = (runOn: number): SpokenWord[] => [
+      ...spread(['in', 'cold', 'friends'], { start_ms: take.start_ms, end_ms: take.end_ms - 200 }),
+      // "sweet" from the take's end, through the 400 ms pause and `runOn` ms into the restart (no gap of PHRASE_GAP_MS either side)
+      ...spread(['sweet'], { start_ms: take.end_ms - 200, end_ms: restartMs + runOn }),
+      ...spread(RESTART_WORDS, { start_ms: restartMs + runOn, end_ms: restartSpan.end_ms }),
+    ];
+    const cuts = (words: SpokenWord[]): Span[] =>
+      findFalseStartCuts(words, 50, { duration_ms: restartSpan.end_ms + 500, envelope: null }, new Set(), { comparer, silences: [pause] }).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+    for (const runOn of [0, 20, 90]) {
+      const [cut, ...more] = cuts(heardWith(runOn));
+      expect(more, `run on ${runOn} ms`).to.deep.equal([]);
+      expect(cut!.start_ms, `run on ${runOn} ms`).to.be.at.most(take.start_ms);
+      // the take's sound all inside the cut, none of the restart's
+      expect(cut!.end_ms, `run on ${runOn} ms`).to.be.within(take.end_ms, restartMs);
+    }
+    // a word that carries a syllable past the pause is the restart's first word, begun early: the take behind it is not matched
+    expect(cuts(heardWith(150))).to.deep.equal([]);
   });
 
   it('a take whose first word the recognizer stretched back over the pause before it: that pause is its break, and its sound is compared where the detector heard it', () => {

@@ -66,14 +66,22 @@ function placeBoundary(preferred: number, lo: number, hi: number, guardLo: numbe
  *
  * It runs from WORD_LEAD_IN_MS before the first removed word to WORD_LEAD_IN_MS before
  * the next kept word: the next kept word then follows the pause that preceded the
- * removed words, so the removal does not change the pacing. null: no room for it.
+ * removed words, so the removal does not change the pacing. Where the detector heard a
+ * pause before the next kept word (`pauseBefore`), the sound says where speech stops and
+ * starts again, whatever the word times say: the removed words end by its start and the
+ * kept word begins by its end (a recognizer in noise runs a word through a pause). null:
+ * no room for it.
  */
-function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom): Span | null {
+function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom, pauseBefore?: Span): Span | null {
   let keptUntil = 0;
   for (let index = 0; index < from; index += 1) keptUntil = Math.max(keptUntil, words[index]!.end_ms);
   let removedUntil = 0;
   for (let index = from; index < to; index += 1) removedUntil = Math.max(removedUntil, words[index]!.end_ms);
-  const keptNext = to < words.length ? Math.min(words[to]!.start_ms, room.duration_ms) : room.duration_ms;
+  let keptNext = to < words.length ? Math.min(words[to]!.start_ms, room.duration_ms) : room.duration_ms;
+  if (pauseBefore) {
+    removedUntil = Math.min(removedUntil, Math.max(pauseBefore.start_ms, words[from]!.start_ms));
+    keptNext = Math.min(keptNext, pauseBefore.end_ms);
+  }
   // What must be covered: the removed words, less what overlaps a kept word.
   const coverFrom = Math.max(words[from]!.start_ms, keptUntil);
   const coverTo = Math.min(removedUntil, keptNext);
@@ -85,9 +93,9 @@ function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, roo
   return end > start ? { start_ms: start, end_ms: end } : null;
 }
 
-/** The cut that removes a run of words, its reason quoting them; null when under MIN_CUT_MS or without room. */
-export function wordCut(type: 'false_start' | 'filler', label: string, words: readonly SpokenWord[], run: WordRun, room: CutRoom): Cut | null {
-  const span = wordCutSpan(words, run.from, run.to, room);
+/** The cut that removes a run of words, its reason quoting them; null when under MIN_CUT_MS or without room. `pauseBefore`: wordCutSpan. */
+export function wordCut(type: 'false_start' | 'filler', label: string, words: readonly SpokenWord[], run: WordRun, room: CutRoom, pauseBefore?: Span): Cut | null {
+  const span = wordCutSpan(words, run.from, run.to, room, pauseBefore);
   if (!span || span.end_ms - span.start_ms < MIN_CUT_MS) return null;
   const quoted = quoteWords(words.slice(run.from, run.to).map((word) => word.text));
   return { type, ...span, reason: `${label}: ${quoted}`, words: { from: run.from, to: run.to } };

@@ -167,32 +167,32 @@ function pauseEndingAt(silences: readonly Span[], ms: number): Span | undefined 
   return silence && Math.abs(silence.end_ms - ms) <= PAUSE_END_REACH_MS ? silence : undefined;
 }
 
+/** The least of a word's sound past a pause that makes it a word of what follows (heardSpan, pauseBefore). */
+const SYLLABLE_MS = 100;
+
 /**
  * A span of words as the detector heard it: a first word begun more than PAUSE_END_REACH_MS
- * inside a detected pause starts where the pause ends, a last word ended that far inside one
- * ends where it begins (a recognizer in noise stretches words over the pauses around them).
+ * inside a detected pause starts where the pause ends, a last word ended that far inside one,
+ * or run through it and less than SYLLABLE_MS past it, ends where it begins (a recognizer in
+ * noise stretches words over the pauses around them).
  */
 function heardSpan(silences: readonly Span[], span: Span): Span {
   const opening = silenceBefore(silences, span.start_ms);
   const start = opening && opening.end_ms - span.start_ms > PAUSE_END_REACH_MS && opening.end_ms < span.end_ms ? opening.end_ms : span.start_ms;
   const closing = silenceBefore(silences, span.end_ms);
-  const end = closing && span.end_ms - closing.start_ms > PAUSE_END_REACH_MS && closing.end_ms >= span.end_ms && closing.start_ms > start ? closing.start_ms : span.end_ms;
+  const end = closing && span.end_ms - closing.start_ms > PAUSE_END_REACH_MS && closing.end_ms + SYLLABLE_MS > span.end_ms && closing.start_ms > start ? closing.start_ms : span.end_ms;
   return { start_ms: start, end_ms: end };
 }
-
-/** The least of a word's sound that carries on past a pause it began in, for it to start what follows (pauseBefore). */
-const SYLLABLE_MS = 100;
-
-/** A word that ends this far past a pause's end straddles it: it is the first word of what follows (its start run early into the pause). */
-const STRADDLE_MS = 30;
 
 /**
  * The detected pause content word `position` follows: one ending within PAUSE_END_REACH_MS
  * of the word's start, or one the word begins in and carries on past by SYLLABLE_MS or more
  * (its start run early into the pause, the content word before it begun before the pause:
  * a word ending just after the pause is the detector missing a quiet word's start, not a
- * phrase starting); either way one the content word before it does not run past (a word
- * the recognizer stretched back into the pause is the first word after it, not this one).
+ * phrase starting); either way one the content word before it does not carry SYLLABLE_MS
+ * past (a word that does is the first word after the pause, stretched back into it; one
+ * that ends sooner, begun in the pause or run through it, is the recognizer hearing the
+ * room or running the take's last word on: the next word starts what follows).
  */
 function pauseBefore(silences: readonly Span[], words: readonly SpokenWord[], content: readonly number[], position: number): Span | undefined {
   const word = words[content[position]!]!;
@@ -201,7 +201,7 @@ function pauseBefore(silences: readonly Span[], words: readonly SpokenWord[], co
   const pause =
     pauseEndingAt(silences, word.start_ms) ??
     (holding && holding.end_ms > word.start_ms && word.end_ms - holding.end_ms >= SYLLABLE_MS && (!prior || prior.start_ms < holding.start_ms) ? holding : undefined);
-  return pause && (!prior || prior.end_ms <= pause.end_ms + STRADDLE_MS) ? pause : undefined;
+  return pause && (!prior || prior.end_ms < pause.end_ms + SYLLABLE_MS) ? pause : undefined;
 }
 
 export interface SensitivityPoint {
@@ -346,11 +346,16 @@ function endsSentence(words: readonly SpokenWord[], from: number, to: number): b
   return false;
 }
 
+/** A run of dropped words, and the pause the detector heard before the restart that follows it, if it heard one. */
+export interface FalseTake extends WordRun {
+  pause?: Span;
+}
+
 /**
  * The dropped takes at a resemblance threshold: maximal runs of words that some
  * matched take covers. The last take of a phrase is never in a run.
  */
-export function findFalseTakes(words: readonly SpokenWord[], threshold: number, noise: ReadonlySet<number> = new Set(), sounds?: TakeSounds): WordRun[] {
+export function findFalseTakes(words: readonly SpokenWord[], threshold: number, noise: ReadonlySet<number> = new Set(), sounds?: TakeSounds): FalseTake[] {
   // Positions of the words that count: a hesitation is no word of a phrase, nor a word heard in the room's noise alone.
   const content = words.flatMap((word, index) => (HESITATIONS.includes(word.match) || noise.has(index) ? [] : [index]));
   const matchAt = (position: number, count: number): string[] => content.slice(position, position + count).map((index) => words[index]!.match);
@@ -365,6 +370,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
   };
   const dropped = new Array<boolean>(words.length).fill(false);
   const restarts = new Set<number>();
+  // the pause the detector heard before a restart, by the restart's word
+  const restartPauses = new Map<number, Span>();
   // a take of one word is matched by its sound alone
   const fewest = sounds ? 1 : MIN_TAKE_WORDS;
   for (let restart = fewest; restart < content.length; restart += 1) {
@@ -448,17 +455,21 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
       restarts.add(restart);
+      if (pausedBefore) restartPauses.set(content[restart]!, pausedBefore);
       break;
     }
   }
-  const takes: WordRun[] = [];
+  const runs: WordRun[] = [];
   for (let index = 0; index < words.length; index += 1) {
     if (!dropped[index]) continue;
-    const last = takes.at(-1);
+    const last = runs.at(-1);
     if (last && last.to === index) last.to = index + 1;
-    else takes.push({ from: index, to: index + 1 });
+    else runs.push({ from: index, to: index + 1 });
   }
-  return takes;
+  return runs.map((run) => {
+    const pause = restartPauses.get(run.to);
+    return pause ? { ...run, pause } : run;
+  });
 }
 
 /**
@@ -485,8 +496,8 @@ export function soundsAlike(sounds: Pick<TakeSounds, 'comparer' | 'bars'>, take:
 
 /**
  * False-start cuts: one per dropped run, over its words whole (wordCutSpan: from the
- * lead-in of the false take to the lead-in of the restart, never into a kept word);
- * none shorter than MIN_CUT_MS.
+ * lead-in of the false take to the lead-in of the restart, never into a kept word, nor
+ * past a pause the detector heard before the restart); none shorter than MIN_CUT_MS.
  */
 export function findFalseStartCuts(
   words: readonly SpokenWord[],
@@ -498,5 +509,5 @@ export function findFalseStartCuts(
   const threshold = falseStartThreshold(sensitivity);
   const bars = soundBars(sensitivity);
   if (threshold === null || bars === null) return [];
-  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((run) => wordCut('false_start', 'False start, restarted', words, run, room) ?? []);
+  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((take) => wordCut('false_start', 'False start, restarted', words, take, room, take.pause) ?? []);
 }
