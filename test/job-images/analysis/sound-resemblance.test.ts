@@ -144,7 +144,7 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     expect(runs([pause])).to.deep.equal([5]);
   });
 
-  it("a take whose last word the recognizer ran through the pause into the restart: the restart starts after the pause, and the cut ends where the detector heard it begin", () => {
+  it("a word the recognizer ran through the pause between a take and its restart: the restart starts after the pause, and the cut ends where the detector heard it begin", () => {
     const { leaderA, leaderB } = prompts;
     const { comparer, take, restartMs } = takeThenRestart(opening(leaderA, 0.5), leaderB.samples);
     const pause = { start_ms: take.end_ms, end_ms: restartMs };
@@ -155,17 +155,46 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
       ...spread(['sweet'], { start_ms: take.end_ms - 200, end_ms: restartMs + runOn }),
       ...spread(RESTART_WORDS, { start_ms: restartMs + runOn, end_ms: restartSpan.end_ms }),
     ];
-    const cuts = (words: SpokenWord[]): Span[] =>
-      findFalseStartCuts(words, 50, { duration_ms: restartSpan.end_ms + 500, envelope: null }, new Set(), { comparer, silences: [pause] }).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
-    for (const runOn of [0, 20, 90]) {
+    const cuts = (words: SpokenWord[], silences = [pause]): Span[] =>
+      findFalseStartCuts(words, 50, { duration_ms: restartSpan.end_ms + 500, envelope: null }, new Set(), { comparer, silences }).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+    // "sweet" the take's last word run on (under a syllable past the pause), or the restart's first begun early (150 ms past it)
+    for (const runOn of [0, 20, 90, 150]) {
       const [cut, ...more] = cuts(heardWith(runOn));
       expect(more, `run on ${runOn} ms`).to.deep.equal([]);
       expect(cut!.start_ms, `run on ${runOn} ms`).to.be.at.most(take.start_ms);
       // the take's sound all inside the cut, none of the restart's
       expect(cut!.end_ms, `run on ${runOn} ms`).to.be.within(take.end_ms, restartMs);
     }
-    // a word that carries a syllable past the pause is the restart's first word, begun early: the take behind it is not matched
-    expect(cuts(heardWith(150))).to.deep.equal([]);
+    expect(cuts(heardWith(20), []), 'no break without the pause').to.deep.equal([]);
+  });
+
+  it('a word the recognizer ran through the pause before a take: the take starts after the pause, and the cut starts where the detector heard the speech before it stop', () => {
+    const { leaderA, leaderB, password } = prompts;
+    const { samples, spans } = joined([pause(0.3), password.samples, pause(0.5), opening(leaderA, 0.5), pause(0.4), leaderB.samples, pause(0.5)]);
+    const random = new SeededRandom(7);
+    for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
+    const [, before, gap, take, between, restart] = spans as [Span, Span, Span, Span, Span, Span];
+    const comparer = new SoundComparer(cepstraOf(samples));
+    const room = { duration_ms: restart.end_ms + 500, envelope: null };
+    const cuts = (words: SpokenWord[], silences: Span[]): Span[] =>
+      findFalseStartCuts(words, 50, room, new Set(), { comparer, silences }).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+    const heard = (lastKept: Span, firstOfTake: Span): SpokenWord[] => [
+      ...spread(['please', 'enter', 'your'], { start_ms: before.start_ms, end_ms: lastKept.start_ms }),
+      ...spread(['password'], lastKept),
+      ...spread(['in'], firstOfTake),
+      ...spread(['cold', 'friends', 'sweet'], { start_ms: firstOfTake.end_ms, end_ms: take.end_ms }),
+      ...spread(RESTART_WORDS, restart),
+    ];
+    const lastKept = { start_ms: before.end_ms - 600, end_ms: before.end_ms };
+    // "in" begun 150 ms before the pause, in the speech before it, and run through it into the take
+    const [through, ...more] = cuts(heard({ ...lastKept, end_ms: before.end_ms - 150 }, { start_ms: before.end_ms - 150, end_ms: take.start_ms + 300 }), [gap, between]);
+    expect(more).to.deep.equal([]);
+    expect(through!.start_ms).to.be.within(before.end_ms, take.start_ms);
+    expect(through!.end_ms).to.be.within(take.end_ms, restart.start_ms);
+    // "password" run 60 ms past the pause into the take: under a syllable, so the take's first word is the next one; the cut starts before the take does
+    const [runOn] = cuts(heard({ ...lastKept, end_ms: take.start_ms + 60 }, { start_ms: take.start_ms + 60, end_ms: take.start_ms + 300 }), [gap, between]);
+    expect(runOn!.start_ms).to.be.within(before.end_ms, take.start_ms);
+    expect(runOn!.end_ms).to.be.within(take.end_ms, restart.start_ms);
   });
 
   it('a take whose first word the recognizer stretched back over the pause before it: that pause is its break, and its sound is compared where the detector heard it', () => {

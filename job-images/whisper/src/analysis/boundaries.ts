@@ -46,6 +46,12 @@ export interface CutRoom {
   envelope: EnergyEnvelope | null;
 }
 
+/** The pauses a detector heard before a run of removed words and before the kept word after them. */
+export interface WordPauses {
+  before?: Span | undefined;
+  after?: Span | undefined;
+}
+
 /**
  * A boundary at `preferred`, kept inside [guardLo, guardHi] (the guard bands of the
  * kept words), or only inside [lo, hi] (between the words themselves) when the gap is
@@ -67,23 +73,30 @@ function placeBoundary(preferred: number, lo: number, hi: number, guardLo: numbe
  * It runs from WORD_LEAD_IN_MS before the first removed word to WORD_LEAD_IN_MS before
  * the next kept word: the next kept word then follows the pause that preceded the
  * removed words, so the removal does not change the pacing. Where the detector heard a
- * pause before the next kept word (`pauseBefore`), the sound says where speech stops and
- * starts again, whatever the word times say: the removed words end by its start and the
- * kept word begins by its end (a recognizer in noise runs a word through a pause). null:
- * no room for it.
+ * pause before the removed words or before the next kept word (`pauses`), the sound says
+ * where speech stops and starts again, whatever the word times say (a recognizer in noise
+ * runs a word into or through a pause): what is kept before ends where the first pause
+ * begins, and what is removed starts where it ends; what is removed ends where the second
+ * pause begins, and the next kept word starts where it ends. null: no room for it.
  */
-function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom, pauseBefore?: Span): Span | null {
+function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom, pauses: WordPauses = {}): Span | null {
   let keptUntil = 0;
   for (let index = 0; index < from; index += 1) keptUntil = Math.max(keptUntil, words[index]!.end_ms);
   let removedUntil = 0;
   for (let index = from; index < to; index += 1) removedUntil = Math.max(removedUntil, words[index]!.end_ms);
   let keptNext = to < words.length ? Math.min(words[to]!.start_ms, room.duration_ms) : room.duration_ms;
-  if (pauseBefore) {
-    removedUntil = Math.min(removedUntil, Math.max(pauseBefore.start_ms, words[from]!.start_ms));
-    keptNext = Math.min(keptNext, pauseBefore.end_ms);
+  let removedFrom = words[from]!.start_ms;
+  const { before, after } = pauses;
+  if (after) {
+    removedUntil = Math.min(removedUntil, Math.max(after.start_ms, removedFrom));
+    keptNext = to < words.length && words[to]!.start_ms < after.start_ms ? after.end_ms : Math.min(keptNext, after.end_ms);
+  }
+  if (before) {
+    removedFrom = Math.max(removedFrom, Math.min(before.end_ms, removedUntil));
+    keptUntil = keptUntil > before.end_ms ? before.start_ms : Math.max(keptUntil, Math.min(before.start_ms, removedFrom));
   }
   // What must be covered: the removed words, less what overlaps a kept word.
-  const coverFrom = Math.max(words[from]!.start_ms, keptUntil);
+  const coverFrom = Math.max(removedFrom, keptUntil);
   const coverTo = Math.min(removedUntil, keptNext);
   if (coverTo < coverFrom) return null;
   const tail = from > 0 ? WORD_TAIL_MS : 0;
@@ -93,9 +106,9 @@ function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, roo
   return end > start ? { start_ms: start, end_ms: end } : null;
 }
 
-/** The cut that removes a run of words, its reason quoting them; null when under MIN_CUT_MS or without room. `pauseBefore`: wordCutSpan. */
-export function wordCut(type: 'false_start' | 'filler', label: string, words: readonly SpokenWord[], run: WordRun, room: CutRoom, pauseBefore?: Span): Cut | null {
-  const span = wordCutSpan(words, run.from, run.to, room, pauseBefore);
+/** The cut that removes a run of words, its reason quoting them; null when under MIN_CUT_MS or without room. `pauses`: wordCutSpan. */
+export function wordCut(type: 'false_start' | 'filler', label: string, words: readonly SpokenWord[], run: WordRun, room: CutRoom, pauses?: WordPauses): Cut | null {
+  const span = wordCutSpan(words, run.from, run.to, room, pauses);
   if (!span || span.end_ms - span.start_ms < MIN_CUT_MS) return null;
   const quoted = quoteWords(words.slice(run.from, run.to).map((word) => word.text));
   return { type, ...span, reason: `${label}: ${quoted}`, words: { from: run.from, to: run.to } };

@@ -1,4 +1,4 @@
-import { wordCut, type CutRoom } from './boundaries.ts';
+import { wordCut, type CutRoom, type WordPauses } from './boundaries.ts';
 import type { SoundComparer } from './cepstra.ts';
 import { HESITATIONS } from './fillers.ts';
 import type { Cut, Span, WordRun } from './spans.ts';
@@ -172,12 +172,13 @@ const SYLLABLE_MS = 100;
 
 /**
  * A span of words as the detector heard it: a first word begun more than PAUSE_END_REACH_MS
- * inside a detected pause starts where the pause ends, a last word ended that far inside one,
- * or run through it and less than SYLLABLE_MS past it, ends where it begins (a recognizer in
- * noise stretches words over the pauses around them).
+ * inside a detected pause (`before`: the pause the take follows, pauseBefore; or else the
+ * one the span begins in) starts where the pause ends, a last word ended that far inside
+ * one, or run through it and less than SYLLABLE_MS past it, ends where it begins (a
+ * recognizer in noise stretches words over the pauses around them).
  */
-function heardSpan(silences: readonly Span[], span: Span): Span {
-  const opening = silenceBefore(silences, span.start_ms);
+function heardSpan(silences: readonly Span[], span: Span, before?: Span): Span {
+  const opening = before ?? silenceBefore(silences, span.start_ms);
   const start = opening && opening.end_ms - span.start_ms > PAUSE_END_REACH_MS && opening.end_ms < span.end_ms ? opening.end_ms : span.start_ms;
   const closing = silenceBefore(silences, span.end_ms);
   const end = closing && span.end_ms - closing.start_ms > PAUSE_END_REACH_MS && closing.end_ms + SYLLABLE_MS > span.end_ms && closing.start_ms > start ? closing.start_ms : span.end_ms;
@@ -186,21 +187,25 @@ function heardSpan(silences: readonly Span[], span: Span): Span {
 
 /**
  * The detected pause content word `position` follows: one ending within PAUSE_END_REACH_MS
- * of the word's start, or one the word begins in and carries on past by SYLLABLE_MS or more
+ * of the word's start; one the word begins in and carries on past by SYLLABLE_MS or more
  * (its start run early into the pause, the content word before it begun before the pause:
  * a word ending just after the pause is the detector missing a quiet word's start, not a
- * phrase starting); either way one the content word before it does not carry SYLLABLE_MS
- * past (a word that does is the first word after the pause, stretched back into it; one
- * that ends sooner, begun in the pause or run through it, is the recognizer hearing the
- * room or running the take's last word on: the next word starts what follows).
+ * phrase starting); or one the word runs through, begun before it and carrying on past it
+ * by SYLLABLE_MS (the recognizer joined the end of what came before to this word's start).
+ * Any of them only where the content word before does not carry SYLLABLE_MS past the pause
+ * (a word that does is the first word after it, stretched back; one that ends sooner,
+ * begun in the pause or run through it, is the recognizer hearing the room or running the
+ * last word before the pause on: the next word starts what follows).
  */
 function pauseBefore(silences: readonly Span[], words: readonly SpokenWord[], content: readonly number[], position: number): Span | undefined {
   const word = words[content[position]!]!;
   const prior = position > 0 ? words[content[position - 1]!] : undefined;
   const holding = silenceBefore(silences, word.start_ms);
+  const through = silenceBefore(silences, word.end_ms - SYLLABLE_MS);
   const pause =
     pauseEndingAt(silences, word.start_ms) ??
-    (holding && holding.end_ms > word.start_ms && word.end_ms - holding.end_ms >= SYLLABLE_MS && (!prior || prior.start_ms < holding.start_ms) ? holding : undefined);
+    (holding && holding.end_ms > word.start_ms && word.end_ms - holding.end_ms >= SYLLABLE_MS && (!prior || prior.start_ms < holding.start_ms) ? holding : undefined) ??
+    (through && through.start_ms > word.start_ms && through.end_ms <= word.end_ms - SYLLABLE_MS ? through : undefined);
   return pause && (!prior || prior.end_ms < pause.end_ms + SYLLABLE_MS) ? pause : undefined;
 }
 
@@ -346,9 +351,9 @@ function endsSentence(words: readonly SpokenWord[], from: number, to: number): b
   return false;
 }
 
-/** A run of dropped words, and the pause the detector heard before the restart that follows it, if it heard one. */
+/** A run of dropped words, and the pauses the detector heard before it and before the restart after it (WordPauses). */
 export interface FalseTake extends WordRun {
-  pause?: Span;
+  pauses: WordPauses;
 }
 
 /**
@@ -370,8 +375,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
   };
   const dropped = new Array<boolean>(words.length).fill(false);
   const restarts = new Set<number>();
-  // the pause the detector heard before a restart, by the restart's word
-  const restartPauses = new Map<number, Span>();
+  // the pauses the detector heard before a take and before its restart, by their first words
+  const pausesBefore = new Map<number, Span>();
   // a take of one word is matched by its sound alone
   const fewest = sounds ? 1 : MIN_TAKE_WORDS;
   for (let restart = fewest; restart < content.length; restart += 1) {
@@ -385,7 +390,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
       if (restartWord.start_ms - takeWord.start_ms > MAX_FALSE_TAKE_MS) continue;
       const firstAlike = distance(takeWord.match, restartWord.match) <= FIRST_WORD_MAX_DISTANCE;
       // a take starts after a break too, heard by the recognizer or the detector
-      const phraseStart = isPhraseStart(words, content, from, restarts) || (sounds !== undefined && pauseBefore(sounds.silences, words, content, from) !== undefined);
+      const takePause = sounds && pauseBefore(sounds.silences, words, content, from);
+      const phraseStart = isPhraseStart(words, content, from, restarts) || takePause !== undefined;
       if (!phraseStart || (!firstAlike && !afterBreak)) continue;
       // A false take is at most one sentence; one the recognizer heard completed must come again whole (a retake).
       if (endsSentence(words, content[from]!, content[restart - 1]!)) continue;
@@ -444,7 +450,7 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
         // (its length as its words span it; its sound where the detector heard it)
         const wordSpan = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
         const length = wordSpan.end_ms - wordSpan.start_ms;
-        const heardTake = heardSpan(sounds.silences, wordSpan);
+        const heardTake = heardSpan(sounds.silences, wordSpan, takePause);
         if (length < MIN_SOUND_TAKE_MS || length > MAX_SOUND_TAKE_MS || heardTake.end_ms - heardTake.start_ms < MIN_HEARD_TAKE_MS) return null;
         return soundsAlike(sounds, heardTake, pausedBefore?.end_ms ?? restartWord.start_ms);
       };
@@ -455,7 +461,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
       restarts.add(restart);
-      if (pausedBefore) restartPauses.set(content[restart]!, pausedBefore);
+      if (takePause) pausesBefore.set(content[from]!, takePause);
+      if (pausedBefore) pausesBefore.set(content[restart]!, pausedBefore);
       break;
     }
   }
@@ -466,10 +473,7 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
     if (last && last.to === index) last.to = index + 1;
     else runs.push({ from: index, to: index + 1 });
   }
-  return runs.map((run) => {
-    const pause = restartPauses.get(run.to);
-    return pause ? { ...run, pause } : run;
-  });
+  return runs.map((run) => ({ ...run, pauses: { before: pausesBefore.get(run.from), after: pausesBefore.get(run.to) } }));
 }
 
 /**
@@ -509,5 +513,5 @@ export function findFalseStartCuts(
   const threshold = falseStartThreshold(sensitivity);
   const bars = soundBars(sensitivity);
   if (threshold === null || bars === null) return [];
-  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((take) => wordCut('false_start', 'False start, restarted', words, take, room, take.pause) ?? []);
+  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((take) => wordCut('false_start', 'False start, restarted', words, take, room, take.pauses) ?? []);
 }
