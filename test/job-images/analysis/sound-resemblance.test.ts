@@ -34,12 +34,25 @@ function cepstraOf(samples: Float32Array, chunk = samples.length): Cepstra {
   return builder.finish();
 }
 
+/** Pieces joined (joined) over a faint hiss. */
+function overHiss(pieces: readonly Float32Array[]): { samples: Float32Array; spans: Span[] } {
+  const heard = joined(pieces);
+  const random = new SeededRandom(7);
+  for (let index = 0; index < heard.samples.length; index += 1) heard.samples[index]! += (random.next() - 0.5) * 0.002;
+  return heard;
+}
+
 /** A take, a 0.4 s pause and a restart, over a faint hiss: how the take's sound compares with the restart's opening. */
 function takeThenRestart(take: Float32Array, restart: Float32Array): { samples: Float32Array; comparer: SoundComparer; take: Span; restartMs: number } {
-  const { samples, spans } = joined([pause(0.5), take, pause(0.4), restart, pause(0.5)]);
-  const random = new SeededRandom(7);
-  for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
+  const { samples, spans } = overHiss([pause(0.5), take, pause(0.4), restart, pause(0.5)]);
   return { samples, comparer: new SoundComparer(cepstraOf(samples)), take: spans[1]!, restartMs: spans[3]!.start_ms };
+}
+
+/** A sentence, a 0.5 s pause, a take, a 0.4 s pause and a restart, over a faint hiss: where each sits (the pauses too), and the comparer. */
+function sentenceTakeRestart(sentence: Float32Array, take: Float32Array, restart: Float32Array): { spans: [Span, Span, Span, Span, Span]; comparer: SoundComparer } {
+  const { samples, spans } = overHiss([pause(0.3), sentence, pause(0.5), take, pause(0.4), restart, pause(0.5)]);
+  const [, ...heard] = spans;
+  return { spans: heard.slice(0, 5) as [Span, Span, Span, Span, Span], comparer: new SoundComparer(cepstraOf(samples)) };
 }
 
 /** The envelope (and cepstra) the analyze program would measure of these samples. */
@@ -170,11 +183,8 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
 
   it('a word the recognizer ran through the pause before a take: the take starts after the pause, and the cut starts where the detector heard the speech before it stop', () => {
     const { leaderA, leaderB, password } = prompts;
-    const { samples, spans } = joined([pause(0.3), password.samples, pause(0.5), opening(leaderA, 0.5), pause(0.4), leaderB.samples, pause(0.5)]);
-    const random = new SeededRandom(7);
-    for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
-    const [, before, gap, take, between, restart] = spans as [Span, Span, Span, Span, Span, Span];
-    const comparer = new SoundComparer(cepstraOf(samples));
+    const { spans, comparer } = sentenceTakeRestart(password.samples, opening(leaderA, 0.5), leaderB.samples);
+    const [before, gap, take, between, restart] = spans;
     const room = { duration_ms: restart.end_ms + 500, envelope: null };
     const cuts = (words: SpokenWord[], silences: Span[]): Span[] =>
       findFalseStartCuts(words, 50, room, new Set(), { comparer, silences }).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
@@ -199,17 +209,14 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
 
   it('a take whose first word the recognizer stretched back over the pause before it: that pause is its break, and its sound is compared where the detector heard it', () => {
     const { leaderA, leaderB, password } = prompts;
-    const { samples, spans } = joined([pause(0.3), password.samples, pause(0.5), opening(leaderA, 0.5), pause(0.4), leaderB.samples, pause(0.5)]);
-    const random = new SeededRandom(7);
-    for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
-    const [, before, gap, take, between, restart] = spans as [Span, Span, Span, Span, Span, Span];
+    const { spans, comparer } = sentenceTakeRestart(password.samples, opening(leaderA, 0.5), leaderB.samples);
+    const [before, gap, take, between, restart] = spans;
     const heardAt = (firstWord: Span): SpokenWord[] => [
       ...spread(['please', 'enter', 'your', 'password'], before),
       ...spread(['in'], firstWord),
       ...spread(['cold', 'friends', 'sweet'], { start_ms: firstWord.end_ms, end_ms: take.end_ms }),
       ...spread(RESTART_WORDS, restart),
     ];
-    const comparer = new SoundComparer(cepstraOf(samples));
     const runs = (words: SpokenWord[], silences: Span[]): number[] =>
       findFalseTakes(words, falseStartThreshold(50)!, new Set(), { comparer, bars: DEFAULT_BARS, silences }).map((run) => words.slice(run.from, run.to).length);
     const onTime = { start_ms: take.start_ms, end_ms: take.start_ms + 300 };
@@ -235,9 +242,7 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
   it('words said again with no break before them (one stretch a recognizer may have heard twice) are a false start only where the sound agrees', () => {
     const { leaderA, leaderB, password } = prompts;
     const runs = (take: Float32Array, withSound: boolean): number[] => {
-      const { samples, spans } = joined([pause(0.5), take, leaderB.samples, pause(0.5)]);
-      const random = new SeededRandom(7);
-      for (let index = 0; index < samples.length; index += 1) samples[index]! += (random.next() - 0.5) * 0.002;
+      const { samples, spans } = overHiss([pause(0.5), take, leaderB.samples, pause(0.5)]);
       const words = [...spread(['the', 'conference'], spans[1]!), ...spread(RESTART_WORDS, spans[2]!)];
       const sounds = withSound ? { comparer: new SoundComparer(cepstraOf(samples)), bars: DEFAULT_BARS, silences: [spans[0]!, spans[3]!] } : undefined;
       return findFalseTakes(words, falseStartThreshold(50)!, new Set(), sounds).map((run) => run.to - run.from);
