@@ -271,6 +271,27 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     expect(alike! - otherwise!).to.be.above(0.2);
   });
 
+  it("a false start's sound is weighed where the finder heard it: a last word the recognizer ran through the pause leaves the confidence as it was", () => {
+    const { leaderA, leaderB } = prompts;
+    const { samples, take, restartMs } = takeThenRestart(opening(leaderA, 0.5), leaderB.samples);
+    const durationMs = ms(samples.length);
+    const envelope = envelopeOf(samples);
+    // the take's last word "begin" ending at `lastEnd`, the restart's words from the restart's start or after "begin"
+    const confidence = (lastEnd: number): number[] => {
+      const words = [
+        ...spread(['the', 'conference', 'will'], { start_ms: take.start_ms, end_ms: take.end_ms - 200 }),
+        ...spread(['begin'], { start_ms: take.end_ms - 200, end_ms: lastEnd }),
+        ...spread(RESTART_WORDS, { start_ms: Math.max(restartMs, lastEnd), end_ms: restartMs + ms(leaderB.samples.length) }),
+      ];
+      const { plan } = planStretch(0, durationMs, envelope, words, { pacing_level: 50, false_start_sensitivity: 50 });
+      return plan.edits.filter((edit) => edit.type === 'false_start').map((edit) => edit.confidence);
+    };
+    const onTime = confidence(take.end_ms);
+    expect(onTime).to.have.length(1);
+    // "begin" run over the 400 ms pause and 60 ms into the restart: the take's sound is weighed as before, without the pause
+    expect(confidence(restartMs + 60)).to.deep.equal(onTime);
+  });
+
   it('sensitivity widens the sound bars monotonically, and 0 turns them off', () => {
     expect(soundBars(0)).to.equal(null);
     let previous = { mean: 0, worst: 0 };

@@ -501,7 +501,8 @@ export function soundsAlike(sounds: Pick<TakeSounds, 'comparer' | 'bars'>, take:
 /**
  * False-start cuts: one per dropped run, over its words whole (wordCutSpan: from the
  * lead-in of the false take to the lead-in of the restart, never into a kept word, nor
- * past a pause the detector heard before the restart); none shorter than MIN_CUT_MS.
+ * across the pauses the detector heard around the take); none shorter than MIN_CUT_MS.
+ * With the recording's sound (`heard`), each says where the take and its restart were heard.
  */
 export function findFalseStartCuts(
   words: readonly SpokenWord[],
@@ -513,5 +514,11 @@ export function findFalseStartCuts(
   const threshold = falseStartThreshold(sensitivity);
   const bars = soundBars(sensitivity);
   if (threshold === null || bars === null) return [];
-  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((take) => wordCut('false_start', 'False start, restarted', words, take, room, take.pauses) ?? []);
+  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((take) => {
+    const cut = wordCut('false_start', 'False start, restarted', words, take, room, take.pauses);
+    if (!cut || !heard || take.to >= words.length) return cut ?? [];
+    // the take as the finder compared it: its sound where the detector heard it, against the restart from where it heard that begin
+    const span = heardSpan(heard.silences, { start_ms: words[take.from]!.start_ms, end_ms: words[take.to - 1]!.end_ms }, take.pauses.before);
+    return { ...cut, heard: { take: span, restart_ms: take.pauses.after?.end_ms ?? words[take.to]!.start_ms } };
+  });
 }

@@ -149,8 +149,9 @@ function meanProbability(words: readonly SpokenWord[]): number | null {
  * - a false start: how much the take resembles its restart, times the recognizer's mean
  *   confidence in the words it removes; the resemblance is that of the words
  *   (phraseResemblance over up to 4 words), and where the recording's sound is known the
- *   mean of that and the sound's (1 at a mean distance of SAME_SOUND, 0 at OTHER_SOUND):
- *   a take misheard as its restart's words but sounding otherwise is less sure;
+ *   mean of that and the sound's (1 at a mean distance of SAME_SOUND, 0 at OTHER_SOUND;
+ *   the take and the restart where the finder heard them, Cut.heard): a take misheard as
+ *   its restart's words but sounding otherwise is less sure;
  * - a filler: the recognizer's mean confidence in its words.
  */
 export function confidenceOf(cut: Cut, signals: SourceSignals): number {
@@ -169,8 +170,10 @@ export function confidenceOf(cut: Cut, signals: SourceSignals): number {
       const compared = Math.min(4, cut.words.to - cut.words.from, words.length - cut.words.to);
       const forms = (from: number): string[] => words.slice(from, from + compared).map((word) => matchForm(word.text));
       const wordsAlike = compared > 0 ? clamp01(phraseResemblance(forms(cut.words.from), forms(cut.words.to))) : 0;
-      const take = { start_ms: words[cut.words.from]!.start_ms, end_ms: words[cut.words.to - 1]!.end_ms };
-      const sound = cut.words.to < words.length ? comparerOf(signals.envelope)?.compare(take, words[cut.words.to]!.start_ms) : undefined;
+      // the take's sound against its restart's, where the finder heard them (or else where the words are)
+      const take = cut.heard?.take ?? { start_ms: words[cut.words.from]!.start_ms, end_ms: words[cut.words.to - 1]!.end_ms };
+      const restartMs = cut.heard?.restart_ms ?? words[cut.words.to]?.start_ms;
+      const sound = restartMs !== undefined ? comparerOf(signals.envelope)?.compare(take, restartMs) : undefined;
       const resemblance = sound ? (wordsAlike + clamp01((OTHER_SOUND - sound.mean) / (OTHER_SOUND - SAME_SOUND))) / 2 : wordsAlike;
       confidence = resemblance * heard;
     } else confidence = heard;

@@ -21,6 +21,8 @@ export interface Cut extends Span {
   reason: string;
   /** The words the cut removes on purpose; none for a silence. */
   words: WordRun | null;
+  /** A false start found with the recording's sound: where the detector heard its take, and its restart begin. */
+  heard?: { take: Span; restart_ms: number };
 }
 
 /** Shorter cuts are not worth an edit: a jump of under a tenth of a second is not heard as tighter pacing. */
