@@ -151,9 +151,16 @@ describe('false starts: a phrase restarted, the last take kept (false-starts.ts)
   it('both first words misheard as other words of about their length ("he said …"/"the city of …"): the rest said again finds the take; a first word far longer or shorter is no rendition of the same word', () => {
     const script = 'there |520 he said your personal identification number of |500 the city of personal identification number followed by the pound key';
     expect(dropped(spoken(script))).to.deep.equal(['he said your personal identification number of']);
-    const words = spoken(script);
-    words[8]!.end_ms = words[8]!.start_ms + 400; // "the": 400 ms against the 250 ms of "he"
-    expect(dropped(words)).to.deep.equal([]);
+    const withThe = (ms: number): SpokenWord[] => {
+      const words = spoken(script);
+      words[8]!.end_ms = words[8]!.start_ms + ms;
+      return words;
+    };
+    expect(withThe(250)[1]!.end_ms - withThe(250)[1]!.start_ms, '"he" as spoken').to.equal(250);
+    // "the" 1.5 times as long as "he" and 80 ms more: within what the recognizer's timing moves two word ends by
+    expect(dropped(withThe(455))).to.deep.equal(['he said your personal identification number of']);
+    // twice as long: another word
+    expect(dropped(withThe(500))).to.deep.equal([]);
   });
 
   it('a take whose short first word the restart does not say again (the recognizer missed the restart\'s first word: "to decrease …" heard as "you decrease …" and "decrease …") is found from its second word on; a longer first word is no such slip', () => {

@@ -84,8 +84,10 @@ const MIN_SAID_LETTERS = 8;
 const ONSET_COST = 0.4;
 /** A take's last word heard as a different word is a fragment when it lasts at most this share of the restart's word in its place. */
 const FRAGMENT_SHARE = 0.7;
-/** Two renditions of one word last about as long: at most this many times the other. */
+/** Two renditions of one word last about as long: at most this many times the other … */
 const SAME_WORD_SPAN = 1.5;
+/** … give or take what a recognizer's timing moves two word ends by (50 ms each). */
+const WORD_TIMING_MS = 100;
 /** A take's first word this short ("to", "the", "a") may go unheard in its restart. */
 const SHORT_WORD_MS = 200;
 
@@ -426,7 +428,7 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
           // (not a word before a phrase of its own: "conference | to decrease …")
           const firstSpans = [spoken(takeWord), spoken(restartWord)];
           const ownPhrase = taken <= MIN_TAKE_WORDS || isPhraseStart(words, content, from + 1, restarts);
-          const pairs = Math.max(...firstSpans) <= SAME_WORD_SPAN * Math.min(...firstSpans) && !ownPhrase;
+          const pairs = Math.max(...firstSpans) <= SAME_WORD_SPAN * Math.min(...firstSpans) + WORD_TIMING_MS && !ownPhrase;
           // the take's first word, a short one, not heard again: the recognizer missed the restart's ("to decrease …" heard
           // "you decrease …" and "decrease …"); the rest must come again from the restart's first word
           const unheardFirst = spoken(takeWord) <= SHORT_WORD_MS && !ownPhrase;
