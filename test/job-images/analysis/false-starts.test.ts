@@ -156,7 +156,8 @@ describe('false starts: a phrase restarted, the last take kept (false-starts.ts)
       words[8]!.end_ms = words[8]!.start_ms + ms;
       return words;
     };
-    expect(withThe(250)[1]!.end_ms - withThe(250)[1]!.start_ms, '"he" as spoken').to.equal(250);
+    const he = spoken(script)[1]!;
+    expect(he.end_ms - he.start_ms, '"he" as spoken').to.equal(250);
     // "the" 1.5 times as long as "he" and 80 ms more: within what the recognizer's timing moves two word ends by
     expect(dropped(withThe(455))).to.deep.equal(['he said your personal identification number of']);
     // twice as long: another word

@@ -377,22 +377,23 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
   };
   const dropped = new Array<boolean>(words.length).fill(false);
   const restarts = new Set<number>();
-  // the pauses the detector heard before a take and before its restart, by their first words
-  const pausesBefore = new Map<number, Span>();
+  // the pause the detector heard before each content word (pauseBefore), by word: it depends on the word alone
+  const pausesBefore = new Array<Span | undefined>(words.length);
+  if (sounds) for (const [position, index] of content.entries()) pausesBefore[index] = pauseBefore(sounds.silences, words, content, position);
   // a take of one word is matched by its sound alone
   const fewest = sounds ? 1 : MIN_TAKE_WORDS;
   for (let restart = fewest; restart < content.length; restart += 1) {
     const restartWord = words[content[restart]!]!;
     // the restart heard after a break (a pause, a hesitation, punctuation): a speaker who broke off; or after a pause
     // the detector heard, where the recognizer ran its words over it (a babble)
-    const pausedBefore = sounds ? pauseBefore(sounds.silences, words, content, restart) : undefined;
+    const pausedBefore = pausesBefore[content[restart]!];
     const afterBreak = isPhraseStart(words, content, restart, restarts) || pausedBefore !== undefined;
     for (let from = Math.max(0, restart - MAX_FALSE_TAKE_WORDS); from <= restart - fewest; from += 1) {
       const takeWord = words[content[from]!]!;
       if (restartWord.start_ms - takeWord.start_ms > MAX_FALSE_TAKE_MS) continue;
       const firstAlike = distance(takeWord.match, restartWord.match) <= FIRST_WORD_MAX_DISTANCE;
       // a take starts after a break too, heard by the recognizer or the detector
-      const takePause = sounds && pauseBefore(sounds.silences, words, content, from);
+      const takePause = pausesBefore[content[from]!];
       const phraseStart = isPhraseStart(words, content, from, restarts) || takePause !== undefined;
       if (!phraseStart || (!firstAlike && !afterBreak)) continue;
       // A false take is at most one sentence; one the recognizer heard completed must come again whole (a retake).
@@ -463,8 +464,6 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
       if (!matched) continue;
       dropped.fill(true, content[from]!, content[restart]!);
       restarts.add(restart);
-      if (takePause) pausesBefore.set(content[from]!, takePause);
-      if (pausedBefore) pausesBefore.set(content[restart]!, pausedBefore);
       break;
     }
   }
@@ -475,7 +474,7 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
     if (last && last.to === index) last.to = index + 1;
     else runs.push({ from: index, to: index + 1 });
   }
-  return runs.map((run) => ({ ...run, pauses: { before: pausesBefore.get(run.from), after: pausesBefore.get(run.to) } }));
+  return runs.map((run) => ({ ...run, pauses: { before: pausesBefore[run.from], after: pausesBefore[run.to] } }));
 }
 
 /**
