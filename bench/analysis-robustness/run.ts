@@ -26,9 +26,13 @@
  * ≥ 0.8 above), natural pauses (0.2–0.6 s) left alone (≥ 0.95), the boundary error median
  * (a cut's edges against the pause's edges plus the guard bands); the end-to-end part adds
  * false-start recall and precision (≥ 0.85), the recognizer's word error rate (reported),
- * and the program's wall time against a direct transcription request of the same talk
- * (≤ 1.1×, the first English talk of each condition, the medians of --timed-pairs of each,
- * after an untimed request that warms the recognizer).
+ * and the analysis time against the recognizer alone (≤ 1.1×): the first English talk of
+ * each condition, after an untimed request that warms the recognizer, runs --timed-pairs
+ * pairs of a direct transcription request and the program. Per condition the program's own
+ * work (its wall time less the time of the transcription request it makes, as it logs it)
+ * is added to the direct request's time, medians of the pairs: the recognizer's own spread
+ * (a tenth run to run here) falls out of the comparison; the wall times' ratio is reported
+ * beside it, and pooled over the conditions it is a target of its own.
  *
  *   bash hack/speech-corpus.sh && node bench/analysis-robustness/run.ts [options]
  *     --conditions a,b     only these conditions (both parts)
@@ -241,7 +245,7 @@ async function endToEnd(): Promise<void> {
   // pocketsphinx runs slower than realtime on a noisy floor on a busy machine: its own bound is lifted
   const whisper = await startLocalWhisper({ concurrency: jobs, recognizerTimeoutMs: 30 * 60_000 });
   const transcriber = new Transcriber({ baseUrl: whisper.url, model: 'whisper-1', timeoutMs: 15 * 60_000 });
-  const worst = { ...startWorst(), spanCuts: 0, recall: 1, precision: 1, wer: 0, timeRatio: 0 };
+  const worst = { ...startWorst(), spanCuts: 0, recall: 1, precision: 1, wer: 0, timeRatio: 0, wallRatio: 0 };
   let programSeconds = 0;
   let directSeconds = 0;
   try {
@@ -250,6 +254,8 @@ async function endToEnd(): Promise<void> {
       const score: EndToEndScore = emptyEndToEndScore();
       let weak = 0;
       let timeRatio = NaN;
+      let wallRatio = NaN;
+      let ownSeconds = NaN;
       // One talk through the program: its speech as recorded made once (the program hears it
       // with the floor, the scorer measures it without), the analysis scored, and kept with
       // --keep. The first talk of each condition is timed against a direct transcription, alone.
@@ -277,14 +283,18 @@ async function endToEnd(): Promise<void> {
           // direct request and program one after the other, --timed-pairs times: a slow spell of the machine falls on both
           const direct: number[] = [];
           const program: number[] = [];
+          const own: number[] = [];
           for (let pair = 0; pair < timedPairs; pair += 1) {
             const started = performance.now();
             await transcriber.transcribe(path, 'en', AbortSignal.timeout(15 * 60_000));
             direct.push((performance.now() - started) / 1000);
             analysis = await analyzeTalk(bucket, whisper.url, key, talk.durationMs);
             program.push(analysis.seconds);
+            own.push(analysis.seconds - analysis.recognizerSeconds);
           }
-          timeRatio = median(program) / median(direct);
+          ownSeconds = median(own);
+          timeRatio = (median(direct) + ownSeconds) / median(direct);
+          wallRatio = median(program) / median(direct);
           programSeconds += median(program);
           directSeconds += median(direct);
         }
@@ -304,7 +314,7 @@ async function endToEnd(): Promise<void> {
       say(
         `${condition.name.padEnd(22)} speech-cutting cuts ${score.audibleSpeechCuts} (into a clip's span, its tails under the floor too: ${score.speechCuts}), long pauses halved ${(score.longHalved / score.long).toFixed(3)}, natural kept ` +
           `${(score.naturalKept / score.natural).toFixed(3)}, false starts ${score.takesFound}/${score.takes} found, ${score.falseStartCutsOnTakes}/${score.falseStartCuts} cuts on a take, ` +
-          `boundary error median ${median(score.boundaryErrors).toFixed(0)} ms, WER ${wer.toFixed(3)}, program ÷ direct ${timeRatio.toFixed(3)}, weak sources ${weak}/${englishTalks.length}`,
+          `boundary error median ${median(score.boundaryErrors).toFixed(0)} ms, WER ${wer.toFixed(3)}, analysis ÷ recognizer ${timeRatio.toFixed(3)} (the program's own ${ownSeconds.toFixed(2)} s; wall times ${wallRatio.toFixed(3)}), weak sources ${weak}/${englishTalks.length}`,
       );
       const slug = `e2e_${slugOf(condition)}`;
       // a cut into speech is one into its audible sound; one into a clip's span is reported
@@ -315,11 +325,15 @@ async function endToEnd(): Promise<void> {
       result(`${slug}_false_start_precision`, precision, '>=', TARGETS.falseStart, 3);
       result(`${slug}_boundary_error_median_ms`, median(score.boundaryErrors), '<=', 50, 0, false);
       result(`${slug}_word_error_rate`, wer, '<=', TARGETS.wordErrorRate, 3, false);
-      if (replay === undefined) result(`${slug}_analysis_time_ratio`, timeRatio, '<=', TARGETS.analysisTimeRatio, 3, false);
+      if (replay === undefined) {
+        result(`${slug}_analysis_time_ratio`, timeRatio, '<=', TARGETS.analysisTimeRatio, 3);
+        result(`${slug}_analysis_wall_ratio`, wallRatio, '<=', TARGETS.analysisTimeRatio, 3, false);
+      }
       worst.recall = Math.min(worst.recall, recall);
       worst.precision = Math.min(worst.precision, precision);
       worst.wer = Math.max(worst.wer, wer);
       worst.timeRatio = Math.max(worst.timeRatio, timeRatio);
+      worst.wallRatio = Math.max(worst.wallRatio, wallRatio);
     }
   } finally {
     await whisper.close();
@@ -328,7 +342,7 @@ async function endToEnd(): Promise<void> {
   say(
     `worst condition end to end: speech-cutting cuts ${worst.speechCuts} (into a clip's span ${worst.spanCuts}), long pauses halved ${worst.longHalved.toFixed(3)}, natural kept ${worst.naturalKept.toFixed(3)}, ` +
       `false-start recall ${worst.recall.toFixed(3)}, precision ${worst.precision.toFixed(3)}, boundary error median ${worst.boundaryMedianMs.toFixed(0)} ms, WER ${worst.wer.toFixed(3)}, ` +
-      `program ÷ direct ${worst.timeRatio.toFixed(3)} (pooled over the timed talks ${(programSeconds / directSeconds).toFixed(3)})`,
+      `analysis ÷ recognizer ${worst.timeRatio.toFixed(3)} (wall times ${worst.wallRatio.toFixed(3)}; pooled over the timed talks ${(programSeconds / directSeconds).toFixed(3)})`,
   );
   result('e2e_worst_speech_cutting_cuts', worst.speechCuts, '<=', TARGETS.speechCuts, 0);
   result('e2e_worst_clip_span_cutting_cuts', worst.spanCuts, '<=', TARGETS.speechCuts, 0, false);
@@ -339,5 +353,9 @@ async function endToEnd(): Promise<void> {
   result('e2e_worst_boundary_error_median_ms', worst.boundaryMedianMs, '<=', 50, 0, false);
   result('e2e_worst_word_error_rate', worst.wer, '<=', TARGETS.wordErrorRate, 3, false);
   // a replay runs no recognizer: nothing to time
-  if (replay === undefined) result('e2e_analysis_time_ratio', programSeconds / directSeconds, '<=', TARGETS.analysisTimeRatio, 3);
+  if (replay === undefined) {
+    result('e2e_worst_analysis_time_ratio', worst.timeRatio, '<=', TARGETS.analysisTimeRatio, 3);
+    // the wall times of the timed talks, summed over the conditions
+    result('e2e_analysis_time_ratio', programSeconds / directSeconds, '<=', TARGETS.analysisTimeRatio, 3);
+  }
 }

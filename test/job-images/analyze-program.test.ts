@@ -20,7 +20,7 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
   let bucket: JobBucket;
   let dir: string;
   let track: SpokenTrack;
-  let stand: { server: Server; url: string; answer: (request: number) => { status: number; body: unknown } };
+  let stand: { server: Server; url: string; answer: (request: number) => { status: number; body: unknown; afterMs?: number } };
   let requests = 0;
 
   before(async () => {
@@ -30,8 +30,8 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     const server = createServer((request, response) => {
       request.resume();
       request.on('end', () => {
-        const { status, body } = stand.answer(++requests);
-        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        const { status, body, afterMs = 0 } = stand.answer(++requests);
+        setTimeout(() => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)), afterMs);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -207,6 +207,20 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
       stand.answer = () => ({ status: 200, body: { task: 'transcribe', language: 'en', duration: 5, text: '', segments: [], words } });
       expect(failureOf(await analyze(stand.url)).code).to.equal('analysis.no_words');
     }
+  });
+
+  it("logs the recognizer's own time apart from the program's (`transcription received`): a server that holds its answer 600 ms", async () => {
+    stand.answer = () => ({ status: 200, body: { task: 'transcribe', language: 'en', duration: 5, text: 'welcome', words: [{ word: ' welcome', start: 0.1, end: 0.6 }] }, afterMs: 600 });
+    const run = await analyze(stand.url);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const logged = run.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; transcription_ms?: number; audio_ms?: number; source_index?: number })
+      .filter((entry) => entry.msg === 'transcription received');
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.include({ source_index: 0, audio_ms: Math.round(track.durationMs) });
+    expect(logged[0]!.transcription_ms).to.be.at.least(600).and.below(run.wallSeconds * 1000);
   });
 
   it('a busy server (429) is asked again: the audio was never transcribed', async () => {

@@ -1,12 +1,14 @@
-import type { AnyJobProgram } from '../../lib/job-program.ts';
-import { runJob } from '../../lib/run-job.ts';
-import { artifactProgram } from './artifact/artifact-program.ts';
-import { mediaEditProgram } from './edit/edit-program.ts';
-import { mediaImportProgram } from './import/import-program.ts';
-import { proxyProgram } from './proxy/proxy-program.ts';
-import { renderProgram } from './render/render-program.ts';
+import { enableCompileCache } from 'node:module';
+
+// A start after the first reuses the modules' compiled code from NODE_COMPILE_CACHE (the
+// image bakes it at build time; see job-images/whisper/src/main.ts); enabled before they load.
+enableCompileCache();
+const { runJob } = await import('../../lib/run-job.ts');
+const { artifactProgram } = await import('./artifact/artifact-program.ts');
+const { mediaEditProgram } = await import('./edit/edit-program.ts');
+const { mediaImportProgram } = await import('./import/import-program.ts');
+const { proxyProgram } = await import('./proxy/proxy-program.ts');
+const { renderProgram } = await import('./render/render-program.ts');
 
 /** The programs this image hosts; a new one joins by adding its module here. */
-const programs: readonly AnyJobProgram[] = [artifactProgram, mediaEditProgram, mediaImportProgram, proxyProgram, renderProgram];
-
-process.exitCode = await runJob({ programs });
+process.exitCode = await runJob({ programs: [artifactProgram, mediaEditProgram, mediaImportProgram, proxyProgram, renderProgram] });

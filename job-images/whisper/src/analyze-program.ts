@@ -158,16 +158,33 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       const wav = join(ctx.workDir, `source-${index}.wav`);
       await ctx.storage.download(source.audio_key!, wav, { signal: ctx.signal, onProgress: share('preparing') });
       share('detecting_speech')(0);
-      const envelope = await envelopeOf(wav, ctx.signal);
-      share('transcribing')(0);
       // only the charged span is sent; its words are put back in the file's time
       const span = chargedSpanOf(sources, source.audio_key!);
       const charged = await wavSpan(wav, span, ctx.signal);
-      const transcription = await transcriber.transcribe(charged, settings.language, ctx.signal, settings.director_notes);
+      share('transcribing')(0);
+      // the envelope is measured while the recognizer works (the request's wait is most of the
+      // job); an envelope that cannot be measured ends the request
+      const request = new AbortController();
+      const requested = performance.now();
+      let answered = requested;
+      const [measured, transcribed] = await Promise.allSettled([
+        envelopeOf(wav, ctx.signal).catch((error: unknown) => {
+          request.abort(error);
+          throw error;
+        }),
+        transcriber.transcribe(charged, settings.language, AbortSignal.any([ctx.signal, request.signal]), settings.director_notes).finally(() => {
+          answered = performance.now();
+        }),
+      ]);
+      if (measured.status === 'rejected') throw measured.reason;
+      if (transcribed.status === 'rejected') throw transcribed.reason;
+      const transcription = transcribed.value;
+      // the recognizer's own time, apart from the program's: what the job adds to it is the rest of the run
+      ctx.log.info('transcription received', { source_index: index, audio_ms: span.endMs - span.startMs, transcription_ms: Math.round(answered - requested) });
       const shift = charged === wav ? 0 : span.startMs / 1000;
       const words = transcription.words?.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })) ?? null;
       // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by
-      audio = { envelope, language: transcription.language, words: normalizeWords(words) };
+      audio = { envelope: measured.value, language: transcription.language, words: normalizeWords(words) };
       heardAudio.set(source.audio_key!, audio);
     }
     const stretch = stretchOf(audio, source.source_start_ms, source.duration_ms);

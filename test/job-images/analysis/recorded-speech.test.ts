@@ -64,7 +64,7 @@ describe('cuts that hold on recorded human speech (a slice of bench/analysis-rob
     samples.set(tone(1_000, 800), 500 * 16);
     samples.set(tone(50, 300), 1_300 * 16);
     const talk: Talk = { english: true, text: '', samples, durationMs: 2_000, speech: [{ start_ms: 500, end_ms: 1_600, speaker: 'tones' }], pauses: [] };
-    const analysis = { seconds: 0, words: [], weak: false, edits: [{ type: 'silence' as const, start_ms: 1_320, end_ms: 1_900, active: true, reason: 'Pause of 0.6 s' }] };
+    const analysis = { seconds: 0, recognizerSeconds: 0, words: [], weak: false, edits: [{ type: 'silence' as const, start_ms: 1_320, end_ms: 1_900, active: true, reason: 'Pause of 0.6 s' }] };
     const scored = async (condition: Condition) => {
       const score = emptyEndToEndScore();
       const recorded = await recordedSpeech(talk, condition, dir);
