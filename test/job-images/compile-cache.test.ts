@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -40,6 +40,13 @@ describe('job images start from compiled code (the compile cache)', () => {
       // enabled after the static imports, the cache would hold nothing of what the program loads
       expect(accepted.some((line) => line.includes(`/${program} `)), second.stderr.slice(0, 2000)).to.equal(true);
       expect(accepted.some((line) => line.includes('/node_modules/@aws-sdk/client-s3/')), 'the S3 client').to.equal(true);
+    });
+
+    it(`${image}: the Dockerfile bakes the cache as the user the Job runs as (Node keeps one per user id; read-only at run time)`, async () => {
+      const dockerfile = await readFile(new URL(`../../job-images/${image}/Dockerfile`, import.meta.url), 'utf8');
+      expect(dockerfile).to.match(/^ENV NODE_COMPILE_CACHE=\/app\/\.compile-cache$/m);
+      const afterUser = dockerfile.slice(dockerfile.search(/^USER node$/m));
+      expect(afterUser).to.match(new RegExp(`^RUN node job-images/${image}/src/main\\.ts\\b.*; test -n "\\$\\(ls -A \\.compile-cache\\)"$`, 'm'));
     });
   }
 });

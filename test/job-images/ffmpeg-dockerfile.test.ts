@@ -60,12 +60,6 @@ describe('the ffmpeg job image (job-images/ffmpeg/Dockerfile)', () => {
     expect(dockerfile).to.match(/^CMD \["node", "job-images\/ffmpeg\/src\/main\.ts"\]$/m);
   });
 
-  it('bakes the compiled code of what main.ts loads as the user the Job runs as (the cache is per user id; read-only at run time)', () => {
-    expect(dockerfile).to.match(/^ENV NODE_COMPILE_CACHE=\/app\/\.compile-cache$/m);
-    const afterUser = dockerfile.slice(dockerfile.search(/^USER node$/m));
-    expect(afterUser).to.match(/^RUN node job-images\/ffmpeg\/src\/main\.ts\b.*; test -n "\$\(ls -A \.compile-cache\)"$/m);
-  });
-
   it('ships the fonts the render burns captions and the watermark in, where the render looks for them', () => {
     expect(dockerfile).to.match(/apt-get install -y --no-install-recommends ffmpeg fonts-dejavu-core/);
     expect(dockerfile).to.match(/CUTROOM_FONTS_DIR=\/usr\/share\/fonts\/truetype\/dejavu/);

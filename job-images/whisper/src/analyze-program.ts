@@ -167,7 +167,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       const request = new AbortController();
       const requested = performance.now();
       let answered = requested;
-      const [measured, transcribed] = await Promise.allSettled([
+      const [envelope, transcription] = await Promise.all([
         envelopeOf(wav, ctx.signal).catch((error: unknown) => {
           request.abort(error);
           throw error;
@@ -176,15 +176,12 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
           answered = performance.now();
         }),
       ]);
-      if (measured.status === 'rejected') throw measured.reason;
-      if (transcribed.status === 'rejected') throw transcribed.reason;
-      const transcription = transcribed.value;
       // the recognizer's own time, apart from the program's: what the job adds to it is the rest of the run
       ctx.log.info('transcription received', { source_index: index, audio_ms: span.endMs - span.startMs, transcription_ms: Math.round(answered - requested) });
       const shift = charged === wav ? 0 : span.startMs / 1000;
       const words = transcription.words?.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })) ?? null;
       // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by
-      audio = { envelope: measured.value, language: transcription.language, words: normalizeWords(words) };
+      audio = { envelope, language: transcription.language, words: normalizeWords(words) };
       heardAudio.set(source.audio_key!, audio);
     }
     const stretch = stretchOf(audio, source.source_start_ms, source.duration_ms);
