@@ -72,6 +72,16 @@ wait_port() {
   return 1
 }
 
+# A cluster this script starts lets the local postgres user in over loopback without a
+# password (Debian's default asks loopback clients for one), the first lines of its pg_hba.conf.
+POSTGRES_TRUST_MARK="# cutroom: the local postgres user over loopback"
+trust_local_postgres_user() {
+  local hba="/etc/postgresql/$1/main/pg_hba.conf"
+  [ -w "$hba" ] || return 0
+  grep -qF "$POSTGRES_TRUST_MARK" "$hba" && return 0
+  sed -i "1i $POSTGRES_TRUST_MARK\\nhost all postgres 127.0.0.1/32 trust\\nhost all postgres ::1/128 trust" "$hba"
+}
+
 # PostgreSQL at DATABASE_URL: reachable, or an installed cluster started, or installed.
 STARTED_POSTGRES=""
 ensure_postgres() {
@@ -81,14 +91,11 @@ ensure_postgres() {
   case "$host" in 127.0.0.1|localhost|::1) ;; *) die "PostgreSQL at $host:$port is not reachable (DATABASE_URL)";; esac
   if ! command -v pg_lsclusters >/dev/null; then
     apt_install postgresql || die "PostgreSQL is not running at $host:$port and not installed: install the postgresql package, or set DATABASE_URL"
-    # A cluster we just installed: let the local postgres user in over loopback without a password.
-    local hba
-    hba=$(ls /etc/postgresql/*/main/pg_hba.conf | head -1)
-    sed -i '1i host all postgres 127.0.0.1/32 trust\nhost all postgres ::1/128 trust' "$hba"
   fi
   local version
   version=$(pg_lsclusters -h | awk 'NR==1{print $1}')
   [ -n "$version" ] || die "no PostgreSQL cluster found: create one (pg_createcluster) or set DATABASE_URL"
+  trust_local_postgres_user "$version"
   say "starting PostgreSQL $version"
   pg_ctlcluster --skip-systemctl-redirect "$version" main start 2>/dev/null || pg_ctlcluster "$version" main start || true
   wait_port "$host" "$port" || die "PostgreSQL did not come up at $host:$port"
