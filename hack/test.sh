@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test against real PostgreSQL, Redis, S3 (embedded), ffmpeg, Whisper (the
-# offline local-whisper server), SMTP and OIDC servers on loopback. Installs what is
+# Runs every test against real PostgreSQL, Redis, S3 (embedded), ffmpeg, Whisper (faster-whisper
+# behind hack/local-whisper), SMTP and OIDC servers on loopback. Installs what is
 # missing first. Ends with `N passed, N failed`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -15,7 +15,8 @@ if [ "${LINT:-1}" != 0 ]; then
   bash hack/lint.sh || die "lint failed: fix the findings above (bash hack/lint.sh, or npm run lint)"
 fi
 # flite speaks the test phrases the recognizer hears (hack/fixtures/speech.ts); chromium runs the browser tests (test/support/browser.ts); nginx is the reverse proxy of test/support/nginx.ts.
-ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server melt:melt xmllint:libxml2-utils chromium:chromium nginx:nginx "${SPEECH_RECOGNIZER[@]}" "${RENDER_FONTS[@]}" "${SPEECH_CORPUS[@]}"
+ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server melt:melt xmllint:libxml2-utils chromium:chromium nginx:nginx "${RENDER_FONTS[@]}" "${SPEECH_CORPUS[@]}"
+ensure_recognizer
 ensure_postgres
 ensure_redis
 trap 'stop_started_services' EXIT

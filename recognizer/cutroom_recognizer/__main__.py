@@ -1,0 +1,168 @@
+"""A faster-whisper worker: loads one model once, then transcribes one request at a time.
+
+`python -m cutroom_recognizer --weights base` reads requests from stdin, one JSON object a
+line, and writes JSON lines to stdout (the Node server in hack/local-whisper drives it):
+
+    → {"ready": {"weights", "device", "compute_type", "languages"}}     once the model is loaded
+    ← {"audio": "/path/audio.raw", "language": "en" | null, "prompt": str | null}
+    → {"progress": {"seconds": s, "duration": d}}                     per segment decoded
+    → {"result": {"language", "language_probability", "duration", "segments": [...]}}
+    → {"error": {"kind": "unsupported-language" | "recognizer-failed", "message": str}}
+
+The audio is 16 kHz mono 16-bit little-endian PCM (ffmpeg decodes uploads before this).
+Diagnostics go to stderr. A request is stopped by ending the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+# Nothing is ever fetched from a model hub: the weights are a local directory.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from faster_whisper.tokenizer import _LANGUAGE_CODES  # noqa: E402
+
+from .weights import DEFAULT_WEIGHTS, WEIGHTS, Weights, WeightsMissing, model_dir  # noqa: E402
+
+SAMPLE_RATE = 16_000
+
+# Whisper's known failure over non-speech (text made up over room tone, music or silence):
+# only what the voice-activity detector hears as speech is decoded, no window is conditioned
+# on the text before it (a made-up phrase is not carried on), and a segment is dropped when
+# the model itself rates it as no speech, as repetitive, or as improbable.
+DECODE_OPTIONS: dict[str, Any] = {
+    "beam_size": 5,
+    "word_timestamps": True,
+    "condition_on_previous_text": False,
+    "vad_filter": True,
+    "vad_parameters": {"min_silence_duration_ms": 500, "speech_pad_ms": 200},
+    "no_speech_threshold": 0.6,
+    "log_prob_threshold": -1.0,
+    "compression_ratio_threshold": 2.4,
+    "hallucination_silence_threshold": 2.0,
+}
+
+#: Whisper as it decodes with none of the above: what the tests compare the guards against (--no-guards).
+UNGUARDED_OPTIONS: dict[str, Any] = {
+    "beam_size": 5,
+    "word_timestamps": True,
+    "condition_on_previous_text": True,
+    "vad_filter": False,
+    "no_speech_threshold": None,
+    "log_prob_threshold": None,
+    "compression_ratio_threshold": None,
+}
+
+#: The languages multilingual Whisper weights know, by ISO 639-1 code.
+WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
+
+#: A segment the model thinks is likely not speech and that it decoded with little confidence.
+NO_SPEECH_DROP = 0.5
+LOW_LOGPROB_DROP = -0.8
+
+
+def emit(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def choose_device(requested: str) -> str:
+    if requested != "auto":
+        return requested
+    import ctranslate2
+
+    return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+
+
+def rounded(value: float) -> float:
+    return round(float(value), 3)
+
+
+def transcribe(model: Any, weights: Weights, request: dict[str, Any], guarded: bool = True) -> dict[str, Any]:
+    languages = weights.languages
+    language = request.get("language") or None
+    if language is not None and language not in (languages or WHISPER_LANGUAGES):
+        known = ", ".join(sorted(languages)) if languages else "ISO 639-1 codes such as en, es, pt"
+        return {"error": {"kind": "unsupported-language", "message": f"Language '{language}' is not one these weights ({weights.name}) transcribe: {known}."}}
+    samples = np.fromfile(request["audio"], dtype="<i2").astype(np.float32) / 32768.0
+    options = dict(DECODE_OPTIONS if guarded else UNGUARDED_OPTIONS)
+    if languages is not None and len(languages) == 1:
+        language = language or next(iter(languages))
+    prompt = request.get("prompt") or None
+    segments, info = model.transcribe(samples, language=language, initial_prompt=prompt, **options)
+    kept = []
+    for segment in segments:
+        emit({"progress": {"seconds": rounded(segment.end), "duration": rounded(info.duration)}})
+        if guarded and segment.no_speech_prob > NO_SPEECH_DROP and segment.avg_logprob < LOW_LOGPROB_DROP:
+            continue
+        words = [
+            {"word": word.word, "start": rounded(word.start), "end": rounded(word.end), "probability": rounded(word.probability)}
+            for word in segment.words or []
+            if word.word.strip()
+        ]
+        if not words:
+            continue
+        kept.append(
+            {
+                "start": rounded(segment.start),
+                "end": rounded(segment.end),
+                "text": segment.text,
+                "tokens": list(segment.tokens),
+                "temperature": rounded(segment.temperature or 0),
+                "avg_logprob": rounded(segment.avg_logprob),
+                "compression_ratio": rounded(segment.compression_ratio),
+                "no_speech_prob": rounded(segment.no_speech_prob),
+                "words": words,
+            }
+        )
+    return {
+        "result": {
+            "language": info.language,
+            "language_probability": rounded(info.language_probability),
+            "duration": rounded(info.duration),
+            "segments": kept,
+        }
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m cutroom_recognizer")
+    parser.add_argument("--weights", default=os.environ.get("WHISPER_WEIGHTS", DEFAULT_WEIGHTS), choices=sorted(WEIGHTS))
+    parser.add_argument("--device", default=os.environ.get("WHISPER_DEVICE", "auto"), choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--compute-type", default=os.environ.get("WHISPER_COMPUTE_TYPE", ""))
+    parser.add_argument("--no-guards", action="store_true", help="decode without the guards against made-up text (a diagnostic; the tests use it to show what the guards remove)")
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("WHISPER_THREADS", "0")))
+    args = parser.parse_args()
+
+    try:
+        directory = model_dir(args.weights)
+    except WeightsMissing as error:
+        emit({"error": {"kind": "recognizer-failed", "message": str(error)}})
+        sys.exit(2)
+    from faster_whisper import WhisperModel
+
+    device = choose_device(args.device)
+    compute_type = args.compute_type or ("float16" if device == "cuda" else "int8")
+    model = WhisperModel(str(directory), device=device, compute_type=compute_type, cpu_threads=args.threads, local_files_only=True)
+    weights = WEIGHTS[args.weights]
+    languages = sorted(weights.languages) if weights.languages else None
+    emit({"ready": {"weights": weights.name, "device": device, "compute_type": compute_type, "languages": languages}})
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            emit(transcribe(model, weights, json.loads(line), guarded=not args.no_guards))
+        except Exception as error:  # one bad request is answered, and the worker goes on
+            print(f"cutroom_recognizer: {error!r}", file=sys.stderr, flush=True)
+            emit({"error": {"kind": "recognizer-failed", "message": str(error) or type(error).__name__}})
+
+
+if __name__ == "__main__":
+    main()
