@@ -8,7 +8,7 @@ export default defineConfig(
   // hack/api-client/journey.ts imports a file generated while its test runs; that test type-checks it (hack/api-client/tsconfig.json).
   { ignores: ['**/node_modules/**', '.data/**', '**/*.js', 'hack/api-client/**'] },
   {
-    files: ['{api,operator,job-images,test,bench,hack,crds}/**/*.ts'],
+    files: ['{api,operator,job-images,recognizer,test,bench,hack,crds}/**/*.ts'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },

@@ -50,7 +50,7 @@ ensure_commands() {
   apt_install "${missing[@]}" || die "missing programs: install the packages ${missing[*]}"
 }
 
-# The recognizer behind hack/local-whisper (the Whisper server): faster-whisper and the Whisper
+# The recognizer behind recognizer/server (the Whisper server): faster-whisper and the Whisper
 # weights in a virtual environment (.venv) made from recognizer/requirements.lock, every file
 # checked against its hash, and made anew whenever the lock changes. Python 3.9+ with venv.
 RECOGNIZER_VENV="$ROOT/.venv"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test against real PostgreSQL, Redis, S3 (embedded), ffmpeg, Whisper (faster-whisper
-# behind hack/local-whisper), SMTP and OIDC servers on loopback. Installs what is
+# behind recognizer/server), SMTP and OIDC servers on loopback. Installs what is
 # missing first. Ends with `N passed, N failed`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

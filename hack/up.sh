@@ -60,7 +60,7 @@ fi
 if [ -z "${WHISPER_BASE_URL:-}" ]; then
   export WHISPER_PORT="${WHISPER_PORT:-8100}"
   export WHISPER_BASE_URL="http://127.0.0.1:$WHISPER_PORT/v1"
-  WHISPER_HOST=127.0.0.1 node hack/local-whisper/server.ts &
+  WHISPER_HOST=127.0.0.1 node recognizer/server/server.ts &
   STARTED_PIDS+=($!)
   wait_port 127.0.0.1 "$WHISPER_PORT" || die "the local Whisper server did not start on 127.0.0.1:$WHISPER_PORT"
 fi

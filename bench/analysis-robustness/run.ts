@@ -13,7 +13,7 @@
  *    condition, each clip one "word" whose ends are moved by up to ±80 ms (a recognizer's
  *    timing error), and the fixed −35 dBFS rule on the same renderings as the baseline.
  * 2. End to end (`--recognizer`): the English talks through the analyze program, run as its
- *    real entrypoint against an embedded S3 and the offline recognizer (hack/local-whisper,
+ *    real entrypoint against an embedded S3 and the offline recognizer (recognizer/server,
  *    pocketsphinx), at pacing 50 and false-start sensitivity 50.
  *
  * Each part prints per condition and for the worst condition: cuts that remove more than
@@ -53,7 +53,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startLocalWhisper } from '../../hack/local-whisper/server.ts';
+import { startLocalWhisper } from '../../recognizer/server/server.ts';
 import { startJobBucket } from '../../hack/fixtures/job-program.ts';
 import { analyzeTalk, emptyEndToEndScore, END_TO_END_SETTINGS, replanAnalysis, scoreAnalysis, type EndToEndScore, type TalkAnalysis } from '../../hack/fixtures/recorded-analysis.ts';
 import { toDbfs, type EnergyEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';

@@ -2,7 +2,7 @@
  * Analysis quality and cost on speech with known truth (bench/analysis/corpus.ts: over
  * ten minutes of flite sentences, pauses of 200 ms to 3 s, planted false starts), the
  * whisper image's `analyze` program run as its real entrypoint against an embedded S3 and
- * the offline recognizer behind the OpenAI-compatible API (hack/local-whisper):
+ * the offline recognizer behind the OpenAI-compatible API (recognizer/server):
  *
  * - silence-cut IoU: the union of the active silence cuts against the union of the true
  *   cuttable pause regions (scores.ts cuttablePauses: what an editor following our rules
@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aiEditsSchema, analyzeResultSchema, type AiEdit, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
-import { startLocalWhisper } from '../../hack/local-whisper/server.ts';
+import { startLocalWhisper } from '../../recognizer/server/server.ts';
 import type { TimeSpan } from '../../hack/fixtures/speech.ts';
 import { wavEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';
 import { minimumPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts';

@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
-import { startLocalWhisper } from '../../hack/local-whisper/server.ts';
+import { startLocalWhisper } from '../../recognizer/server/server.ts';
 import { benchDatabase } from '../api/servers.ts';
 import { chaosSeed, describeFindings, runCampaign } from './campaign.ts';
 

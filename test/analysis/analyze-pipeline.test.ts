@@ -11,7 +11,7 @@ import { translate } from '../../api/src/i18n/index.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { makeVideo } from '../support/media.ts';
 import { withPinkNoise } from '../support/noise.ts';
-import { makeSpokenTrack, makeSpokenVideo, type SpokenPart, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
+import { makeSpokenTrack, makeSpokenVideo, wordErrorRate, type SpokenPart, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
 import { Project } from '../../api/src/projects/entities.ts';
 
@@ -220,13 +220,31 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     expect(secondWords[0].start_ms).to.be.at.least(offset);
   });
 
-  it('a non-English request: the analysis fails with the recognizer\'s refusal in the owner\'s language, and the credits are released', async () => {
+  for (const [language, voice, first, second] of [
+    ['es', 'es', 'hoy vamos a hablar de la edición de vídeo', 'primero quitamos las pausas largas del vídeo'],
+    ['pt', 'pt-br', 'hoje vamos falar sobre edição de vídeo', 'primeiro tiramos as pausas longas do vídeo'],
+  ] as const) {
+    it(`a talk in ${language}, its language left to detect: transcribed in ${language}, its long pause cut`, async () => {
+      const user = await signUpAndLogin(app, { credits: 10 });
+      const track = await spokenVideo([{ say: first, voice }, { pauseMs: 2500 }, { say: second, voice }]);
+      const projectId = await projectWith(user, [track]);
+      expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: null })).status).to.equal('analyzed');
+      const project = await json(await user.client.get(`/api/v1/projects/${projectId}`));
+      expect(project.transcript.language).to.equal(language);
+      const heard = project.transcript.words.map((word: { word: string }) => word.word);
+      expect(wordErrorRate(`${first} ${second}`, heard), `heard "${heard.join(' ')}"`).to.be.at.most(0.35);
+      const cut = (await editsOf(user, projectId)).filter((edit) => edit.type === 'silence' && overlaps(edit, track.pauses[0]!));
+      expect(cut, 'the 2.5 s pause').to.have.length(1);
+    });
+  }
+
+  it('a language the recognizer does not know: the analysis fails with its refusal in the owner\'s language, and the credits are released', async () => {
     const user = await signUpAndLogin(app, { credits: 10, locale: 'pt' });
     const track = await spokenVideo([{ say: 'hello and welcome' }]);
     const projectId = await projectWith(user, [track]);
-    const outcome = await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'pt' });
+    const outcome = await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: 'zz' });
     expect(outcome.status).to.equal('failed');
-    expect(dataOf(outcome.end).error).to.equal(translate('pt', 'failure.analysis.unsupported_language', { language: 'pt' }));
+    expect(dataOf(outcome.end).error).to.equal(translate('pt', 'failure.analysis.unsupported_language', { language: 'zz' }));
     const runs = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))).data;
     expect(runs[0].status).to.equal('failed');
     expect((await app.services.orm.em.fork().findOneOrFail(AnalysisRun, runs[0].uuid)).errorCode).to.equal('analysis.unsupported_language');

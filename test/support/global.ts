@@ -5,7 +5,7 @@ import type Mocha from 'mocha';
 import pg from 'pg';
 import { openOrm, migrateUp } from '../../api/src/db/orm.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
-import { startLocalWhisper, type LocalWhisper } from '../../hack/local-whisper/server.ts';
+import { startLocalWhisper, type LocalWhisper } from '../../recognizer/server/server.ts';
 import { fileTimesDirectory, testRunDirectory, testRunId } from './test-run.ts';
 
 /**

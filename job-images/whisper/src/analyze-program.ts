@@ -17,7 +17,8 @@ import { stepFraction } from '../../lib/progress.ts';
 import { EnergyEnvelopeBuilder, readWavLayout, type EnergyEnvelope } from './analysis/energy.ts';
 import { countEdits, type PlannedEdit } from './analysis/plan.ts';
 import { hearStretch, planHeardStretch } from './analysis/stretch.ts';
-import { normalizeWords, type SpokenWord } from './analysis/words.ts';
+import { DEFAULT_PIECES, piecesOf, type Piece } from './analysis/pieces.ts';
+import { normalizeWords, type RecognizedWord, type SpokenWord } from './analysis/words.ts';
 import { Transcriber } from './transcriber.ts';
 
 /** Output file names under the job's prefix; fixed so that a retry overwrites. */
@@ -77,7 +78,7 @@ function chargedSpanOf(sources: readonly AnalyzeSource[], audioKey: string): { s
  * original path when the span covers the whole file): only what is charged is transcribed,
  * whatever runs past the duration the file was measured at.
  */
-async function wavSpan(path: string, span: { startMs: number; endMs: number }, signal: AbortSignal): Promise<string> {
+async function wavSpan(path: string, span: Piece, signal: AbortSignal): Promise<string> {
   const file = await open(path);
   try {
     const { size } = await file.stat();
@@ -136,6 +137,64 @@ async function envelopeOf(path: string, signal: AbortSignal): Promise<EnergyEnve
   return builder.finish();
 }
 
+interface TranscribeAudio {
+  wav: string;
+  /** What is charged, and so transcribed (file time). */
+  span: Piece;
+  transcriber: Transcriber;
+  language: string | null;
+  notes: string | undefined;
+  signal: AbortSignal;
+  /** The fraction of the span transcribed so far, and the seconds left at the pace so far. */
+  onProgress: (fraction: number, etaSeconds?: number) => void;
+}
+
+/** An audio file's envelope and words (file time), with the recognizer's own time. */
+async function transcribeAudio(request: TranscribeAudio): Promise<{ envelope: EnergyEnvelope; language: string | null; words: RecognizedWord[] | null; transcriptionMs: number; pieces: number }> {
+  const { wav, span, transcriber, notes, signal } = request;
+  if (span.endMs - span.startMs <= DEFAULT_PIECES.pieceMs * 1.5) {
+    // one request: the envelope is measured while the recognizer works (the request's wait is
+    // most of the job); an envelope that cannot be measured ends the request
+    const charged = await wavSpan(wav, span, signal);
+    const abort = new AbortController();
+    const requested = performance.now();
+    let answered = requested;
+    const [envelope, transcription] = await Promise.all([
+      envelopeOf(wav, signal).catch((error: unknown) => {
+        abort.abort(error);
+        throw error;
+      }),
+      transcriber.transcribe(charged, request.language, AbortSignal.any([signal, abort.signal]), notes).finally(() => {
+        answered = performance.now();
+      }),
+    ]);
+    const shift = charged === wav ? 0 : span.startMs / 1000;
+    const words = transcription.words?.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })) ?? null;
+    return { envelope, language: transcription.language, words, transcriptionMs: Math.round(answered - requested), pieces: 1 };
+  }
+  // a long recording: pieces cut at quiet moments, one request each, in order; the language
+  // the first piece was heard in holds for the rest (a music bed or a mumble does not switch it)
+  const envelope = await envelopeOf(wav, signal);
+  const pieces = piecesOf(envelope, span);
+  const words: RecognizedWord[] = [];
+  let language = request.language;
+  let heardLanguage: string | null = null;
+  let transcriptionMs = 0;
+  for (const piece of pieces) {
+    const file = await wavSpan(wav, piece, signal);
+    const requested = performance.now();
+    const transcription = await transcriber.transcribe(file, language, signal, notes);
+    transcriptionMs += performance.now() - requested;
+    heardLanguage ??= transcription.language;
+    language ??= transcription.language;
+    for (const word of transcription.words ?? []) words.push({ ...word, start: word.start + piece.startMs / 1000, end: word.end + piece.startMs / 1000 });
+    const doneMs = piece.endMs - span.startMs;
+    const totalMs = span.endMs - span.startMs;
+    request.onProgress(doneMs / totalMs, (transcriptionMs / doneMs) * (totalMs - doneMs) / 1000);
+  }
+  return { envelope, language: heardLanguage, words, transcriptionMs: Math.round(transcriptionMs), pieces: pieces.length };
+}
+
 async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'>>): Promise<AnalyzeResult> {
   const { settings, sources } = spec.input;
   const transcriber = new Transcriber({
@@ -162,26 +221,12 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       const span = chargedSpanOf(sources, source.audio_key!);
       const charged = await wavSpan(wav, span, ctx.signal);
       share('transcribing')(0);
-      // the envelope is measured while the recognizer works (the request's wait is most of the
-      // job); an envelope that cannot be measured ends the request
-      const request = new AbortController();
-      const requested = performance.now();
-      let answered = requested;
-      const [envelope, transcription] = await Promise.all([
-        envelopeOf(wav, ctx.signal).catch((error: unknown) => {
-          request.abort(error);
-          throw error;
-        }),
-        transcriber.transcribe(charged, settings.language, AbortSignal.any([ctx.signal, request.signal]), settings.director_notes).finally(() => {
-          answered = performance.now();
-        }),
-      ]);
+      const heardFile = await transcribeAudio({ wav, span, transcriber, language: settings.language, notes: settings.director_notes, signal: ctx.signal, onProgress: share('transcribing') });
       // the recognizer's own time, apart from the program's: what the job adds to it is the rest of the run
-      ctx.log.info('transcription received', { source_index: index, audio_ms: span.endMs - span.startMs, transcription_ms: Math.round(answered - requested) });
-      const shift = charged === wav ? 0 : span.startMs / 1000;
-      const words = transcription.words?.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })) ?? null;
+      ctx.log.info('transcription received', { source_index: index, audio_ms: span.endMs - span.startMs, transcription_ms: heardFile.transcriptionMs, pieces: heardFile.pieces });
+      const { envelope, language, words } = heardFile;
       // no words is a failure (normalizeWords says so): there would be nothing to bound a cut by
-      audio = { envelope, language: transcription.language, words: normalizeWords(words) };
+      audio = { envelope, language, words: normalizeWords(words) };
       heardAudio.set(source.audio_key!, audio);
     }
     const stretch = stretchOf(audio, source.source_start_ms, source.duration_ms);

@@ -100,7 +100,7 @@ export class Recognizer {
         throw new RecognitionError('audio-too-short', `Audio file is too short. Minimum audio length is ${MIN_AUDIO_SECONDS} seconds.`);
       }
       const timeoutMs = options.timeoutMs ?? RECOGNIZER_SLACK_MS + Math.ceil(durationSeconds * 1000);
-      const worker = await this.#take();
+      const worker = await this.#take(options.signal);
       try {
         const result = await worker.transcribe({ audio: pcm, language: options.language, prompt: options.prompt }, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
         return { durationSeconds, language: result.language, segments: result.segments };
@@ -122,18 +122,37 @@ export class Recognizer {
     await Promise.all(workers.map((worker) => worker.close()));
   }
 
-  async #take(): Promise<WhisperWorker> {
-    let worker: WhisperWorker | undefined;
-    const free = this.#idle.pop();
-    if (free) worker = await free.catch(() => undefined);
+  /**
+   * A loaded worker: a free one, else one started now. A request cancelled while its worker
+   * loads gives up its slot at once; the worker goes on loading into the free list.
+   */
+  async #take(signal: AbortSignal | undefined): Promise<WhisperWorker> {
+    let free = this.#idle.pop();
+    if (free) {
+      const ready = await free.catch(() => undefined);
+      free = ready?.alive ? Promise.resolve(ready) : undefined;
+    }
+    const starting = free ?? this.#start();
+    let worker: WhisperWorker;
     try {
-      if (!worker?.alive) worker = await WhisperWorker.start(this.#workerOptions);
+      worker = await untilAborted(starting, signal);
     } catch (error) {
+      if (signal?.aborted) {
+        this.#idle.push(starting);
+        throw new RecognitionError('cancelled', 'The request was cancelled.');
+      }
       throw recognizerFailure(error, undefined, 0);
     }
     this.#busy.add(worker);
     if (this.#closed) worker.kill();
     return worker;
+  }
+
+  #start(): Promise<WhisperWorker> {
+    const starting = WhisperWorker.start(this.#workerOptions);
+    // a worker that fails to start is started again by the request that takes it
+    starting.catch(() => {});
+    return starting;
   }
 
   #give(worker: WhisperWorker): void {
@@ -143,11 +162,19 @@ export class Recognizer {
       this.#idle.push(Promise.resolve(worker));
       return;
     }
-    const replacement = WhisperWorker.start(this.#workerOptions);
-    // a replacement that fails to start is started again by the request that takes it
-    replacement.catch(() => {});
-    this.#idle.push(replacement);
+    this.#idle.push(this.#start());
   }
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 async function decodeToPcm(input: string, output: string, signal: AbortSignal | undefined): Promise<void> {

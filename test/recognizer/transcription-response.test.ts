@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Recognition, RecognizedSegment } from '../../hack/local-whisper/recognizer.ts';
-import { transcriptText, verboseTranscription } from '../../hack/local-whisper/transcription-response.ts';
+import type { Recognition, RecognizedSegment } from '../../recognizer/server/recognizer.ts';
+import { transcriptText, verboseTranscription } from '../../recognizer/server/transcription-response.ts';
 
 function segment(start: number, end: number, text: string, words: [string, number, number][]): RecognizedSegment {
   return {

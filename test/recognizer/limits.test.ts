@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import OpenAI, { APIError, RateLimitError } from 'openai';
-import { startLocalWhisper, type LocalWhisper, type LocalWhisperOptions } from '../../hack/local-whisper/server.ts';
+import { startLocalWhisper, type LocalWhisper, type LocalWhisperOptions } from '../../recognizer/server/server.ts';
 import { makeAudio } from '../support/media.ts';
 import { makeSpokenTrack, type SpokenTrack } from '../support/speech.ts';
 import { eventually } from '../support/wait.ts';
@@ -28,7 +28,7 @@ describe('local Whisper server: bounded uploads, recognizers and time', function
   }
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cutroom-local-whisper-limits-'));
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-whisper-limits-'));
     track = await makeSpokenTrack(dir, 'phrase.wav', [{ say: 'we keep every request bounded' }]);
   });
 
