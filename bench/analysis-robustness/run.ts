@@ -1,5 +1,5 @@
 /**
- * Analysis robustness on recorded human speech (issue 21): the talks of
+ * Analysis robustness on recorded human speech (issues 21 and 35): the talks of
  * hack/fixtures/recorded-speech.ts (installed by hack/speech-corpus.sh: Allison Smith's
  * Asterisk prompts, a LibriVox reader and pocketsphinx's test speakers in English; June
  * Wallack's French, Carlo Flora's Italian and a Russian Asterisk voice for the detector only)
@@ -13,8 +13,13 @@
  *    condition, each clip one "word" whose ends are moved by up to ±80 ms (a recognizer's
  *    timing error), and the fixed −35 dBFS rule on the same renderings as the baseline.
  * 2. End to end (`--recognizer`): the English talks through the analyze program, run as its
- *    real entrypoint against an embedded S3 and the offline recognizer (recognizer/server,
- *    pocketsphinx), at pacing 50 and false-start sensitivity 50.
+ *    real entrypoint against an embedded S3 and the offline recognizer (recognizer/server:
+ *    faster-whisper with Whisper base weights), at pacing 50 and false-start sensitivity 50.
+ *    Beside it the peer, auto-editor 23.32.1 at its defaults (bench/peer/auto-editor.ts:
+ *    cuts by loudness, 0.2 s margins), on the very rendering the program analyses; its cut
+ *    list, each removed span an active silence edit, scored by the same scoreAnalysis.
+ *    bench/peer/setup.sh (a no-op once .venv-peer matches its lock) runs first; --no-peer
+ *    leaves the peer out.
  *
  * Each part prints per condition and for the worst condition: cuts that remove more than
  * 40 ms of speech (target 0; in part 1 of a clip's span, every frame of its recording within
@@ -25,14 +30,28 @@
  * (1–4 s) that lose at least half their length (≥ 0.9 with a floor at or below −45 dBFS,
  * ≥ 0.8 above), natural pauses (0.2–0.6 s) left alone (≥ 0.95), the boundary error median
  * (a cut's edges against the pause's edges plus the guard bands); the end-to-end part adds
- * false-start recall and precision (≥ 0.85), the recognizer's word error rate (reported),
- * and the analysis time against the recognizer alone (≤ 1.1×): the first English talk of
+ * false-start recall and precision (≥ 0.85), the recognizer's word error rate (below), and
+ * the analysis time against the recognizer alone (≤ 1.1×): the first English talk of
  * each condition, after an untimed request that warms the recognizer, runs --timed-pairs
  * pairs of a direct transcription request and the program. Per condition the program's own
  * work (its wall time less the time of the transcription request it makes, as it logs it)
  * is added to the direct request's time, medians of the pairs: the recognizer's own spread
  * (a tenth run to run here) falls out of the comparison; the wall times' ratio is reported
  * beside it, and pooled over the conditions it is a target of its own.
+ *
+ * The word error rate (the transcript outside the abandoned takes against the prompts' text,
+ * pooled over a condition's talks) is gated per condition by the condition's definition
+ * (werTarget), not its name, the floor being `noise.rmsDb` (no noise: digital silence, below
+ * any level): ≤ 0.10 in `clean`; ≤ 0.20 where the floor is at or below −45 dBFS (pink −55,
+ * the five at −45, quiet −30 peak with none, quiet −23 peak over pink −60, AAC over pink
+ * −50); ≤ 0.30 where it lies above −45 up to −38 (the three at −38). Reported only, against
+ * 0.30: the telephone band and reverberation (by their `path`), and any condition louder than
+ * −38 (none today); the worst condition's rate is reported too.
+ *
+ * The peer prints its own RESULT lines next to the program's, per condition and for its
+ * worst, `e2e_<condition>_peer_…` and `e2e_worst_peer_…` (cuts into audible speech and into
+ * a clip's span, long pauses halved, natural pauses kept, boundary error median) with the
+ * program's targets, all reported, none gated: the peer is measured, not required to pass.
  *
  *   bash hack/speech-corpus.sh && node bench/analysis-robustness/run.ts [options]
  *     --conditions a,b     only these conditions (both parts)
@@ -43,11 +62,12 @@
  *                          the timed first talk of each condition always runs alone)
  *     --timed-pairs n      that talk timed n times, a direct request then the program, the
  *                          medians compared (default 3: one pair on this machine varies by a third)
+ *     --no-peer            end to end without auto-editor beside the program
  *     --keep dir           writes each end-to-end analysis (edits, transcript words, wall
  *                          time) to dir/<condition>-talk-<n>.json, for study after the run
  *     --replay dir         part 2 only, without the recognizer: the words an earlier --keep
  *                          run heard, planned again by today's code on the same renderings
- *                          (no time ratio; minutes instead of hours)
+ *                          (no time ratio; minutes instead of hours; the peer runs afresh)
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -65,10 +85,22 @@ import type { Span } from '../../job-images/whisper/src/analysis/spans.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
 import { assembleTalks, loadClips, type Talk } from '../../hack/fixtures/recorded-speech.ts';
 import { emptyScore, envelopeOf, noiseFloor, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, withNoiseFloor, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
+import { ensurePeer, peerAnalysis } from './peer.ts';
 
 const PACING = 50;
 const TALK_MS = 60_000;
-const TARGETS = { speechCuts: 0, longHalvedQuiet: 0.9, longHalvedLoud: 0.8, naturalKept: 0.95, falseStart: 0.85, analysisTimeRatio: 1.1, wordErrorRate: 0.35 };
+const TARGETS = {
+  speechCuts: 0,
+  longHalvedQuiet: 0.9,
+  longHalvedLoud: 0.8,
+  naturalKept: 0.95,
+  falseStart: 0.85,
+  analysisTimeRatio: 1.1,
+  /** Word error rate: in `clean`, with a floor at or below −45 dBFS, above it up to −38; the last also the reported rates' line. */
+  wordErrorRateClean: 0.1,
+  wordErrorRateQuiet: 0.2,
+  wordErrorRateLoud: 0.3,
+};
 
 const CONDITIONS: Condition[] = [
   { name: 'clean', peakDb: -3, noise: null, path: null },
@@ -96,6 +128,7 @@ const { values: options } = parseArgs({
     talks: { type: 'string' },
     jobs: { type: 'string', default: '1' },
     'timed-pairs': { type: 'string', default: '3' },
+    'no-peer': { type: 'boolean', default: false },
     keep: { type: 'string' },
     replay: { type: 'string' },
   },
@@ -105,6 +138,7 @@ if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`--jobs takes a whole n
 const timedPairs = Number(options['timed-pairs']);
 if (!Number.isInteger(timedPairs) || timedPairs < 1) throw new Error(`--timed-pairs takes a whole number of at least 1, not ${options['timed-pairs']}`);
 const { keep, replay } = options;
+const withPeer = !options['no-peer'];
 if (keep !== undefined) await mkdir(keep, { recursive: true });
 if (keep !== undefined && replay !== undefined) throw new Error('--keep and --replay: one run either keeps analyses or plans kept ones again, not both');
 const named = (list: string | undefined, all: readonly Condition[]): Condition[] => {
@@ -163,10 +197,23 @@ function result(metric: string, value: number, op: '>=' | '<=', target: number, 
   if (!ok && gated) missed = true;
   results.push(`RESULT ${metric} ${value.toFixed(digits)} (target ${op} ${target}) ${ok ? 'ok' : 'miss'}`);
 }
-const longTarget = (condition: Condition): number => ((condition.noise?.rmsDb ?? -Infinity) > -45 ? TARGETS.longHalvedLoud : TARGETS.longHalvedQuiet);
+/** The condition's noise floor, dBFS RMS: none is digital silence, below any level. */
+const floorDb = (condition: Condition): number => condition.noise?.rmsDb ?? -Infinity;
+const longTarget = (condition: Condition): number => (floorDb(condition) > -45 ? TARGETS.longHalvedLoud : TARGETS.longHalvedQuiet);
+/**
+ * The word error rate's gate in `condition`, from its definition: null where the rate is
+ * reported only (the telephone band and reverberation, and a floor louder than −38 dBFS).
+ */
+function werTarget(condition: Condition): number | null {
+  if (condition.path === 'telephone' || condition.path === 'reverb') return null;
+  if (condition.name === 'clean') return TARGETS.wordErrorRateClean;
+  if (floorDb(condition) <= -45) return TARGETS.wordErrorRateQuiet;
+  if (floorDb(condition) <= -38) return TARGETS.wordErrorRateLoud;
+  return null;
+}
 const slugOf = (condition: Condition): string => condition.name.replace(/[^a-z0-9]+/g, '_');
 
-/** The pause figures both parts share: RESULT lines under `prefix`, and the worst kept. */
+/** The pause figures both parts (and the peer) share: RESULT lines under `slug`, gated or reported, and the worst kept. */
 interface Worst {
   speechCuts: number;
   longHalved: number;
@@ -174,13 +221,12 @@ interface Worst {
   boundaryMedianMs: number;
 }
 const startWorst = (): Worst => ({ speechCuts: 0, longHalved: 1, naturalKept: 1, boundaryMedianMs: 0 });
-function pauseResults(prefix: string, condition: Condition, score: Score, worst: Worst): void {
+function pauseResults(slug: string, condition: Condition, score: Score, worst: Worst, gated = true): void {
   const longShare = score.longHalved / score.long;
   const naturalShare = score.naturalKept / score.natural;
-  const slug = `${prefix}${slugOf(condition)}`;
-  result(`${slug}_speech_cutting_cuts`, score.speechCuts, '<=', TARGETS.speechCuts, 0);
-  result(`${slug}_long_pauses_halved`, longShare, '>=', longTarget(condition), 3);
-  result(`${slug}_natural_pauses_kept`, naturalShare, '>=', TARGETS.naturalKept, 3);
+  result(`${slug}_speech_cutting_cuts`, score.speechCuts, '<=', TARGETS.speechCuts, 0, gated);
+  result(`${slug}_long_pauses_halved`, longShare, '>=', longTarget(condition), 3, gated);
+  result(`${slug}_natural_pauses_kept`, naturalShare, '>=', TARGETS.naturalKept, 3, gated);
   worst.speechCuts = Math.max(worst.speechCuts, score.speechCuts);
   worst.longHalved = Math.min(worst.longHalved, longShare);
   worst.naturalKept = Math.min(worst.naturalKept, naturalShare);
@@ -218,7 +264,7 @@ try {
           `(fixed rule ${(fixed.longHalved / fixed.long).toFixed(3)}), natural kept ${(adaptive.naturalKept / adaptive.natural).toFixed(3)}, boundary error median ` +
           `${median(adaptive.boundaryErrors).toFixed(0)} ms, detector and planning ${(detectMs / (audioMs / 60_000)).toFixed(1)} ms per audio minute, weak sources ${weak}/${talks.length}`,
       );
-      pauseResults('', condition, adaptive, worst);
+      pauseResults(slugOf(condition), condition, adaptive, worst);
     }
     say(`worst condition: speech-cutting cuts ${worst.speechCuts}, long pauses halved ${worst.longHalved.toFixed(3)}, natural pauses kept ${worst.naturalKept.toFixed(3)}, boundary error median ${worst.boundaryMedianMs.toFixed(0)} ms`);
     result('worst_speech_cutting_cuts', worst.speechCuts, '<=', TARGETS.speechCuts, 0);
@@ -241,17 +287,23 @@ async function endToEnd(): Promise<void> {
     `part 2: end to end (analyze program + offline recognizer, pacing ${END_TO_END_SETTINGS.pacing_level}, false-start sensitivity ${END_TO_END_SETTINGS.false_start_sensitivity}), ` +
       `${englishTalks.length} English talks (${minutes(englishMs)} min) × ${recognizerConditions.length} conditions: ${recognizerConditions.map((condition) => condition.name).join(', ')}`,
   );
+  // auto-editor's virtual environment before anything waits on it (a fresh machine makes it here)
+  if (withPeer) await ensurePeer();
   const bucket = await startJobBucket();
-  // pocketsphinx runs slower than realtime on a noisy floor on a busy machine: its own bound is lifted
+  // faster-whisper on a noisy floor, on a busy machine, can run past its default bound (the audio's length plus a minute): it is lifted
   const whisper = await startLocalWhisper({ concurrency: jobs, recognizerTimeoutMs: 30 * 60_000 });
   const transcriber = new Transcriber({ baseUrl: whisper.url, model: 'whisper-1', timeoutMs: 15 * 60_000 });
   const worst = { ...startWorst(), spanCuts: 0, recall: 1, precision: 1, wer: 0, timeRatio: 0, wallRatio: 0 };
+  const peerWorst = { ...startWorst(), spanCuts: 0 };
   let programSeconds = 0;
   let directSeconds = 0;
   try {
     let warmed = false;
     for (const condition of recognizerConditions) {
       const score: EndToEndScore = emptyEndToEndScore();
+      // the peer's: its pause and speech figures only (it has no words and makes no false-start cut)
+      const peerScore: EndToEndScore = emptyEndToEndScore();
+      let peerSeconds = 0;
       let weak = 0;
       let timeRatio = NaN;
       let wallRatio = NaN;
@@ -266,14 +318,22 @@ async function endToEnd(): Promise<void> {
         const floor = noiseFloor(condition, speech.length, 1000 + index, voices);
         const rendering = withNoiseFloor(speech, condition, 1000 + index, voices, floor);
         const keptAt = join(keep ?? replay ?? '', `${slugOf(condition)}-talk-${index}.json`);
+        // auto-editor on the file the program reads, after the program (the timed talk is timed alone)
+        const peer = async (): Promise<void> => {
+          if (!withPeer) return;
+          const cut = await peerAnalysis(path, talk.durationMs, { workDir: dir });
+          peerSeconds += cut.seconds;
+          scoreAnalysis(talk, cut, peerScore, speech, floor);
+        };
+        await writeFile(path, rendering);
         if (replay !== undefined) {
           const kept = JSON.parse(await readFile(keptAt, 'utf8')) as TalkAnalysis;
           const analysis = replanAnalysis(kept, rendering, talk.durationMs);
           if (analysis.weak) weak += 1;
           scoreAnalysis(talk, analysis, score, speech, floor);
+          await peer();
           return;
         }
-        await writeFile(path, rendering);
         const key = `robustness/${slugOf(condition)}/talk-${index}.wav`;
         await bucket.putFile(key, path, 'audio/wav');
         let analysis: TalkAnalysis | undefined;
@@ -302,6 +362,7 @@ async function endToEnd(): Promise<void> {
         if (analysis.weak) weak += 1;
         scoreAnalysis(talk, analysis, score, speech, floor);
         if (keep !== undefined) await writeFile(keptAt, JSON.stringify(analysis));
+        await peer();
       };
       await analyzeOne(0);
       const rest = englishTalks.slice(1).map((_, i) => i + 1);
@@ -318,13 +379,14 @@ async function endToEnd(): Promise<void> {
       );
       const slug = `e2e_${slugOf(condition)}`;
       // a cut into speech is one into its audible sound; one into a clip's span is reported
-      pauseResults('e2e_', condition, { ...score, speechCuts: score.audibleSpeechCuts }, worst);
+      pauseResults(slug, condition, { ...score, speechCuts: score.audibleSpeechCuts }, worst);
       result(`${slug}_clip_span_cutting_cuts`, score.speechCuts, '<=', TARGETS.speechCuts, 0, false);
       worst.spanCuts = Math.max(worst.spanCuts, score.speechCuts);
       result(`${slug}_false_start_recall`, recall, '>=', TARGETS.falseStart, 3);
       result(`${slug}_false_start_precision`, precision, '>=', TARGETS.falseStart, 3);
       result(`${slug}_boundary_error_median_ms`, median(score.boundaryErrors), '<=', 50, 0, false);
-      result(`${slug}_word_error_rate`, wer, '<=', TARGETS.wordErrorRate, 3, false);
+      const werGate = werTarget(condition);
+      result(`${slug}_word_error_rate`, wer, '<=', werGate ?? TARGETS.wordErrorRateLoud, 3, werGate !== null);
       if (replay === undefined) {
         result(`${slug}_analysis_time_ratio`, timeRatio, '<=', TARGETS.analysisTimeRatio, 3);
         result(`${slug}_analysis_wall_ratio`, wallRatio, '<=', TARGETS.analysisTimeRatio, 3, false);
@@ -334,6 +396,18 @@ async function endToEnd(): Promise<void> {
       worst.wer = Math.max(worst.wer, wer);
       worst.timeRatio = Math.max(worst.timeRatio, timeRatio);
       worst.wallRatio = Math.max(worst.wallRatio, wallRatio);
+      if (withPeer) {
+        say(
+          `${`  peer (auto-editor)`.padEnd(22)} speech-cutting cuts ${peerScore.audibleSpeechCuts} (into a clip's span: ${peerScore.speechCuts}), long pauses halved ${(peerScore.longHalved / peerScore.long).toFixed(3)}, ` +
+            `natural kept ${(peerScore.naturalKept / peerScore.natural).toFixed(3)}, boundary error median ${median(peerScore.boundaryErrors).toFixed(0)} ms, ` +
+            `${(peerSeconds / (englishMs / 60_000)).toFixed(2)} s per audio minute`,
+        );
+        // the same figures and targets as the program's, next to them, reported only
+        pauseResults(`${slug}_peer`, condition, { ...peerScore, speechCuts: peerScore.audibleSpeechCuts }, peerWorst, false);
+        result(`${slug}_peer_clip_span_cutting_cuts`, peerScore.speechCuts, '<=', TARGETS.speechCuts, 0, false);
+        result(`${slug}_peer_boundary_error_median_ms`, median(peerScore.boundaryErrors), '<=', 50, 0, false);
+        peerWorst.spanCuts = Math.max(peerWorst.spanCuts, peerScore.speechCuts);
+      }
     }
   } finally {
     await whisper.close();
@@ -351,11 +425,22 @@ async function endToEnd(): Promise<void> {
   result('e2e_worst_false_start_recall', worst.recall, '>=', TARGETS.falseStart, 3);
   result('e2e_worst_false_start_precision', worst.precision, '>=', TARGETS.falseStart, 3);
   result('e2e_worst_boundary_error_median_ms', worst.boundaryMedianMs, '<=', 50, 0, false);
-  result('e2e_worst_word_error_rate', worst.wer, '<=', TARGETS.wordErrorRate, 3, false);
+  result('e2e_worst_word_error_rate', worst.wer, '<=', TARGETS.wordErrorRateLoud, 3, false);
   // a replay runs no recognizer: nothing to time
   if (replay === undefined) {
     result('e2e_worst_analysis_time_ratio', worst.timeRatio, '<=', TARGETS.analysisTimeRatio, 3);
     // the wall times of the timed talks, summed over the conditions
     result('e2e_analysis_time_ratio', programSeconds / directSeconds, '<=', TARGETS.analysisTimeRatio, 3);
+  }
+  if (withPeer) {
+    say(
+      `worst condition, the peer (auto-editor): speech-cutting cuts ${peerWorst.speechCuts} (into a clip's span ${peerWorst.spanCuts}), long pauses halved ${peerWorst.longHalved.toFixed(3)}, ` +
+        `natural kept ${peerWorst.naturalKept.toFixed(3)}, boundary error median ${peerWorst.boundaryMedianMs.toFixed(0)} ms`,
+    );
+    result('e2e_worst_peer_speech_cutting_cuts', peerWorst.speechCuts, '<=', TARGETS.speechCuts, 0, false);
+    result('e2e_worst_peer_clip_span_cutting_cuts', peerWorst.spanCuts, '<=', TARGETS.speechCuts, 0, false);
+    result('e2e_worst_peer_long_pauses_halved', peerWorst.longHalved, '>=', TARGETS.longHalvedLoud, 3, false);
+    result('e2e_worst_peer_natural_pauses_kept', peerWorst.naturalKept, '>=', TARGETS.naturalKept, 3, false);
+    result('e2e_worst_peer_boundary_error_median_ms', peerWorst.boundaryMedianMs, '<=', 50, 0, false);
   }
 }
