@@ -37,6 +37,9 @@ const resourceRequirements = z
 /** Where analysis Jobs find their transcription server (docs/deploy.md, "The Whisper server"). */
 export const whisperPlacements = ['shared', 'sidecar'] as const;
 
+/** The Whisper weights baked into the server image (recognizer/cutroom_recognizer/weights.py, WEIGHTS). */
+export const whisperWeights = ['base', 'tiny.en'] as const;
+
 /**
  * The operator's own knobs, by the names docs/deploy.md gives them (the Helm chart sets
  * exactly those); database, Redis, S3 and log level come from the api's configSchema.
@@ -67,10 +70,10 @@ export const operatorConfigSchema = z
       .default('shared')
       .describe('shared: analysis Jobs call the Whisper Deployment (WHISPER_BASE_URL from the job ConfigMap) and hold no GPU; sidecar: each analysis Job pod runs the server as a native sidecar on its own GPU (JOB_GPU_*).'),
     JOB_WHISPER_SIDECAR_IMAGE: optionalName.describe('Image of the Whisper sidecar (sidecar placement; required there).'),
-    JOB_WHISPER_SIDECAR_MODEL: optionalName.describe('Model the Whisper sidecar loads and the program asks for (sidecar placement; required there).'),
+    JOB_WHISPER_SIDECAR_WEIGHTS: z.enum(whisperWeights).default('base').describe("Weights the Whisper sidecar runs (its WHISPER_WEIGHTS), from those in its image."),
+    JOB_WHISPER_SIDECAR_MODEL: optionalName.describe('Model name the program sends to the Whisper sidecar (its WHISPER_MODEL; the server does not pick weights by it). Sidecar placement; required there.'),
     JOB_WHISPER_SIDECAR_PORT: int(1).max(65535).default(8000).describe('Port of the Whisper sidecar; the program calls http://127.0.0.1:<port>/v1.'),
     JOB_WHISPER_SIDECAR_RESOURCES: json(resourceRequirements).default({}).describe('CPU and memory of the Whisper sidecar, as a JSON {requests, limits}; the GPU limit comes from JOB_GPU_COUNT.'),
-    JOB_WHISPER_SIDECAR_CACHE_CLAIM: optionalName.describe("PersistentVolumeClaim holding the sidecar's model cache; none: each analysis Job downloads the model into an emptyDir."),
     JOB_BACKOFF_LIMIT: int().default(2).describe('spec.backoffLimit of every Job.'),
     JOB_TIMEOUT_SECONDS: int(1).default(3600).describe("The api's JOB_TIMEOUT_SECONDS (one setting for both backends): activeDeadlineSeconds of a Job whose resource names no timeoutSeconds (the api always names one)."),
     JOB_TTL_SECONDS_AFTER_FINISHED: int().default(3600).describe('spec.ttlSecondsAfterFinished of every Job.'),

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { operatorConfigSchema } from '../../operator/src/config.ts';
 import { asList, asMap, readValues, repoRoot, strippedManifests } from './chart-files.ts';
 
 /** Names in the first column of the table under "## Operator environment contract" in docs/deploy.md. */
@@ -30,6 +31,14 @@ describe('operator environment contract', () => {
       'JOB_SERVICE_ACCOUNT_ANALYSIS', 'JOB_SERVICE_ACCOUNT_RENDER', 'JOB_SERVICE_ACCOUNT_ARTIFACT',
       'OPERATOR_LEASE_NAME', 'POD_NAME', 'KUBE_NAMESPACE',
     ]);
+  });
+
+  it('the Whisper sidecar’s part: image, weights, model name, port and resources; no model cache claim', () => {
+    const sidecar = ['JOB_WHISPER_SIDECAR_IMAGE', 'JOB_WHISPER_SIDECAR_WEIGHTS', 'JOB_WHISPER_SIDECAR_MODEL', 'JOB_WHISPER_SIDECAR_PORT', 'JOB_WHISPER_SIDECAR_RESOURCES'];
+    expect(documentedContract().filter((name) => name.startsWith('JOB_WHISPER_SIDECAR_')).sort()).to.deep.equal([...sidecar].sort());
+    expect(env.map((entry) => String(entry.name)).filter((name) => name.startsWith('JOB_WHISPER_SIDECAR_')).sort()).to.deep.equal([...sidecar].sort());
+    expect(Object.keys(operatorConfigSchema.shape)).to.include.members(sidecar);
+    expect(Object.keys(operatorConfigSchema.shape)).to.not.include('JOB_WHISPER_SIDECAR_CACHE_CLAIM');
   });
 
   it('POD_NAME comes from the downward API', () => {

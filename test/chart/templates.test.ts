@@ -124,4 +124,17 @@ describe('chart templates (read without Helm: actions stripped)', () => {
     expect(asMap(asMap(container.livenessProbe).httpGet)).to.deep.equal({ path: '/healthz', port: 'http' });
     expect(asList(container.ports)).to.deep.equal([{ name: 'http', containerPort: 8000, protocol: 'TCP' }]);
   });
+
+  for (const component of ['api', 'operator', 'whisper']) {
+    it(`the ${component} pod runs non-root (uid 1000) and, its root filesystem read-only, has an emptyDir at /tmp`, () => {
+      const values = asMap(readValues()[component]);
+      expect(asMap(values.podSecurityContext)).to.include({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(asMap(values.securityContext).readOnlyRootFilesystem).to.equal(true);
+      const file = `${component}/deployment.yaml`;
+      const deployment = strippedManifests(file).find((manifest) => manifest.kind === 'Deployment');
+      const container = asMap(asList(asMap(asMap(asMap(asMap(deployment).spec).template).spec).containers)[0]);
+      expect(asList(container.volumeMounts), file).to.deep.include({ name: 'tmp', mountPath: '/tmp' });
+      expect(readTemplate(file), file).to.match(/\{\{- include "cutroom\.tmpVolume" \(dict "sizeLimit" [^)]+\) \| nindent 8 \}\}/);
+    });
+  }
 });

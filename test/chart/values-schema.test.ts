@@ -36,6 +36,11 @@ describe('chart values.schema.json (draft-07, as Helm reads it)', () => {
     ['an ingress path without a leading slash', { api: { ingress: { hosts: [{ host: 'a.example', paths: [{ path: 'api', pathType: 'Prefix' }] }] } } }],
     ['an existingSecret that is not a Kubernetes name', { existingSecret: 'Cutroom_Secrets' }],
     ['an existingJobSecret that is not a Kubernetes name', { existingJobSecret: 'Cutroom_Job_Secrets' }],
+    ['the removed Whisper model cache (the weights are in the image)', { whisper: { cache: { existingClaim: 'whisper-models' } } }],
+    ['Whisper weights the server image does not hold', { whisper: { weights: 'large-v3' } }],
+    ['a Hugging Face model id as Whisper weights', { whisper: { weights: 'Systran/faster-whisper-small' } }],
+    ['a Whisper concurrency of 0', { whisper: { concurrency: 0 } }],
+    ['a Whisper image digest that is not sha256', { whisper: { image: { digest: 'latest' } } }],
   ];
   for (const [what, override] of rejected) {
     it(`rejects ${what}`, () => {

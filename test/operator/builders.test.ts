@@ -105,7 +105,7 @@ describe('operator builders: the batch Job of a custom resource, as data', () =>
   });
 
   it('an AnalysisJob → whisper image; with the Whisper sidecar, the GPU limit on the server and the GPU node selector and tolerations on the pod (the program holds no GPU)', () => {
-    const sidecar = { ...config, JOB_WHISPER_PLACEMENT: 'sidecar' as const, JOB_WHISPER_SIDECAR_IMAGE: 'whisper-server', JOB_WHISPER_SIDECAR_MODEL: 'small' };
+    const sidecar = { ...config, JOB_WHISPER_PLACEMENT: 'sidecar' as const, JOB_WHISPER_SIDECAR_IMAGE: 'cutroom/whisper-server:0.1.0-cuda', JOB_WHISPER_SIDECAR_MODEL: 'whisper-1' };
     const job = buildJob(resource('AnalysisJob', { program: 'analyze', projectId: spec.userId }), analysisJob, sidecar);
     const pod = job.spec!.template.spec!;
     expect(pod.containers[0]!.image).to.equal('registry.example.com/cutroom/job-whisper:0.1.0');

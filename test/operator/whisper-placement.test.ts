@@ -4,7 +4,7 @@ import type { V1Container, V1Job, V1PodSpec } from '@kubernetes/client-node';
 import type { JobResource, JobSpec } from '../../crds/contract/resources.ts';
 import { ConfigError } from '../../api/src/config.ts';
 import { buildJob } from '../../operator/src/builders/job.ts';
-import { loadOperatorConfig } from '../../operator/src/config.ts';
+import { loadOperatorConfig, whisperWeights } from '../../operator/src/config.ts';
 
 const uid = '7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 const spec: JobSpec = {
@@ -29,11 +29,11 @@ function resource(kind: JobResource['kind'], program: string): JobResource {
 const chartEnv = {
   JOB_IMAGE_FFMPEG: 'registry.example.com/cutroom/job-ffmpeg:0.1.0',
   JOB_IMAGE_WHISPER: 'registry.example.com/cutroom/job-whisper:0.1.0',
-  JOB_WHISPER_SIDECAR_IMAGE: 'fedirz/faster-whisper-server:0.5.0-cuda',
-  JOB_WHISPER_SIDECAR_MODEL: 'Systran/faster-whisper-large-v3',
+  JOB_WHISPER_SIDECAR_IMAGE: 'registry.example.com/cutroom/whisper-server:0.1.0-cuda',
+  JOB_WHISPER_SIDECAR_WEIGHTS: 'tiny.en',
+  JOB_WHISPER_SIDECAR_MODEL: 'whisper-1',
   JOB_WHISPER_SIDECAR_PORT: '8011',
-  JOB_WHISPER_SIDECAR_RESOURCES: '{"requests":{"cpu":"1","memory":"2Gi"},"limits":{"memory":"6Gi"}}',
-  JOB_WHISPER_SIDECAR_CACHE_CLAIM: '',
+  JOB_WHISPER_SIDECAR_RESOURCES: '{"requests":{"cpu":"1","memory":"1Gi"},"limits":{"memory":"2Gi"}}',
   JOB_GPU_COUNT: '1',
   JOB_GPU_NODE_SELECTOR: '{"nvidia.com/gpu.present":"true"}',
   JOB_GPU_TOLERATIONS: '[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]',
@@ -88,7 +88,7 @@ describe('Whisper placement: the analysis Job manifest, as data', () => {
 
     it('a native sidecar: one init container with restartPolicy Always running the server image', () => {
       expect(pod.initContainers).to.have.length(1);
-      expect(server).to.include({ name: 'whisper', image: 'fedirz/faster-whisper-server:0.5.0-cuda', restartPolicy: 'Always' });
+      expect(server).to.include({ name: 'whisper', image: 'registry.example.com/cutroom/whisper-server:0.1.0-cuda', restartPolicy: 'Always' });
       // The pod's own restart policy stays Never: the Job, not the kubelet, retries a failed program.
       expect(pod.restartPolicy).to.equal('Never');
       expect(programOf(pod)).to.not.have.property('restartPolicy');
@@ -96,27 +96,27 @@ describe('Whisper placement: the analysis Job manifest, as data', () => {
 
     it('the server holds the GPU limit, with its own CPU and memory; the program holds no GPU', () => {
       expect(server!.resources).to.deep.equal({
-        requests: { cpu: '1', memory: '2Gi' },
-        limits: { memory: '6Gi', 'nvidia.com/gpu': '1' },
+        requests: { cpu: '1', memory: '1Gi' },
+        limits: { memory: '2Gi', 'nvidia.com/gpu': '1' },
       });
       expect(keysIn(programOf(pod))).to.not.include('nvidia.com/gpu');
       expect(programOf(pod).resources).to.deep.equal({ requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '4Gi' } });
     });
 
-    it('the server loads whisper.model on CUDA and listens on its port on every address (the kubelet probes the pod IP)', () => {
+    it('the server runs JOB_WHISPER_SIDECAR_WEIGHTS on CUDA, one transcription at a time, on its port on every address (the kubelet probes the pod IP)', () => {
       expect(server!.env).to.deep.equal([
-        { name: 'WHISPER__MODEL', value: 'Systran/faster-whisper-large-v3' },
-        { name: 'WHISPER__INFERENCE_DEVICE', value: 'cuda' },
-        { name: 'UVICORN_HOST', value: '0.0.0.0' },
-        { name: 'UVICORN_PORT', value: '8011' },
-        { name: 'HF_HOME', value: '/cache/huggingface' },
+        { name: 'WHISPER_HOST', value: '0.0.0.0' },
+        { name: 'WHISPER_PORT', value: '8011' },
+        { name: 'WHISPER_WEIGHTS', value: 'tiny.en' },
+        { name: 'WHISPER_DEVICE', value: 'cuda' },
+        { name: 'WHISPER_CONCURRENCY', value: '1' },
       ]);
       expect(server!.ports).to.deep.equal([{ name: 'whisper', containerPort: 8011, protocol: 'TCP' }]);
       expect(server, 'no S3 keys or job settings for the server').to.not.have.property('envFrom');
     });
 
-    it('a startup probe on its port gates the program (20 minutes for a model download); no liveness probe', () => {
-      expect(server!.startupProbe).to.deep.equal({ httpGet: { path: '/health', port: 'whisper' }, periodSeconds: 2, failureThreshold: 600 });
+    it('a startup probe on its port gates the program (two minutes: the weights are in the image); no liveness probe', () => {
+      expect(server!.startupProbe).to.deep.equal({ httpGet: { path: '/health', port: 'whisper' }, periodSeconds: 2, failureThreshold: 60 });
       const probed = server!.ports!.find((port) => port.name === server!.startupProbe!.httpGet!.port);
       expect(probed!.containerPort).to.equal(8011);
       expect(server).to.not.have.property('livenessProbe');
@@ -125,7 +125,7 @@ describe('Whisper placement: the analysis Job manifest, as data', () => {
     it('the program gets WHISPER_BASE_URL=http://127.0.0.1:<port>/v1 and the model, and waits for nothing else', () => {
       const program = programOf(pod);
       expect(program.env).to.deep.include({ name: 'WHISPER_BASE_URL', value: 'http://127.0.0.1:8011/v1' });
-      expect(program.env).to.deep.include({ name: 'WHISPER_MODEL', value: 'Systran/faster-whisper-large-v3' });
+      expect(program.env).to.deep.include({ name: 'WHISPER_MODEL', value: 'whisper-1' });
       expect(program.command).to.deep.equal(['node', 'job-images/whisper/src/main.ts']);
       expect(program.image).to.equal('registry.example.com/cutroom/job-whisper:0.1.0');
       expect(pod.containers.map((container) => container.name)).to.deep.equal(['program']);
@@ -136,17 +136,18 @@ describe('Whisper placement: the analysis Job manifest, as data', () => {
       expect(pod.tolerations).to.deep.equal([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
     });
 
-    it('the model cache is an emptyDir per pod, or the claim JOB_WHISPER_SIDECAR_CACHE_CLAIM names', () => {
-      expect(server!.volumeMounts).to.deep.equal([{ name: 'whisper-cache', mountPath: '/cache' }]);
-      expect(pod.volumes).to.deep.equal([{ name: 'tmp', emptyDir: {} }, { name: 'whisper-cache', emptyDir: {} }]);
-      const claimed = analysisPod({ ...sidecar, JOB_WHISPER_SIDECAR_CACHE_CLAIM: 'whisper-models' });
-      expect(claimed.volumes).to.deep.include({ name: 'whisper-cache', persistentVolumeClaim: { claimName: 'whisper-models' } });
+    it('no model cache: the server runs non-root on a read-only root filesystem with a /tmp emptyDir of its own (uploads)', () => {
+      expect(server!.volumeMounts).to.deep.equal([{ name: 'whisper-tmp', mountPath: '/tmp' }]);
+      expect(pod.volumes).to.deep.equal([{ name: 'tmp', emptyDir: {} }, { name: 'whisper-tmp', emptyDir: {} }]);
+      expect(server!.securityContext).to.deep.equal({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(pod.securityContext).to.include({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000 });
+      expect(keysIn(pod)).to.not.include('persistentVolumeClaim');
     });
 
     it('JOB_GPU_COUNT=0 → the server runs on CPU with no GPU limit', () => {
       const cpu = analysisPod({ ...sidecar, JOB_GPU_COUNT: 0 });
       expect(keysIn(cpu)).to.not.include('nvidia.com/gpu');
-      expect(cpu.initContainers![0]!.env).to.deep.include({ name: 'WHISPER__INFERENCE_DEVICE', value: 'cpu' });
+      expect(cpu.initContainers![0]!.env).to.deep.include({ name: 'WHISPER_DEVICE', value: 'cpu' });
     });
   });
 
@@ -184,6 +185,17 @@ describe('Whisper placement: the operator configuration', () => {
     expect(failure({ ...chartEnv, JOB_WHISPER_PLACEMENT: 'sidecar', JOB_WHISPER_SIDECAR_IMAGE: '' })).to.match(/JOB_WHISPER_SIDECAR_IMAGE: is required with JOB_WHISPER_PLACEMENT=sidecar/);
     expect(failure({ ...chartEnv, JOB_WHISPER_PLACEMENT: 'sidecar', JOB_WHISPER_SIDECAR_MODEL: '' })).to.match(/JOB_WHISPER_SIDECAR_MODEL: is required/);
     expect(loadOperatorConfig({ ...chartEnv, JOB_WHISPER_PLACEMENT: 'shared', JOB_WHISPER_SIDECAR_IMAGE: '', JOB_WHISPER_SIDECAR_MODEL: '' }).JOB_WHISPER_PLACEMENT).to.equal('shared');
+  });
+
+  it('JOB_WHISPER_SIDECAR_WEIGHTS is one of the weights in the server image, base unless set', () => {
+    expect([...whisperWeights]).to.deep.equal(['base', 'tiny.en']);
+    const { JOB_WHISPER_SIDECAR_WEIGHTS: _weights, ...unset } = chartEnv;
+    const byDefault = loadOperatorConfig({ ...unset, JOB_WHISPER_PLACEMENT: 'sidecar' });
+    expect(byDefault.JOB_WHISPER_SIDECAR_WEIGHTS).to.equal('base');
+    expect(analysisPod(byDefault).initContainers![0]!.env).to.deep.include({ name: 'WHISPER_WEIGHTS', value: 'base' });
+    for (const weights of ['small', 'Systran/faster-whisper-small', 'Base', '']) {
+      expect(failure({ ...chartEnv, JOB_WHISPER_SIDECAR_WEIGHTS: weights }), weights).to.match(/JOB_WHISPER_SIDECAR_WEIGHTS/);
+    }
   });
 
   it('sidecar resources as the chart renders them: quantities as strings or bare numbers; a bad port or key is refused', () => {

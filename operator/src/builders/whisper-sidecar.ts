@@ -5,13 +5,13 @@ export type WhisperSidecarConfig = Pick<
   OperatorConfig,
   | 'JOB_GPU_COUNT'
   | 'JOB_WHISPER_SIDECAR_IMAGE'
+  | 'JOB_WHISPER_SIDECAR_WEIGHTS'
   | 'JOB_WHISPER_SIDECAR_MODEL'
   | 'JOB_WHISPER_SIDECAR_PORT'
   | 'JOB_WHISPER_SIDECAR_RESOURCES'
-  | 'JOB_WHISPER_SIDECAR_CACHE_CLAIM'
 >;
 
-/** The faster-whisper server inside an analysis pod, and what the pod needs around it. */
+/** The Whisper server (recognizer/) inside an analysis pod, and what the pod needs around it. */
 export interface WhisperSidecar {
   /** An init container with restartPolicy Always: a native sidecar (Kubernetes ≥ 1.29). */
   container: V1Container;
@@ -20,7 +20,8 @@ export interface WhisperSidecar {
   programEnv: V1EnvVar[];
 }
 
-const CACHE_VOLUME = 'whisper-cache';
+/** The server's own /tmp (uploads and their decoded audio), apart from the program's work files. */
+const TMP_VOLUME = 'whisper-tmp';
 
 /** Where the program finds the sidecar: loopback, since they share the pod's network. */
 function whisperSidecarBaseUrl(config: Pick<WhisperSidecarConfig, 'JOB_WHISPER_SIDECAR_PORT'>): string {
@@ -41,6 +42,7 @@ function sidecarResources(config: WhisperSidecarConfig): V1ResourceRequirements 
  * The Whisper server as a native sidecar of an analysis pod (JOB_WHISPER_PLACEMENT=sidecar):
  * it holds the pod's GPU, the program starts once its startup probe passes, and the
  * kubelet stops it when the program exits, so the Job completes and nothing idles after.
+ * The weights are in the server's image: nothing is downloaded, nothing is cached.
  */
 export function whisperSidecar(config: WhisperSidecarConfig): WhisperSidecar {
   const image = config.JOB_WHISPER_SIDECAR_IMAGE;
@@ -55,28 +57,27 @@ export function whisperSidecar(config: WhisperSidecarConfig): WhisperSidecar {
       restartPolicy: 'Always',
       // No envFrom: the server needs neither the S3 keys nor the job settings.
       env: [
-        { name: 'WHISPER__MODEL', value: model },
-        { name: 'WHISPER__INFERENCE_DEVICE', value: config.JOB_GPU_COUNT > 0 ? 'cuda' : 'cpu' },
         // The kubelet probes the pod's address, not loopback.
-        { name: 'UVICORN_HOST', value: '0.0.0.0' },
-        { name: 'UVICORN_PORT', value: String(port) },
-        { name: 'HF_HOME', value: '/cache/huggingface' },
+        { name: 'WHISPER_HOST', value: '0.0.0.0' },
+        { name: 'WHISPER_PORT', value: String(port) },
+        { name: 'WHISPER_WEIGHTS', value: config.JOB_WHISPER_SIDECAR_WEIGHTS },
+        { name: 'WHISPER_DEVICE', value: config.JOB_GPU_COUNT > 0 ? 'cuda' : 'cpu' },
+        // The program asks for one piece at a time: one recognizer process, one copy of the weights.
+        { name: 'WHISPER_CONCURRENCY', value: '1' },
       ],
       ports: [{ name: 'whisper', containerPort: port, protocol: 'TCP' }],
-      // A sidecar is "started" once its startup probe passes (readiness gates nothing here);
-      // 20 minutes, like the shared server's, since a model not yet cached downloads first.
-      startupProbe: { httpGet: { path: '/health', port: 'whisper' }, periodSeconds: 2, failureThreshold: 600 },
+      // A sidecar is "started" once its startup probe passes (readiness gates nothing here).
+      // The weights load from the image on the first request; /health answers as soon as
+      // the server listens, within seconds: two minutes covers a slow node.
+      startupProbe: { httpGet: { path: '/health', port: 'whisper' }, periodSeconds: 2, failureThreshold: 60 },
       // No liveness probe: a restart mid-transcription would fail the job it serves, and
       // activeDeadlineSeconds already bounds a server that hangs.
       resources: sidecarResources(config),
-      securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-      volumeMounts: [{ name: CACHE_VOLUME, mountPath: '/cache' }],
+      // The image runs as uid 1000 like the pod; uploads go to the OS temp dir, its own emptyDir.
+      securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+      volumeMounts: [{ name: TMP_VOLUME, mountPath: '/tmp' }],
     },
-    volumes: [
-      config.JOB_WHISPER_SIDECAR_CACHE_CLAIM
-        ? { name: CACHE_VOLUME, persistentVolumeClaim: { claimName: config.JOB_WHISPER_SIDECAR_CACHE_CLAIM } }
-        : { name: CACHE_VOLUME, emptyDir: {} },
-    ],
+    volumes: [{ name: TMP_VOLUME, emptyDir: {} }],
     programEnv: [
       { name: 'WHISPER_BASE_URL', value: whisperSidecarBaseUrl(config) },
       { name: 'WHISPER_MODEL', value: model },
