@@ -141,6 +141,31 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     expect(run.weak_evidence[0].reason).to.match(/noise floor/);
   });
 
+  it('room tone at −45 dBFS in long pauses: no word is heard in them, so none becomes a caption, blocks their cuts or starts a false start', async () => {
+    const user = await signUpAndLogin(app, { credits: 10 });
+    const name = `room-tone-${process.pid}-${++serial}`;
+    const clean = await makeSpokenTrack(dir, `${name}.wav`, [
+      { say: 'welcome back to the channel' },
+      { pauseMs: 6000 },
+      { say: 'today we look at three cameras' },
+      { pauseMs: 4000 },
+      { say: 'and which one I would buy' },
+    ]);
+    const toned = await makeSpokenVideo(dir, `${name}.mp4`, { ...clean, path: await withPinkNoise(clean.path, join(dir, `${name}-tone.wav`), -45) });
+    const projectId = await projectWith(user, [toned]);
+    expect((await analyzed(user, projectId, { pacing_level: 50, false_start_sensitivity: 50, language: null })).status).to.equal('analyzed');
+    const project = await json(await user.client.get(`/api/v1/projects/${projectId}`));
+    const inside = (span: TimeSpan) => (word: { start_ms: number; end_ms: number }) => word.end_ms > span.startMs + WORD_TAIL_MS && word.start_ms < span.endMs - WORD_LEAD_IN_MS;
+    for (const pause of toned.pauses) expect(project.transcript.words.filter(inside(pause)), `words heard in the pause ${pause.startMs}–${pause.endMs}`).to.deep.equal([]);
+    const edits = await editsOf(user, projectId);
+    for (const pause of toned.pauses) {
+      const cuts = edits.filter((edit) => edit.type === 'silence' && edit.active && overlaps(edit, pause));
+      expect(cuts, `the pause ${pause.startMs}–${pause.endMs} is cut`).to.have.length(1);
+      expect(cuts[0]!.end_ms - cuts[0]!.start_ms).to.be.at.least((pause.endMs - pause.startMs) / 2);
+    }
+    expect(edits.filter((edit) => edit.type === 'false_start')).to.deep.equal([]);
+  });
+
   it('pacing_level picks the shortest pause that is cut: re-analysed at 0 only the 2.5 s pause goes, at 100 the 0.7 s one too; the edits follow the newest run', async () => {
     const user = await signUpAndLogin(app, { credits: 10 });
     const track = await spokenVideo([

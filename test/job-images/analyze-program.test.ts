@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { analyzeResultSchema, aiEditsSchema, transcriptSchema, type AnalyzeInput } from '../../crds/contract/programs/analyze.ts';
 import { withPinkNoise } from '../support/noise.ts';
-import { makeSpokenTrack, type SpokenTrack } from '../support/speech.ts';
+import { makeSpokenTrack, wordErrorRate, type SpokenTrack } from '../support/speech.ts';
 import { runJobProcess, startJobBucket, WHISPER_IMAGE_MAIN, type JobBucket, type JobProcessOutcome } from './job-process.ts';
 
 /**
@@ -43,18 +43,18 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function analyze(whisperUrl: string, settings: Partial<AnalyzeInput['settings']> = {}, audio = track.path): Promise<JobProcessOutcome & { prefix: string }> {
+  async function analyze(whisperUrl: string, settings: Partial<AnalyzeInput['settings']> = {}, audio = track.path, env: Record<string, string> = {}, durationMs = track.durationMs): Promise<JobProcessOutcome & { prefix: string }> {
     const jobId = randomUUID();
     const audioKey = `media/${jobId}/audio.wav`;
     await bucket.putFile(audioKey, audio, 'audio/wav');
     const prefix = `jobs/analyze/${jobId}`;
     const input: AnalyzeInput = {
       settings: { pacing_level: 50, false_start_sensitivity: 50, language: 'en', analysis_mode: 'ai_edit', ...settings },
-      sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey, duration_ms: Math.round(track.durationMs), timeline_offset_ms: 0, source_start_ms: 0 }],
+      sources: [{ media_file_id: randomUUID(), media_item_id: randomUUID(), audio_key: audioKey, duration_ms: Math.round(durationMs), timeline_offset_ms: 0, source_start_ms: 0 }],
     };
     const outcome = await runJobProcess(
       { jobId, program: 'analyze', userId: randomUUID(), projectId: randomUUID(), input, outputPrefix: prefix, timeoutSeconds: 60 },
-      { ...bucket.env, WHISPER_BASE_URL: whisperUrl },
+      { ...bucket.env, WHISPER_BASE_URL: whisperUrl, ...env },
       WHISPER_IMAGE_MAIN,
     );
     return { ...outcome, prefix };
@@ -78,6 +78,37 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     expect(edits.filter((edit) => edit.type === 'silence')).to.have.length.at.least(1);
     const steps = run.progress.map((event) => event.step);
     expect([...new Set(steps)]).to.include.members(['preparing', 'detecting_speech', 'transcribing', 'finding_cuts', 'saving']);
+  });
+
+  it('a long recording goes in pieces cut at pauses (WHISPER_PIECE_SECONDS): progress moves after each, and the words come back whole, in order, on the file\'s time', async () => {
+    const sentences = [
+      'we start with the camera and the lens',
+      'then we set up the lights around the desk',
+      'the microphone goes just out of the frame',
+      'now we record a short test and listen back',
+      'if the levels look good we start the take',
+      'every pause we leave can be cut out later',
+      'so do not worry about the little mistakes',
+      'thank you for watching and see you next week',
+    ];
+    const long = await makeSpokenTrack(dir, 'long.wav', sentences.flatMap((say) => [{ say }, { pauseMs: 900 }]));
+    const run = await analyze(process.env.WHISPER_BASE_URL!, {}, long.path, { WHISPER_PIECE_SECONDS: '10' }, long.durationMs);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const received = run.stderr
+      .split('\n')
+      .filter((line) => line.includes('transcription received'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)[0];
+    expect(received?.pieces, 'pieces sent').to.be.at.least(3);
+    const transcribing = run.progress.filter((event) => event.step === 'transcribing').map((event) => event.progress);
+    expect(new Set(transcribing).size, `transcribing reports ${transcribing.join(', ')}`).to.be.at.least(Number(received?.pieces));
+    transcribing.slice(1).forEach((value, index) => expect(value).to.be.at.least(transcribing[index]!));
+    const result = analyzeResultSchema.parse(run.result);
+    const words = transcriptSchema.parse(await bucket.getJson(result.transcript_key)).words;
+    words.slice(1).forEach((word, index) => expect(word.start_ms, 'in order, none twice').to.be.at.least(words[index]!.end_ms - 50));
+    for (const phrase of long.phrases) {
+      const heard = words.filter((word) => word.start_ms >= phrase.startMs - 300 && word.end_ms <= phrase.endMs + 300).map((word) => word.word);
+      expect(wordErrorRate(phrase.text, heard), `"${phrase.text}" heard as "${heard.join(' ')}"`).to.be.at.most(0.3);
+    }
   });
 
   it('speech is found relative to the recording: over a fan-like pink noise floor at −36 dBFS RMS the long pause is still cut, inside it, and every AI edit says why and how sure (confidence 0–1)', async () => {

@@ -118,6 +118,26 @@ describe('Whisper server: POST /v1/audio/transcriptions over faster-whisper', fu
     expect((error as Error).message).to.match(/Invalid file format/).and.not.match(new RegExp(tmpdir()));
   });
 
+  it("the suite's flite phrases come back as their script: word error rate at most 0.15 over a dozen of them", async () => {
+    const phrases = [
+      'so today I want to talk about editing',
+      'first we cut the long pauses out of the video',
+      'we keep every request bounded',
+      'this recording goes on for quite a while',
+      'welcome to the show',
+      'thank you for watching',
+      'we start with the camera',
+      'then we set up the lights',
+      'and finally the sound',
+      'here comes the second clip',
+      'this is the first clip',
+      'today we look at three cameras',
+    ];
+    const script = await makeSpokenTrack(dir, 'dozen.wav', phrases.flatMap((say) => [{ say }, { pauseMs: 700 }]));
+    const heard = (await transcribeWords(script.path, { language: 'en' })).words!.map((word) => word.word);
+    expect(wordErrorRate(phrases.join(' '), heard), `heard "${heard.join('')}"`).to.be.at.most(0.15);
+  });
+
   it("response_format json → only the text", async () => {
     const json = await whisperClient().audio.transcriptions.create({ file: createReadStream(track.path), model: 'whisper-1', response_format: 'json' });
     expect(json).to.deep.equal({ text: transcript.text });

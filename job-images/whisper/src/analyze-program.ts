@@ -14,10 +14,10 @@ import type { JobContext, JobProgram } from '../../lib/job-program.ts';
 import type { JobSpec } from '../../lib/job-spec.ts';
 import type { StepOf } from '../../../crds/contract/programs.ts';
 import { stepFraction } from '../../lib/progress.ts';
-import { EnergyEnvelopeBuilder, readWavLayout, type EnergyEnvelope } from './analysis/energy.ts';
+import { EnergyEnvelopeBuilder, readWavLayout, type EnergyEnvelope, type WavLayout } from './analysis/energy.ts';
 import { countEdits, type PlannedEdit } from './analysis/plan.ts';
 import { hearStretch, planHeardStretch } from './analysis/stretch.ts';
-import { DEFAULT_PIECES, piecesOf, type Piece } from './analysis/pieces.ts';
+import { DEFAULT_PIECES, piecesAlong, quietestIn, type Piece, type PieceOptions } from './analysis/pieces.ts';
 import { normalizeWords, type RecognizedWord, type SpokenWord } from './analysis/words.ts';
 import { Transcriber } from './transcriber.ts';
 
@@ -26,6 +26,8 @@ const ANALYZE_FILES = { transcript: 'transcript.json', edits: 'edits.json' } as 
 
 /** 4 KiB holds the header of every WAV that ffmpeg and sox write. */
 const WAV_HEADER_BYTES = 4096;
+/** The frames a piece's quietest moment is looked for in. */
+const QUIET_FRAME_MS = 20;
 
 /** What one source sounded like: its words and the AI edits in its own time. */
 interface HeardSource {
@@ -73,63 +75,63 @@ function chargedSpanOf(sources: readonly AnalyzeSource[], audioKey: string): { s
   };
 }
 
+/** Where a 16-bit PCM WAV's samples are, read from its header. */
+async function wavLayoutOf(path: string): Promise<WavLayout> {
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    const head = new Uint8Array(Math.min(WAV_HEADER_BYTES, size));
+    await file.read(head, 0, head.length, 0);
+    return readWavLayout(head, size);
+  } finally {
+    await file.close();
+  }
+}
+
+/** The offset into the data of the sample frame at `ms`, within the data. */
+function dataBytesAt(layout: WavLayout, ms: number): number {
+  return Math.min(layout.data_bytes, Math.max(0, Math.floor((ms * layout.sample_rate_hz) / 1000)) * 2 * layout.channels);
+}
+
 /**
  * The part of a 16-bit PCM WAV within [startMs, endMs), as a WAV of its own beside it (the
  * original path when the span covers the whole file): only what is charged is transcribed,
  * whatever runs past the duration the file was measured at.
  */
 async function wavSpan(path: string, span: Piece, signal: AbortSignal): Promise<string> {
-  const file = await open(path);
+  const layout = await wavLayoutOf(path);
+  const [from, to] = [dataBytesAt(layout, span.startMs), dataBytesAt(layout, span.endMs)];
+  const frameBytes = 2 * layout.channels;
+  if (from === 0 && to >= layout.data_bytes) return path;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + (to - from), 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(layout.channels, 22);
+  header.writeUInt32LE(layout.sample_rate_hz, 24);
+  header.writeUInt32LE(layout.sample_rate_hz * frameBytes, 28);
+  header.writeUInt16LE(frameBytes, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(to - from, 40);
+  const out = `${path}.charged.wav`;
+  const target = await open(out, 'w');
   try {
-    const { size } = await file.stat();
-    const head = new Uint8Array(Math.min(WAV_HEADER_BYTES, size));
-    await file.read(head, 0, head.length, 0);
-    const layout = readWavLayout(head, size);
-    const frameBytes = 2 * layout.channels;
-    const bytesAt = (ms: number) => Math.min(layout.data_bytes, Math.max(0, Math.floor((ms * layout.sample_rate_hz) / 1000)) * frameBytes);
-    const [from, to] = [bytesAt(span.startMs), bytesAt(span.endMs)];
-    if (from === 0 && to >= layout.data_bytes) return path;
-    const header = Buffer.alloc(44);
-    header.write('RIFF', 0, 'ascii');
-    header.writeUInt32LE(36 + (to - from), 4);
-    header.write('WAVEfmt ', 8, 'ascii');
-    header.writeUInt32LE(16, 16);
-    header.writeUInt16LE(1, 20);
-    header.writeUInt16LE(layout.channels, 22);
-    header.writeUInt32LE(layout.sample_rate_hz, 24);
-    header.writeUInt32LE(layout.sample_rate_hz * frameBytes, 28);
-    header.writeUInt16LE(frameBytes, 32);
-    header.writeUInt16LE(16, 34);
-    header.write('data', 36, 'ascii');
-    header.writeUInt32LE(to - from, 40);
-    const out = `${path}.charged.wav`;
-    const target = await open(out, 'w');
-    try {
-      await target.write(header);
-      if (to > from) {
-        for await (const chunk of createReadStream(path, { start: layout.data_offset + from, end: layout.data_offset + to - 1, signal })) await target.write(chunk as Buffer);
-      }
-    } finally {
-      await target.close();
+    await target.write(header);
+    if (to > from) {
+      for await (const chunk of createReadStream(path, { start: layout.data_offset + from, end: layout.data_offset + to - 1, signal })) await target.write(chunk as Buffer);
     }
-    return out;
   } finally {
-    await file.close();
+    await target.close();
   }
+  return out;
 }
 
 /** The energy envelope of a 16-bit PCM WAV file, streamed (an hour of audio never sits in memory). */
 async function envelopeOf(path: string, signal: AbortSignal): Promise<EnergyEnvelope> {
-  const file = await open(path);
-  let layout;
-  try {
-    const { size } = await file.stat();
-    const head = new Uint8Array(Math.min(WAV_HEADER_BYTES, size));
-    await file.read(head, 0, head.length, 0);
-    layout = readWavLayout(head, size);
-  } finally {
-    await file.close();
-  }
+  const layout = await wavLayoutOf(path);
   const builder = new EnergyEnvelopeBuilder(layout.sample_rate_hz, layout.channels);
   if (layout.data_bytes === 0) return builder.finish();
   const samples = createReadStream(path, { start: layout.data_offset, end: layout.data_offset + layout.data_bytes - 1, signal });
@@ -147,52 +149,69 @@ interface TranscribeAudio {
   signal: AbortSignal;
   /** The fraction of the span transcribed so far, and the seconds left at the pace so far. */
   onProgress: (fraction: number, etaSeconds?: number) => void;
+  pieces: PieceOptions;
 }
 
-/** An audio file's envelope and words (file time), with the recognizer's own time. */
+/** WHISPER_PIECE_SECONDS: a long recording's piece (default 120 s; at least 10 s). */
+function pieceOptions(env: NodeJS.ProcessEnv): PieceOptions {
+  const seconds = Number(env.WHISPER_PIECE_SECONDS);
+  if (!env.WHISPER_PIECE_SECONDS || !Number.isFinite(seconds)) return DEFAULT_PIECES;
+  const pieceMs = Math.max(10, seconds) * 1000;
+  return { ...DEFAULT_PIECES, pieceMs, searchMs: Math.min(DEFAULT_PIECES.searchMs, pieceMs / 6) };
+}
+
+/** The envelope of the stretch [fromMs, toMs) of a 16-bit PCM WAV, read from the file: a piece's end is found without the whole envelope. */
+async function stretchEnvelope(path: string, fromMs: number, toMs: number, signal: AbortSignal): Promise<EnergyEnvelope> {
+  const layout = await wavLayoutOf(path);
+  // 20 ms frames: loudness alone (the cepstra are made at 10 ms only)
+  const builder = new EnergyEnvelopeBuilder(layout.sample_rate_hz, layout.channels, QUIET_FRAME_MS);
+  const [from, to] = [dataBytesAt(layout, fromMs), dataBytesAt(layout, toMs)];
+  if (to > from) for await (const chunk of createReadStream(path, { start: layout.data_offset + from, end: layout.data_offset + to - 1, signal })) builder.push(chunk as Buffer);
+  return builder.finish();
+}
+
+/**
+ * An audio file's envelope and words (file time), with the recognizer's own time. The span is
+ * sent in pieces (pieces.ts), one request each, in order, the progress reported after each;
+ * the envelope is measured meanwhile (the requests' wait is most of the job), and one that
+ * cannot be measured ends them. The language the first piece was heard in holds for the rest
+ * (a music bed or a mumble does not switch it).
+ */
 async function transcribeAudio(request: TranscribeAudio): Promise<{ envelope: EnergyEnvelope; language: string | null; words: RecognizedWord[] | null; transcriptionMs: number; pieces: number }> {
-  const { wav, span, transcriber, notes, signal } = request;
-  if (span.endMs - span.startMs <= DEFAULT_PIECES.pieceMs * 1.5) {
-    // one request: the envelope is measured while the recognizer works (the request's wait is
-    // most of the job); an envelope that cannot be measured ends the request
-    const charged = await wavSpan(wav, span, signal);
-    const abort = new AbortController();
-    const requested = performance.now();
-    let answered = requested;
-    const [envelope, transcription] = await Promise.all([
-      envelopeOf(wav, signal).catch((error: unknown) => {
-        abort.abort(error);
-        throw error;
-      }),
-      transcriber.transcribe(charged, request.language, AbortSignal.any([signal, abort.signal]), notes).finally(() => {
-        answered = performance.now();
-      }),
-    ]);
-    const shift = charged === wav ? 0 : span.startMs / 1000;
-    const words = transcription.words?.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })) ?? null;
-    return { envelope, language: transcription.language, words, transcriptionMs: Math.round(answered - requested), pieces: 1 };
-  }
-  // a long recording: pieces cut at quiet moments, one request each, in order; the language
-  // the first piece was heard in holds for the rest (a music bed or a mumble does not switch it)
-  const envelope = await envelopeOf(wav, signal);
-  const pieces = piecesOf(envelope, span);
-  const words: RecognizedWord[] = [];
-  let language = request.language;
-  let heardLanguage: string | null = null;
-  let transcriptionMs = 0;
-  for (const piece of pieces) {
-    const file = await wavSpan(wav, piece, signal);
-    const requested = performance.now();
-    const transcription = await transcriber.transcribe(file, language, signal, notes);
-    transcriptionMs += performance.now() - requested;
-    heardLanguage ??= transcription.language;
-    language ??= transcription.language;
-    for (const word of transcription.words ?? []) words.push({ ...word, start: word.start + piece.startMs / 1000, end: word.end + piece.startMs / 1000 });
-    const doneMs = piece.endMs - span.startMs;
+  const { wav, span, transcriber, notes } = request;
+  const abort = new AbortController();
+  const signal = AbortSignal.any([request.signal, abort.signal]);
+  const quietest = async (fromMs: number, toMs: number) => quietestIn(await stretchEnvelope(wav, fromMs, toMs, signal), fromMs, fromMs, toMs, request.pieces.quietWindowMs);
+  const transcribe = async () => {
+    let words: RecognizedWord[] | null = null;
+    let language = request.language;
+    let heardLanguage: string | null = null;
+    let transcriptionMs = 0;
+    let pieces = 0;
     const totalMs = span.endMs - span.startMs;
-    request.onProgress(doneMs / totalMs, (transcriptionMs / doneMs) * (totalMs - doneMs) / 1000);
-  }
-  return { envelope, language: heardLanguage, words, transcriptionMs: Math.round(transcriptionMs), pieces: pieces.length };
+    for await (const piece of piecesAlong(span, request.pieces, quietest)) {
+      const file = await wavSpan(wav, piece, signal);
+      const requested = performance.now();
+      const transcription = await transcriber.transcribe(file, language, signal, notes);
+      transcriptionMs += performance.now() - requested;
+      pieces += 1;
+      heardLanguage ??= transcription.language;
+      language ??= transcription.language;
+      const shift = file === wav ? 0 : piece.startMs / 1000;
+      if (transcription.words) (words ??= []).push(...transcription.words.map((word) => ({ ...word, start: word.start + shift, end: word.end + shift })));
+      const doneMs = piece.endMs - span.startMs;
+      request.onProgress(doneMs / totalMs, ((transcriptionMs / doneMs) * (totalMs - doneMs)) / 1000);
+    }
+    return { language: heardLanguage, words, transcriptionMs: Math.round(transcriptionMs), pieces };
+  };
+  const [envelope, heard] = await Promise.all([
+    envelopeOf(wav, request.signal).catch((error: unknown) => {
+      abort.abort(error);
+      throw error;
+    }),
+    transcribe(),
+  ]);
+  return { envelope, ...heard };
 }
 
 async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'>>): Promise<AnalyzeResult> {
@@ -210,7 +229,9 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
 
   for (const [position, { source, index }] of audible.entries()) {
     // each audible source has an equal share of every step
-    const share = (step: StepOf<'analyze'>) => (fraction: number) => ctx.progress.report(step, (position + Math.min(1, Math.max(0, fraction))) / audible.length);
+    // (the time left is known for the one source being transcribed: said only when it is the last)
+    const share = (step: StepOf<'analyze'>) => (fraction: number, etaSeconds?: number) =>
+      ctx.progress.report(step, (position + Math.min(1, Math.max(0, fraction))) / audible.length, position === audible.length - 1 ? etaSeconds : undefined);
     // a split clip's stretches share one audio file: it is fetched, measured and transcribed once
     let audio = heardAudio.get(source.audio_key!);
     if (!audio) {
@@ -221,7 +242,7 @@ async function run(spec: JobSpec<AnalyzeInput>, ctx: JobContext<StepOf<'analyze'
       const span = chargedSpanOf(sources, source.audio_key!);
       const charged = await wavSpan(wav, span, ctx.signal);
       share('transcribing')(0);
-      const heardFile = await transcribeAudio({ wav, span, transcriber, language: settings.language, notes: settings.director_notes, signal: ctx.signal, onProgress: share('transcribing') });
+      const heardFile = await transcribeAudio({ wav, span, transcriber, language: settings.language, notes: settings.director_notes, signal: ctx.signal, onProgress: share('transcribing'), pieces: pieceOptions(ctx.env) });
       // the recognizer's own time, apart from the program's: what the job adds to it is the rest of the run
       ctx.log.info('transcription received', { source_index: index, audio_ms: span.endMs - span.startMs, transcription_ms: heardFile.transcriptionMs, pieces: heardFile.pieces });
       const { envelope, language, words } = heardFile;

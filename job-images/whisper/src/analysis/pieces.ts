@@ -24,40 +24,44 @@ export interface Piece {
   endMs: number;
 }
 
+/** Where, between `fromMs` and `toMs` (file time), the recording is quietest: one piece's end. */
+export type QuietestMoment = (fromMs: number, toMs: number) => Promise<number>;
+
 /**
- * The pieces of [startMs, endMs) (file time, the envelope's frames from 0): one piece when the
- * span is at most a piece and a half long, else consecutive pieces that tile it exactly.
+ * The pieces of [startMs, endMs), one at a time (each end is measured only when it is asked
+ * for): one piece when the span is at most a piece and a half long, else consecutive pieces
+ * that tile it exactly, each ending at the quietest moment of the `searchMs` before its nominal end.
  */
-export function piecesOf(envelope: EnergyEnvelope, span: Piece, options: PieceOptions = DEFAULT_PIECES): Piece[] {
-  const pieces: Piece[] = [];
+export async function* piecesAlong(span: Piece, options: PieceOptions, quietest: QuietestMoment): AsyncGenerator<Piece> {
   let start = span.startMs;
   while (span.endMs - start > options.pieceMs * 1.5) {
     const nominal = start + options.pieceMs;
-    const end = quietestMoment(envelope, Math.max(start + options.pieceMs / 2, nominal - options.searchMs), nominal, options.quietWindowMs);
-    pieces.push({ startMs: start, endMs: end });
+    const end = await quietest(Math.max(start + options.pieceMs / 2, nominal - options.searchMs), nominal);
+    yield { startMs: start, endMs: end };
     start = end;
   }
-  pieces.push({ startMs: start, endMs: span.endMs });
-  return pieces;
+  yield { startMs: start, endMs: span.endMs };
 }
 
-/** The middle of the quietest `windowMs` in [fromMs, toMs] (the latest of equally quiet ones), on a frame edge. */
-function quietestMoment(envelope: EnergyEnvelope, fromMs: number, toMs: number, windowMs: number): number {
+/**
+ * The middle of the quietest `windowMs` of an envelope that starts at `offsetMs` (file time),
+ * between `fromMs` and `toMs` (the latest of equally quiet ones), on a frame edge.
+ */
+export function quietestIn(envelope: EnergyEnvelope, offsetMs: number, fromMs: number, toMs: number, windowMs: number): number {
   const frame = envelope.frame_ms;
   const width = Math.max(1, Math.round(windowMs / frame));
-  const first = Math.floor(fromMs / frame);
-  const last = Math.min(Math.floor(toMs / frame), envelope.rms.length) - width;
+  const first = Math.max(0, Math.floor((fromMs - offsetMs) / frame));
+  const last = Math.min(Math.floor((toMs - offsetMs) / frame), envelope.rms.length) - width;
   if (last < first) return toMs;
-  let sum = 0;
-  for (let index = first; index < first + width; index++) sum += envelope.rms[index]! ** 2;
   let best = first;
-  let bestSum = sum;
-  for (let index = first + 1; index <= last; index++) {
-    sum += envelope.rms[index + width - 1]! ** 2 - envelope.rms[index - 1]! ** 2;
-    if (sum <= bestSum) {
-      bestSum = sum;
+  let bestEnergy = Infinity;
+  for (let index = first; index <= last; index++) {
+    let energy = 0;
+    for (let frameIndex = index; frameIndex < index + width; frameIndex++) energy += envelope.rms[frameIndex]! ** 2;
+    if (energy <= bestEnergy) {
+      bestEnergy = energy;
       best = index;
     }
   }
-  return (best + Math.floor(width / 2)) * frame;
+  return offsetMs + (best + Math.floor(width / 2)) * frame;
 }
