@@ -82,6 +82,7 @@ export class Recognizer {
   readonly #idle: Promise<WhisperWorker>[] = [];
   readonly #busy = new Set<WhisperWorker>();
   #closed = false;
+  #health: Promise<string | null> = Promise.resolve(null);
 
   constructor(options: RecognizerOptions) {
     const { concurrency, queueLength, ...workerOptions } = options;
@@ -112,6 +113,26 @@ export class Recognizer {
     } finally {
       release();
     }
+  }
+
+  /**
+   * Loads a worker now rather than at the first request, and remembers whether that worked:
+   * what a server's health check reports (a weights or device problem shows at start, not
+   * as the first user's failed request).
+   */
+  warm(): Promise<void> {
+    const starting = this.#start();
+    this.#idle.push(starting);
+    this.#health = starting.then(
+      () => null,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    return this.#health.then(() => undefined);
+  }
+
+  /** null once a warmed worker loaded; the reason it could not; 'loading' before either. */
+  async health(): Promise<string | null> {
+    return Promise.race([this.#health, new Promise<string>((resolve) => setImmediate(() => resolve('loading')))]);
   }
 
   /** Ends every worker, free or busy. */

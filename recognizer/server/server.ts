@@ -26,6 +26,8 @@ export interface LocalWhisperOptions {
   weights?: string;
   /** false: Whisper without its guards against made-up text (tests only, to show what the guards remove). */
   guards?: boolean;
+  /** Load a worker at start; GET /health answers 503 until it has (and says why it could not). Default false. */
+  warm?: boolean;
   /** Requests waiting for a recognizer beyond those running; more are answered 429. Default 8. */
   queueLength?: number;
   /** Bound on each recognizer run; default the audio's duration plus a minute. */
@@ -58,6 +60,7 @@ export async function startLocalWhisper(options: LocalWhisperOptions = {}): Prom
     ...(options.weights ? { weights: options.weights } : {}),
     ...(options.guards === false ? { guards: false } : {}),
   });
+  if (options.warm) void recognizer.warm();
   const server: Server = transcriptionServer({ ...options, uploadDir }, recognizer).listen(options.port ?? 0, host);
   await once(server, 'listening');
   const address = server.address();
@@ -163,8 +166,10 @@ function transcriptionServer(options: LocalWhisperOptions & { uploadDir: string 
   };
 
   const router = new Router();
-  router.get('/health', (ctx) => {
-    ctx.body = 'OK';
+  router.get('/health', async (ctx) => {
+    const problem = await recognizer.health();
+    ctx.status = problem === null ? 200 : 503;
+    ctx.body = problem === null ? 'OK' : problem === 'loading' ? 'loading the model' : `the recognizer cannot start: ${problem}`;
   });
   router.post('/v1/audio/transcriptions', transcribe);
 
@@ -316,6 +321,7 @@ if (import.meta.main) {
     maxUploadBytes: config.WHISPER_MAX_UPLOAD_BYTES,
     ...(config.WHISPER_CONCURRENCY ? { concurrency: config.WHISPER_CONCURRENCY } : {}),
     ...(config.WHISPER_WEIGHTS ? { weights: config.WHISPER_WEIGHTS } : {}),
+    warm: true,
     log: writeLog,
   });
   writeLog({ level: 30, msg: 'Whisper server started (faster-whisper)', url: whisper.url, weights: config.WHISPER_WEIGHTS ?? 'base' });

@@ -109,7 +109,8 @@ export class WhisperWorker {
     const lines = createInterface({ input: child.stdout });
     const first = await Promise.race([
       once(lines, 'line').then(([line]) => parseMessage(line as string)),
-      once(child, 'exit').then(() => null),
+      // 'close': after the process's output has all been read (its last words on stderr included)
+      once(child, 'close').then(() => null),
       once(child, 'error').then(([error]) => {
         throw new WorkerError('recognizer-failed', `the recognizer could not start: ${(error as Error).message}`);
       }),

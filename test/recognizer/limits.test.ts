@@ -88,6 +88,22 @@ describe('local Whisper server: bounded uploads, recognizers and time', function
     expect(next).to.have.property('text');
   });
 
+  it('a server started warm answers GET /health 503 while its model loads, 200 once it has, and 503 with the reason when it cannot', async () => {
+    const warm = await startLocalWhisper({ warm: true });
+    servers.push(warm);
+    const health = (server: LocalWhisper) => fetch(server.url.replace(/\/v1$/, '/health')).then(async (response) => ({ status: response.status, text: await response.text() }));
+    expect((await health(warm)).status).to.equal(503);
+    await eventually(async () => ((await health(warm)).status === 200 ? true : undefined), 'the model loaded', 60_000, 200);
+    const broken = await startLocalWhisper({ warm: true, weights: 'no-such-weights' });
+    servers.push(broken);
+    const answer = await eventually(async () => {
+      const seen = await health(broken);
+      return seen.text.includes('cannot start') ? seen : undefined;
+    }, 'the failed start reported', 60_000, 200);
+    expect(answer.status).to.equal(503);
+    expect(answer.text).to.match(/no-such-weights/);
+  });
+
   it('a recognizer run over its time limit is killed → 504', async () => {
     const client = await serverWith({ recognizerTimeoutMs: 1 });
     const error = await transcribe(client).catch((failure: unknown) => failure);
