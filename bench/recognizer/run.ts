@@ -10,13 +10,15 @@
  *   wall time against the talk's length and against the recognizer alone, the longest wait
  *   between two of its progress reports while it transcribes, and the word error rate of the
  *   direct transcript against the script;
- * - the recognizer processes' peak resident memory (VmHWM) while they transcribe the talk;
+ * - the recognizer processes' peak resident memory (VmHWM): over the program's pieces (what an
+ *   analysis costs, gated), then once the whole talk has gone in one request (reported);
  * - a 40-second espeak-ng talk (the voice a new user tried first), its word error rate.
  *
  *   node bench/recognizer/run.ts [--minutes 20] [--weights base,tiny.en]
  *
  * Gated (the run fails on a miss) for the default weights: analysis ≤ 0.15× the talk's length
- * and ≤ 1.1× the recognizer alone, progress at least every 30 s, flite WER ≤ 0.15. The others'
+ * and ≤ 1.1× the recognizer alone, progress at least every 30 s, flite WER ≤ 0.15, 1 GiB
+ * resident over the pieces. The others'
  * lines are reported, to choose between them.
  */
 import { execFile } from 'node:child_process';
@@ -39,7 +41,10 @@ const talkMinutes = Number(options.minutes);
 const weightsList = options.weights.split(',').map((name) => name.trim());
 const DEFAULT_WEIGHTS = 'base';
 
-/** Resident memory is reported against a small pod's budget (the chart's whisper server asks 2 GiB), not gated. */
+/**
+ * Resident memory against a small pod's budget (the chart's server: a 2 GiB limit, two requests
+ * at once): gated over the program's pieces, reported for a whole long talk in one request.
+ */
 const TARGETS = { analysisPerTalk: 0.15, analysisPerRecognizer: 1.1, progressGapSeconds: 30, fliteWer: 0.15, espeakWer: 0.15, residentMb: 1024 };
 
 /** What a new user spoke first (espeak-ng's default English voice). */
@@ -147,14 +152,17 @@ try {
       const heard = async (path: string) => ((await transcriber.transcribe(path, 'en', signal)).words ?? []).map((word) => word.word);
       // warms the worker (its model loaded), not timed
       const espeakWords = await heard(espeak);
+      // the program first, on a worker that has seen nothing longer than a piece: its peak is what an analysis costs
+      const program = await analyzeTalk(bucket, whisper.url, talkKey, talk.durationMs);
+      const piecesPeakMb = await recognizerPeakMb(weights);
       const direct = await seconds(() => heard(talk.path));
       const peakMb = await recognizerPeakMb(weights);
-      const program = await analyzeTalk(bucket, whisper.url, talkKey, talk.durationMs);
       const fliteWer = wordErrorRate(talk.script, direct.value);
       const espeakWer = wordErrorRate(ESPEAK_SCRIPT, espeakWords);
       say();
       say(`weights ${weights}:`);
-      say(`  recognizer alone: ${fixed(direct.seconds, 1)} s for ${fixed(talkSeconds, 0)} s of talk (${fixed(talkSeconds / direct.seconds, 1)}× realtime), peak resident ${fixed(peakMb, 0)} MB`);
+      say(`  recognizer alone: ${fixed(direct.seconds, 1)} s for ${fixed(talkSeconds, 0)} s of talk (${fixed(talkSeconds / direct.seconds, 1)}× realtime)`);
+      say(`  recognizer's peak resident memory: ${fixed(piecesPeakMb, 0)} MB over the program's pieces, ${fixed(peakMb, 0)} MB once it has had the whole talk in one request`);
       say(`  analyze program: ${fixed(program.seconds, 1)} s (${fixed(program.seconds / talkSeconds, 3)}× the talk, ${fixed(program.seconds / direct.seconds, 3)}× the recognizer alone)`);
       say(`  progress while transcribing: ${program.transcribingReports} reports, longest wait ${fixed(program.longestGapSeconds, 1)} s`);
       say(`  word error rate: flite talk ${fixed(fliteWer, 3)}, espeak talk ${fixed(espeakWer, 3)}`);
@@ -165,7 +173,8 @@ try {
       result(`${metric}_longest_progress_wait_s`, program.longestGapSeconds, '<=', TARGETS.progressGapSeconds, 1, gated);
       result(`${metric}_flite_word_error_rate`, fliteWer, '<=', TARGETS.fliteWer, 3, gated);
       result(`${metric}_espeak_word_error_rate`, espeakWer, '<=', TARGETS.espeakWer, 3, false);
-      result(`${metric}_resident_mb`, peakMb, '<=', TARGETS.residentMb, 0, false);
+      result(`${metric}_resident_mb_in_pieces`, piecesPeakMb, '<=', TARGETS.residentMb, 0, gated);
+      result(`${metric}_resident_mb_whole_talk`, peakMb, '<=', TARGETS.residentMb, 0, false);
     } finally {
       await whisper.close();
     }

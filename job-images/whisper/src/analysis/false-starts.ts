@@ -43,6 +43,9 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * recognizer gives no punctuation. A take the recognizer heard completed (full stop,
  * question or exclamation mark) must come again whole: "We fix the audio. We fix the
  * video." is two sentences, not a false start, while a sentence said twice is a retake.
+ * One it heard end at a clause mark (Whisper's comma: "… to other participants, to reset
+ * your speaking volume …") and that comes again only by its letters, in part, is a clause
+ * said whole before one that opens alike unless its sound says it is a take.
  *
  * Where the words fail, the sound: where the recording's cepstra are known (a
  * SoundComparer), a take of MIN_SOUND_TAKE_MS to MAX_SOUND_TAKE_MS (even of one word: a phrase heard
@@ -406,6 +409,16 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
         firstAlike &&
         restart + compared <= content.length &&
         phraseResemblance(take.slice(0, compared), matchAt(restart, compared), { brokenOff: compared === taken, atLeast: threshold, distance }) >= threshold;
+      // the take's sound against the restart's opening: null when too short or too long to tell
+      const sounded = (): boolean | null => {
+        if (!sounds) return null;
+        // (its length as its words span it; its sound where the detector heard it)
+        const wordSpan = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
+        const length = wordSpan.end_ms - wordSpan.start_ms;
+        const heardTake = heardSpan(sounds.silences, wordSpan, takePause);
+        if (length < MIN_SOUND_TAKE_MS || length > MAX_SOUND_TAKE_MS || heardTake.end_ms - heardTake.start_ms < MIN_HEARD_TAKE_MS) return null;
+        return soundsAlike(sounds, heardTake, pausedBefore?.end_ms ?? restartWord.start_ms);
+      };
       let matched: boolean;
       if (taken < MIN_TAKE_WORDS || !phraseStart || (!firstAlike && !afterBreak)) matched = false;
       else if (resembles && taken - compared <= UNSAID_WORDS) matched = true;
@@ -444,19 +457,12 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
             const enough = core.words >= MIN_TAKE_WORDS && take.slice(takeSkip, takeSkip + core.words).join('').length >= MIN_SAID_LETTERS;
             return enough && (unsaid === 0 || (unsaid === 1 && brokenOff(takeSkip, restartSkip)) || (!complete && core.words >= COMPARE_WORDS && (unsaid <= UNSAID_WORDS || core.whole)));
           });
-          matched = saidAgain !== undefined;
+          // a take said again only in part and loosely that the recognizer heard end at a clause mark ("… to other
+          // participants, | to reset your speaking volume …", "4 or 6 to … volume, | 7 or 9 to …": Whisper's comma) may be a
+          // clause said whole before one that opens alike: only its sound can make it a take
+          matched = saidAgain !== undefined && (!lastWord.punctuated || lastWord.ends_sentence || (sounded() ?? false));
         }
       }
-      // the take's sound against the restart's opening: null when too short or too long to tell
-      const sounded = (): boolean | null => {
-        if (!sounds) return null;
-        // (its length as its words span it; its sound where the detector heard it)
-        const wordSpan = { start_ms: takeWord.start_ms, end_ms: words[content[restart - 1]!]!.end_ms };
-        const length = wordSpan.end_ms - wordSpan.start_ms;
-        const heardTake = heardSpan(sounds.silences, wordSpan, takePause);
-        if (length < MIN_SOUND_TAKE_MS || length > MAX_SOUND_TAKE_MS || heardTake.end_ms - heardTake.start_ms < MIN_HEARD_TAKE_MS) return null;
-        return soundsAlike(sounds, heardTake, pausedBefore?.end_ms ?? restartWord.start_ms);
-      };
       // words said again with no break before them may be one stretch the recognizer heard twice: where the sound can tell, it must agree
       if (matched && !afterBreak) matched = sounded() ?? true;
       // (a take of one word heard as the restart's first word is that word said twice, "five … five of spades", left as the words leave it)
