@@ -67,8 +67,8 @@ export function whisperSidecar(config: WhisperSidecarConfig): WhisperSidecar {
       ],
       ports: [{ name: 'whisper', containerPort: port, protocol: 'TCP' }],
       // A sidecar is "started" once its startup probe passes (readiness gates nothing here).
-      // The weights load from the image on the first request; /health answers as soon as
-      // the server listens, within seconds: two minutes covers a slow node.
+      // The server loads the weights from its image at start; /health is 200 once they have
+      // loaded (503 before, with the reason when they cannot): seconds; two minutes covers a slow node.
       startupProbe: { httpGet: { path: '/health', port: 'whisper' }, periodSeconds: 2, failureThreshold: 60 },
       // No liveness probe: a restart mid-transcription would fail the job it serves, and
       // activeDeadlineSeconds already bounds a server that hangs.
