@@ -148,17 +148,16 @@ export class Recognizer {
    * loads gives up its slot at once; the worker goes on loading into the free list.
    */
   async #take(signal: AbortSignal | undefined): Promise<WhisperWorker> {
-    let free = this.#idle.pop();
-    if (free) {
-      const ready = await free.catch(() => undefined);
-      free = ready?.alive ? Promise.resolve(ready) : undefined;
-    }
-    const starting = free ?? this.#start();
+    const free = this.#idle.pop();
+    // a free worker may still be loading, or may have died since: then another is started
+    const starting = free ? free.then((ready) => (ready.alive ? ready : this.#start()), () => this.#start()) : this.#start();
     let worker: WhisperWorker;
     try {
       worker = await untilAborted(starting, signal);
     } catch (error) {
       if (signal?.aborted) {
+        // (a rejection is handled by the request that takes it next)
+        starting.catch(() => {});
         this.#idle.push(starting);
         throw new RecognitionError('cancelled', 'The request was cancelled.');
       }
