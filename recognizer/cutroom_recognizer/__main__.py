@@ -1,7 +1,7 @@
 """A faster-whisper worker: loads one model once, then transcribes one request at a time.
 
 `python -m cutroom_recognizer --weights base` reads requests from stdin, one JSON object a
-line, and writes JSON lines to stdout (the Node server in hack/local-whisper drives it):
+line, and writes JSON lines to stdout (the Node server in recognizer/server drives it):
 
     → {"ready": {"weights", "device", "compute_type", "languages"}}     once the model is loaded
     ← {"audio": "/path/audio.raw", "language": "en" | null, "prompt": str | null}
