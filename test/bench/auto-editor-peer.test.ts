@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { autoEditorCuts, cutsFromChunks, type PeerCut, type PeerResult } from '../../bench/peer/auto-editor.ts';
+import { autoEditorCuts, cutsFromChunks, type PeerCut, type PeerResult } from '../../bench/analysis-robustness/auto-editor/auto-editor.ts';
 import { makeSpokenTrack, makeSpokenVideo, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
 
 const run = promisify(execFile);
@@ -51,7 +51,7 @@ describe("bench peer: auto-editor's cuts at its defaults, in ms of the input", f
   const parts = [{ say: 'so today I want to talk about editing' }, { pauseMs: 2500 }, { say: 'first we cut the long pauses' }, { pauseMs: 300 }, { say: 'then we add captions' }];
 
   before(async () => {
-    await run('bash', [join(ROOT, 'bench/peer/setup.sh')], { cwd: ROOT });
+    await run('bash', [join(ROOT, 'bench/analysis-robustness/auto-editor/setup.sh')], { cwd: ROOT });
     dir = await mkdtemp(join(tmpdir(), 'cutroom-auto-editor-peer-'));
     track = await makeSpokenTrack(dir, 'talk.wav', parts);
   });
@@ -100,6 +100,6 @@ describe("bench peer: auto-editor's cuts at its defaults, in ms of the input", f
     } catch (caught) {
       error = caught;
     }
-    expect(error).to.be.instanceOf(Error).with.property('message').that.matches(/bench\/peer\/setup\.sh/);
+    expect(error).to.be.instanceOf(Error).with.property('message').that.matches(/bench\/analysis-robustness\/auto-editor\/setup\.sh/);
   });
 });

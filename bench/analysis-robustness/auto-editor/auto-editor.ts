@@ -12,7 +12,7 @@ import { z } from 'zod';
  * at its defaults (edit by audio loudness, 0.2 s margins), as removed spans in milliseconds
  * of the input's time, so that its cuts are scored by the same rules as Cutroom's.
  *
- * auto-editor (23.32.1, in the virtual environment bench/peer/setup.sh makes) runs once per
+ * auto-editor (23.32.1, in the virtual environment bench/analysis-robustness/auto-editor/setup.sh makes) runs once per
  * input with `--export json:api=1`: its "v1" timeline, `{ version: "1", source, chunks }`,
  * where chunks tile the input in frames of its timebase as [start, end, speed) and a chunk
  * at the silent speed, 99999, is cut. The v1 file does not name its timebase: auto-editor
@@ -20,7 +20,7 @@ import { z } from 'zod';
  * reports that rate as auto-editor reads it, so it is asked first.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const run = promisify(execFile);
 /** auto-editor's default silent speed, which it treats as "cut" rather than "play fast". */
 const CUT_SPEED = 99_999;
@@ -74,7 +74,7 @@ export function peerPython(options: PeerOptions = {}): string {
 /** What auto-editor, at its defaults, removes from the local media file `input`. */
 export async function autoEditorCuts(input: string, options: PeerOptions = {}): Promise<PeerResult> {
   const python = peerPython(options);
-  if (!existsSync(python)) throw new Error(`${python} does not exist: run bench/peer/setup.sh to make auto-editor's virtual environment`);
+  if (!existsSync(python)) throw new Error(`${python} does not exist: run bench/analysis-robustness/auto-editor/setup.sh to make auto-editor's virtual environment`);
   // A local file by its real path: auto-editor would fetch a URL with yt-dlp, and it names the source by its resolved path.
   const source = await realpath(input);
   if (!(await stat(source)).isFile()) throw new Error(`${input} is not a file`);
