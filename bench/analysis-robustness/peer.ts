@@ -1,4 +1,4 @@
-// The peer of the end-to-end part (issue 35): auto-editor (bench/analysis-robustness/auto-editor/auto-editor.ts) at its
+// The peer of the end-to-end part (issue 35): auto-editor (auto-editor/auto-editor.ts) at its
 // defaults, cutting by loudness with its 0.2 s margins, on the same rendering of a talk the
 // analyze program hears, its cut list put in the shape of the program's edits so that
 // scoreAnalysis (hack/fixtures/recorded-analysis.ts) scores both alike.
@@ -12,8 +12,8 @@ import { autoEditorCuts, type PeerOptions } from './auto-editor/auto-editor.ts';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * Makes auto-editor's virtual environment (.venv-peer) with bench/analysis-robustness/auto-editor/setup.sh, a no-op
- * when the lock is unchanged; what it says goes to stderr, the bench's stdout stays its own.
+ * Makes auto-editor's virtual environment (.venv-peer) with auto-editor/setup.sh, a no-op when
+ * the lock is unchanged; what it says goes to stderr, the bench's stdout stays its own.
  */
 export async function ensurePeer(): Promise<void> {
   const child = spawn('bash', [join(ROOT, 'bench/analysis-robustness/auto-editor/setup.sh')], { cwd: ROOT, stdio: ['ignore', 2, 2] });

@@ -15,11 +15,11 @@
  * 2. End to end (`--recognizer`): the English talks through the analyze program, run as its
  *    real entrypoint against an embedded S3 and the offline recognizer (recognizer/server:
  *    faster-whisper with Whisper base weights), at pacing 50 and false-start sensitivity 50.
- *    Beside it the peer, auto-editor 23.32.1 at its defaults (bench/analysis-robustness/auto-editor/auto-editor.ts:
- *    cuts by loudness, 0.2 s margins), on the very rendering the program analyses; its cut
- *    list, each removed span an active silence edit, scored by the same scoreAnalysis.
- *    bench/analysis-robustness/auto-editor/setup.sh (a no-op once .venv-peer matches its lock) runs first; --no-peer
- *    leaves the peer out.
+ *    Beside it the peer, auto-editor 23.32.1 at its defaults (auto-editor/auto-editor.ts
+ *    beside this file: cuts by loudness, 0.2 s margins), on the very rendering the program
+ *    analyses; its cut list, each removed span an active silence edit, scored by the same
+ *    scoreAnalysis. auto-editor/setup.sh (a no-op once .venv-peer matches its lock) runs
+ *    first; --no-peer leaves the peer out.
  *
  * Each part prints per condition and for the worst condition: cuts that remove more than
  * 40 ms of speech (target 0; in part 1 of a clip's span, every frame of its recording within
