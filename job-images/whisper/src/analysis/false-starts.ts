@@ -43,9 +43,9 @@ import { gapBetween, type SpokenWord } from './words.ts';
  * recognizer gives no punctuation. A take the recognizer heard completed (full stop,
  * question or exclamation mark) must come again whole: "We fix the audio. We fix the
  * video." is two sentences, not a false start, while a sentence said twice is a retake.
- * One it heard end at a clause mark (Whisper's comma: "… to other participants, to reset
- * your speaking volume …") and that comes again only by its letters, in part, is a clause
- * said whole before one that opens alike unless its sound says it is a take.
+ * One across or ending at a clause mark it heard (Whisper's comma: "… to other participants,
+ * to reset your speaking volume …") that comes again only by its letters, in part, is a
+ * clause said whole before one that opens alike unless its sound says it is a take.
  *
  * Where the words fail, the sound: where the recording's cepstra are known (a
  * SoundComparer), a take of MIN_SOUND_TAKE_MS to MAX_SOUND_TAKE_MS (even of one word: a phrase heard
@@ -350,6 +350,12 @@ function isPhraseStart(words: readonly SpokenWord[], content: readonly number[],
   return false;
 }
 
+/** Whether the recognizer marked a clause that is no sentence end (a comma, a colon) after one of words `from` ≤ i < `to`. */
+function marksClause(words: readonly SpokenWord[], from: number, to: number): boolean {
+  for (let index = from; index < to; index += 1) if (words[index]!.punctuated && !words[index]!.ends_sentence) return true;
+  return false;
+}
+
 /** Whether a sentence ends in words `from` ≤ i < `to`. */
 function endsSentence(words: readonly SpokenWord[], from: number, to: number): boolean {
   for (let index = from; index < to; index += 1) if (words[index]!.ends_sentence) return true;
@@ -457,10 +463,10 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
             const enough = core.words >= MIN_TAKE_WORDS && take.slice(takeSkip, takeSkip + core.words).join('').length >= MIN_SAID_LETTERS;
             return enough && (unsaid === 0 || (unsaid === 1 && brokenOff(takeSkip, restartSkip)) || (!complete && core.words >= COMPARE_WORDS && (unsaid <= UNSAID_WORDS || core.whole)));
           });
-          // a take said again only in part and loosely that the recognizer heard end at a clause mark ("… to other
+          // a take said again only in part and loosely across or at the end of a clause the recognizer marked ("… to other
           // participants, | to reset your speaking volume …", "4 or 6 to … volume, | 7 or 9 to …": Whisper's comma) may be a
           // clause said whole before one that opens alike: only its sound can make it a take
-          matched = saidAgain !== undefined && (!lastWord.punctuated || lastWord.ends_sentence || (sounded() ?? false));
+          matched = saidAgain !== undefined && (!marksClause(words, content[from]!, content[restart - 1]! + 1) || (sounded() ?? false));
         }
       }
       // words said again with no break before them may be one stretch the recognizer heard twice: where the sound can tell, it must agree
