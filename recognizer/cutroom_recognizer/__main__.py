@@ -5,7 +5,6 @@ line, and writes JSON lines to stdout (the Node server in recognizer/server driv
 
     → {"ready": {"weights", "device", "compute_type", "languages"}}     once the model is loaded
     ← {"audio": "/path/audio.raw", "language": "en" | null, "prompt": str | null}
-    → {"progress": {"seconds": s, "duration": d}}                     per segment decoded
     → {"result": {"language", "language_probability", "duration", "segments": [...]}}
     → {"error": {"kind": "unsupported-language" | "recognizer-failed", "message": str}}
 
@@ -98,7 +97,6 @@ def transcribe(model: Any, weights: Weights, request: dict[str, Any], guarded: b
     segments, info = model.transcribe(samples, language=language, initial_prompt=prompt, **options)
     kept = []
     for segment in segments:
-        emit({"progress": {"seconds": rounded(segment.end), "duration": rounded(info.duration)}})
         if guarded and segment.no_speech_prob > NO_SPEECH_DROP and segment.avg_logprob < LOW_LOGPROB_DROP:
             continue
         words = [

@@ -44,7 +44,6 @@ const segmentSchema = z.object({
 
 const messageSchema = z.union([
   z.object({ ready: z.object({ weights: z.string(), device: z.string(), compute_type: z.string(), languages: z.array(z.string()).nullable() }) }),
-  z.object({ progress: z.object({ seconds: z.number(), duration: z.number() }) }),
   z.object({ result: z.object({ language: z.string(), language_probability: z.number(), duration: z.number(), segments: z.array(segmentSchema) }) }),
   z.object({ error: z.object({ kind: z.enum(['unsupported-language', 'recognizer-failed']), message: z.string() }) }),
 ]);
@@ -69,10 +68,9 @@ export interface WorkerRequest {
   audio: string;
   language: string | null;
   prompt: string | null;
-  onProgress?: (seconds: number, duration: number) => void;
 }
 
-type Pending = { resolve: (result: WorkerResult) => void; reject: (error: Error) => void; onProgress?: WorkerRequest['onProgress'] };
+type Pending = { resolve: (result: WorkerResult) => void; reject: (error: Error) => void };
 
 export function recognizerPython(options: WorkerOptions = {}): string {
   return options.python ?? (process.env.RECOGNIZER_PYTHON || join(ROOT, '.venv', 'bin', 'python'));
@@ -151,7 +149,6 @@ export class WhisperWorker {
       this.#pending = {
         resolve: (result) => finish(() => resolveResult(result)),
         reject: (error) => finish(() => rejectResult(error)),
-        ...(request.onProgress ? { onProgress: request.onProgress } : {}),
       };
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -175,8 +172,7 @@ export class WhisperWorker {
     const message = parseMessage(line);
     const pending = this.#pending;
     if (!message || !pending) return;
-    if ('progress' in message) pending.onProgress?.(message.progress.seconds, message.progress.duration);
-    else if ('result' in message) pending.resolve(message.result);
+    if ('result' in message) pending.resolve(message.result);
     else if ('error' in message) pending.reject(new WorkerError(message.error.kind, message.error.message));
   }
 
