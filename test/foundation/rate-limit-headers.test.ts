@@ -102,6 +102,24 @@ describe('rate limits (issue 24 items 1 and 4): per key and per address, announc
       expect(Object.keys(fieldOf(response, 'RateLimit'))).to.deep.equal(['ip', 'api-key']);
     });
 
+    it('attack: a path in another letter case is no route (404, never served unlimited): 6 × /API/V1/AUTH/CHECK-AUTH, every operation of the API document upper-cased, the Stripe webhook', async () => {
+      const client = fixture.client();
+      for (let request = 0; request < 6; request++) expect((await client.get('/API/V1/AUTH/CHECK-AUTH')).status).to.equal(404);
+      for (const path of ['/Api/v1/auth/check-auth', '/api/V1/auth/check-auth', '/api/v1/AUTH/check-auth', '/%61pi/v1/auth/check-auth']) expect((await client.get(path)).status, path).to.equal(404);
+      const document = await json(await fixture.client().get('/api/v1/openapi.json'));
+      const served: string[] = [];
+      for (const [template, operations] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
+        const path = template.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000').toUpperCase();
+        for (const method of Object.keys(operations).filter((name) => ['get', 'post', 'put', 'patch', 'delete'].includes(name))) {
+          const response = await fixture.client().fetch(path, { method: method.toUpperCase(), headers: { 'content-type': 'application/json' }, body: method === 'get' ? undefined : '{}' });
+          if (response.status !== 404) served.push(`${method.toUpperCase()} ${path} → ${response.status}`);
+        }
+      }
+      expect(served).to.deep.equal([]);
+      // the raw-body exception of Stripe's webhook follows the route, not a spelling of it
+      expect((await client.post('/API/V1/PAYMENTS/WEBHOOK', { id: 'evt_1' })).status).to.equal(404);
+    });
+
     it('the probes outside /api/ are not limited', async () => {
       const client = fixture.client();
       for (let request = 0; request < 6; request++) {

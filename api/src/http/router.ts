@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { Invalid } from '../shared/errors.ts';
+import { Invalid, InvalidInput } from '../shared/errors.ts';
 import { localizedIssueMessage, zodErrorMap, type MessageKey } from '../i18n/index.ts';
 import type { AppContext, AppState } from './state.ts';
 
@@ -42,13 +42,13 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   bodyType?: 'json' | 'form';
   responses: Record<number, ResponseSpec>;
   /**
-   * The route starts work or moves money: a request carrying an `Idempotency-Key` header runs
-   * at most once per caller and key, and a retry with the same key and request gets the first
-   * response (docs/api-idempotency.md). Needs an authenticated caller (access other than 'public').
-   * `{ withheld: [...] }` names top-level response fields that are secrets shown once (an API
-   * key, a signing secret): they are never stored, and a replay answers them as null.
+   * Every POST with a caller (access other than 'public') takes an `Idempotency-Key`: a request
+   * carrying one runs at most once per caller and key, and a retry with the same key and request
+   * gets the first response (docs/api-idempotency.md); any other request carrying the header is
+   * refused (400). `{ withheld: [...] }` names top-level response fields that are secrets shown
+   * once (an API key, a signing secret): they are never stored, and a replay answers them as null.
    */
-  idempotent?: boolean | IdempotentOptions;
+  idempotent?: IdempotentOptions;
   handler: (
     ctx: AppContext,
     input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B> },
@@ -81,7 +81,9 @@ const empty = z.object({});
  * query and body with the same zod schemas that describe them.
  */
 export class ApiRouter {
-  readonly koa = new Router<AppState>();
+  // Paths are matched in their exact letter case: every middleware that looks at ctx.path (the
+  // per-address limit on /api/, the Stripe webhook's raw body) then sees the path the route has.
+  readonly koa = new Router<AppState>({ sensitive: true });
   readonly registry = new OpenAPIRegistry();
   readonly #guards: Guards;
   readonly #idempotency: IdempotentRequests | undefined;
@@ -94,10 +96,10 @@ export class ApiRouter {
   add<P extends AnyObject = typeof empty, Q extends AnyObject = typeof empty, B extends z.ZodType = z.ZodUndefined>(
     spec: RouteSpec<P, Q, B>,
   ): void {
-    const idempotency = spec.idempotent ? this.#idempotency : undefined;
-    const idempotentOptions = typeof spec.idempotent === 'object' ? spec.idempotent : {};
-    if (spec.idempotent && (!idempotency || spec.access === 'public')) {
-      throw new Error(`${spec.method.toUpperCase()} ${spec.path} is idempotent: it needs a caller and a router built with idempotent requests`);
+    const idempotency = takesIdempotencyKey(spec) ? this.#idempotency : undefined;
+    const idempotentOptions = spec.idempotent ?? {};
+    if (spec.idempotent && !takesIdempotencyKey(spec)) {
+      throw new Error(`${spec.method.toUpperCase()} ${spec.path} withholds fields of idempotent replays: only a POST with a caller takes an Idempotency-Key`);
     }
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const template = spec.path;
@@ -109,7 +111,9 @@ export class ApiRouter {
     ];
     if (spec.access !== 'public') middleware.push(this.#guards[spec.access]);
     middleware.push(async (ctx) => {
-      // a malformed key is refused before anything else; a body failing validation is refused before the key is used (nothing was carried out)
+      // a malformed key is refused before anything else, as is a key where none is taken (never silently ignored);
+      // a body failing validation is refused before the key is used (nothing was carried out)
+      if (!idempotency && ctx.get(IDEMPOTENCY_KEY_HEADER) !== '') throw InvalidInput('idempotency.not_taken', { code: 'IdempotencyKeyNotTaken' });
       const key = idempotency?.keyOf(ctx);
       const locale = ctx.state.locale;
       // a route without path parameters has none to check; a query string is checked even where none is taken
@@ -242,6 +246,7 @@ function impliedResponses(spec: { method: Method; path: string; access: Access; 
   if (forbidden.length > 0) implied[403] = forbidden.join('; or: ');
   if (spec.params) implied[404] = 'Nothing of the caller\'s at this address';
   implied[422] = 'The path, query or body failed validation (code ValidationError, with `errors`)';
+  if (!takesIdempotencyKey(spec)) implied[400] = [implied[400], 'An Idempotency-Key header, which only a POST with a caller takes (code IdempotencyKeyNotTaken)'].filter(Boolean).join('; or: ');
   if (spec.path.startsWith('/api/')) implied[429] = 'Too many requests from this address or API key (RATE_LIMIT_PER_IP, RATE_LIMIT_PER_API_KEY) or of this kind; Retry-After says when to try again';
   return implied;
 }
@@ -254,6 +259,11 @@ function securityOf(spec: { method: Method; access: Access }): RouteConfig['secu
   if (spec.access === 'public') return [];
   const session: Record<string, string[]> = MUTATING_METHODS.has(spec.method) ? { session: [], csrf: [] } : { session: [] };
   return spec.access === 'session-only' ? [session] : [session, { apiKey: [] }];
+}
+
+/** Whether a route takes an Idempotency-Key: every POST with a caller (keys are per user). */
+function takesIdempotencyKey(spec: { method: Method; access: Access }): boolean {
+  return spec.method === 'post' && spec.access !== 'public';
 }
 
 function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): RouteConfig {
@@ -272,17 +282,18 @@ function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
     else if (COMBINED_STATUSES.has(Number(status))) listed[Number(status)] = { ...own, description: `${own.description}; or: ${description}` };
   }
   const responses: RouteConfig['responses'] = {};
-  const declared = spec.idempotent ? withIdempotencyAnswers(listed) : listed;
+  const idempotent = takesIdempotencyKey(spec);
+  const declared = idempotent ? withIdempotencyAnswers(listed) : listed;
   for (const [status, response] of Object.entries(declared)) {
     // An error answer without a body of its own is the error middleware's `{ detail, ... }`; a media type without a schema (an event stream) is still declared.
     const schema = response.schema ?? (Number(status) >= 400 ? ErrorBody : response.contentType ? z.string() : undefined);
-    const headers = headersOf(Number(status), spec.path.startsWith('/api/'), spec.idempotent !== undefined && spec.idempotent !== false);
+    const headers = headersOf(Number(status), spec.path.startsWith('/api/'), idempotent);
     const withHeaders = headers ? { headers } : {};
     responses[status] = schema
       ? { description: response.description, ...withHeaders, content: { [response.contentType ?? 'application/json']: { schema } } }
       : { description: response.description, ...withHeaders };
   }
-  if (spec.idempotent) request.headers = IdempotencyKeyParameter;
+  if (idempotent) request.headers = IdempotencyKeyParameter;
   responses.default = { description: 'An unexpected failure (5xx, with support_id)', content: { 'application/json': { schema: ErrorBody } } };
   return {
     method: spec.method,
