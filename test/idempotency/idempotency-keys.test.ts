@@ -329,34 +329,53 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
     expect(await count('select count(*) as count from media_files where uploader_id = ?', [user.user.id])).to.equal(1);
   });
 
-  it('the OpenAPI document names the Idempotency-Key header on every idempotent operation, and on no other', async () => {
+  it('the OpenAPI document names the Idempotency-Key header on every POST with a caller, and on no other operation (which declares the 400 it gets)', async () => {
     const document = await json(await app.fetch('/api/v1/openapi.json'));
-    const keyed = new Set<string>();
-    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, { parameters?: { in: string; name: string }[] }>>)) {
+    const keyed: string[] = [];
+    const expected: string[] = [];
+    type Operation = { parameters?: { in: string; name: string }[]; security?: unknown[]; responses: Record<string, { description: string }> };
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
       for (const [method, operation] of Object.entries(operations)) {
-        if (operation.parameters?.some((parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key')) keyed.add(`${method.toUpperCase()} ${path}`);
+        const name = `${method.toUpperCase()} ${path}`;
+        if (operation.parameters?.some((parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key')) keyed.push(name);
+        if (method === 'post' && (operation.security?.length ?? 0) > 0) expected.push(name);
+        else expect(operation.responses['400']?.description, name).to.match(/IdempotencyKeyNotTaken/);
       }
     }
-    expect([...keyed].sort()).to.deep.equal(
-      [
-        'POST /api/v1/projects/{project_uuid}/analyze',
-        'POST /api/v1/projects/{project_uuid}/exports/',
-        'POST /api/v1/media/{media_item_id}/edit',
-        'POST /api/v1/media/presign',
-        'POST /api/v1/media/{media_file_id}/confirm',
-        'POST /api/v1/media/multipart/initiate',
-        'POST /api/v1/media/multipart/complete',
-        'POST /api/v1/media/videohost',
-        'POST /api/v1/payments/checkout',
-        'POST /api/v1/payments/subscription/confirm-upgrade',
-        'POST /api/v1/payments/subscription/schedule-downgrade',
-        'POST /api/v1/users/me/api-keys',
-        'POST /api/v1/users/me/webhooks',
-      ].sort(),
-    );
+    expect(keyed.sort()).to.deep.equal(expected.sort());
+    expect(keyed).to.include.members(['POST /api/v1/projects/', 'POST /api/v1/media/presign', 'POST /api/v1/users/me/webhooks/{webhook_id}/rotate-secret']);
+    expect(keyed).to.not.include.members(['POST /api/v1/auth/login', 'POST /api/v1/users/', 'POST /api/v1/payments/webhook']);
     const presign = document.paths['/api/v1/media/presign'].post;
     expect(presign.responses['201'].headers).to.have.property('Idempotent-Replayed');
     expect(presign.responses['422'].description).to.match(/Idempotency-Key was already used/);
+  });
+
+  it('attack: a retried POST outside the former list (POST /api/v1/projects/) made two projects: the same key and body now answer the first project, another body is 422', async () => {
+    const user = await signUpAndLogin(app);
+    const first = await user.client.post('/api/v1/projects/', { name: 'Retried' }, keyed('project-once'));
+    const again = await user.client.post('/api/v1/projects/', { name: 'Retried' }, keyed('project-once'));
+    expect([first.status, again.status]).to.deep.equal([201, 201]);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect((await json(again)).uuid).to.equal((await json(first)).uuid);
+    const other = await user.client.post('/api/v1/projects/', { name: 'Another' }, keyed('project-once'));
+    expect(other.status).to.equal(422);
+    expect((await json(other)).code).to.equal('IdempotencyKeyReused');
+    expect(await count("select count(*) as count from projects where user_id = ? and name in ('Retried', 'Another')", [user.user.id])).to.equal(1);
+  });
+
+  it('attack: a key where none is taken (a public POST, a GET, a PATCH) is refused with 400 IdempotencyKeyNotTaken, never silently ignored; nothing is done', async () => {
+    const user = await signUpAndLogin(app);
+    const signup = await app.fetch('/api/v1/users/', { method: 'POST', headers: { 'content-type': 'application/json', 'Idempotency-Key': 'k1' }, body: JSON.stringify({ name: 'N', username: `u${randomBytes(4).toString('hex')}`, email: `${randomUUID()}@example.com`, password: 'correct horse battery' }) });
+    expect(signup.status).to.equal(400);
+    expect((await json(signup)).code).to.equal('IdempotencyKeyNotTaken');
+    const list = await user.client.get('/api/v1/projects/', keyed('k2'));
+    expect(list.status).to.equal(400);
+    expect((await json(list)).detail).to.match(/only a POST/);
+    const endpoint = await json(await user.client.post('/api/v1/users/me/webhooks', { url: 'https://93.184.215.14/in', event_types: ['media.ready'] }));
+    const patched = await user.client.patch(`/api/v1/users/me/webhooks/${endpoint.id}`, { description: 'Renamed' }, keyed('k3'));
+    expect(patched.status).to.equal(400);
+    expect((await json(patched)).code).to.equal('IdempotencyKeyNotTaken');
+    expect((await json(await user.client.get(`/api/v1/users/me/webhooks/${endpoint.id}`))).description).to.not.equal('Renamed');
   });
 });
 
@@ -367,14 +386,14 @@ describe('idempotency keys: any path the first request takes, and several api re
 
   /** Purpose-built idempotent routes: one that fails with an unexpected error once, one that throws a 4xx, one with a large answer. */
   function extend(router: ApiRouter): void {
-    const route = (name: string, handler: Parameters<ApiRouter['add']>[0]['handler'], idempotent: Parameters<ApiRouter['add']>[0]['idempotent'] = true) =>
+    const route = (name: string, handler: Parameters<ApiRouter['add']>[0]['handler'], idempotent?: Parameters<ApiRouter['add']>[0]['idempotent']) =>
       router.add({
         method: 'post',
         path: `/api/v1/test-idempotency/${name}`,
         summary: name,
         tags: ['test'],
         access: 'session',
-        idempotent,
+        ...(idempotent ? { idempotent } : {}),
         responses: { 200: { description: 'done' } },
         handler: async (ctx, input) => {
           calls[name] = (calls[name] ?? 0) + 1;

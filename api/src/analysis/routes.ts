@@ -20,7 +20,6 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
     summary: "Queues the project's analysis: transcript, silences, false starts and fillers. Returns at once with status analyzing; progress on the project stream.",
     tags: ['analysis'],
     access: 'session',
-    idempotent: true,
     params: ProjectUuidParams,
     body: AnalyzeBody,
     responses: {

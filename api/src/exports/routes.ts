@@ -19,7 +19,6 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
     summary: 'Renders the project into a video; answers at once (status queued) and reports export_started, export_progress (5, 30, 85) and export_complete or export_failed on the project stream.',
     tags,
     access: 'session',
-    idempotent: true,
     params: ProjectUuidParams,
     body: ExportCreate,
     responses: {

@@ -60,7 +60,6 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
     summary: 'A Free or trial user starts a paid plan: answers the Stripe Checkout address; the plan starts when Stripe confirms payment (webhook).',
     tags: plans,
     access: 'session',
-    idempotent: true,
     body: PriceRequest,
     responses: { 200: { description: 'The Checkout session address', schema: CheckoutSessionRead }, 409: { description: 'A paid plan is already active' }, 422: priceErrors[422], 503: priceErrors[503] },
     handler: async (ctx, { body }) => {
@@ -93,7 +92,6 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
       summary,
       tags: plans,
       access: 'session',
-      idempotent: true,
       body: PriceRequest,
       responses: { ...responses, ...priceErrors },
       handler: async (ctx, { body }) => {

@@ -104,6 +104,8 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: 'Replaces the signing secret; for 24 hours deliveries carry a signature by the old secret too.',
     tags,
     access: 'session',
+    // the new secret is shown once: a replay of the rotation answers it as null
+    idempotent: { withheld: ['secret'] },
     params: EndpointParams,
     responses: { 200: { description: 'The endpoint with its new secret', schema: WebhookEndpointWithSecret }, ...notFound },
     handler: async (ctx, { params }) => {

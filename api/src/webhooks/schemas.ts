@@ -31,7 +31,7 @@ export const WebhookEndpointRead = z
   .meta({ id: 'WebhookEndpoint' });
 
 export const WebhookEndpointWithSecret = WebhookEndpointRead.extend({
-  secret: z.string().nullable().describe('The signing secret (`whsec_` + base64), shown only here and after a rotation; null only in a replay of an Idempotency-Key creation (the secret is never kept for replays).'),
+  secret: z.string().nullable().describe('The signing secret (`whsec_` + base64), shown only here and after a rotation; null only in a replay of an Idempotency-Key creation or rotation (the secret is never kept for replays).'),
 }).meta({ id: 'WebhookEndpointWithSecret' });
 
 export const WebhookDeliveryRead = z

@@ -10,7 +10,6 @@ export function registerMediaImportRoutes(router: ApiRouter, imports: MediaImpor
     summary: 'Imports an external (Mux) video: metadata now, the download and processing as a job; reuses a file with the same external id.',
     tags: ['media'],
     access: 'superuser',
-    idempotent: true,
     body: ImportRequest,
     responses: {
       202: { description: 'Queued, or deduplicated onto the existing file (no new download)', schema: ImportAccepted },

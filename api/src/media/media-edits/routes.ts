@@ -13,7 +13,6 @@ export function registerMediaEditRoutes(router: ApiRouter, edits: MediaEditServi
     summary: 'Trims, cuts or extracts the audio of a library item as a job; the edited item is pending, then uploaded (media_ready).',
     tags: ['media'],
     access: 'session',
-    idempotent: true,
     params: MediaItemParams,
     body: EditRequest,
     responses: {
