@@ -11,8 +11,11 @@ export interface ReceivedWebhook {
   at: number;
 }
 
-/** How the receiver answers a request: a status, a redirect, or never. */
-export type Answer = { status: number; location?: string } | 'hang';
+/**
+ * How the receiver answers a request: a status, a redirect, or never; `delayMs` answers
+ * that much later, `endlessBody` sends a body that never ends (until the client goes).
+ */
+export type Answer = { status: number; location?: string; delayMs?: number; endlessBody?: boolean } | 'hang';
 
 /**
  * A real HTTP server on loopback that keeps every request it gets and answers as the test
@@ -20,6 +23,9 @@ export type Answer = { status: number; location?: string } | 'hang';
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
+  /** Bytes of response bodies written so far, and how many of those responses the client closed. */
+  bodyBytesSent = 0;
+  bodiesClosed = 0;
   answer: (request: ReceivedWebhook, index: number) => Answer = () => ({ status: 200 });
   readonly #server: Server;
   readonly #hanging = new Set<ServerResponse>();
@@ -37,10 +43,30 @@ export class WebhookReceiver {
           response.on('close', () => this.#hanging.delete(response));
           return;
         }
-        response.writeHead(answer.status, answer.location ? { location: answer.location } : {});
-        response.end('ok');
+        this.#hanging.add(response);
+        response.on('close', () => this.#hanging.delete(response));
+        setTimeout(() => this.#respond(response, answer), answer.delayMs ?? 0);
       });
     });
+  }
+
+  #respond(response: ServerResponse, answer: Exclude<Answer, 'hang'>): void {
+    if (response.destroyed) return;
+    response.writeHead(answer.status, answer.location ? { location: answer.location } : {});
+    if (!answer.endlessBody) {
+      response.end('ok');
+      return;
+    }
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const pump = () => {
+      while (!response.destroyed && response.write(chunk)) this.bodyBytesSent += chunk.length;
+      if (!response.destroyed) {
+        this.bodyBytesSent += chunk.length;
+        response.once('drain', pump);
+      }
+    };
+    response.on('close', () => this.bodiesClosed++);
+    pump();
   }
 
   static async start(): Promise<WebhookReceiver> {

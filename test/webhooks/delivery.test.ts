@@ -229,6 +229,64 @@ describe('webhook delivery (real clock)', () => {
   });
 });
 
+describe('webhook delivery: fair among users, bounded by the status (issue 41 M2, L2)', () => {
+  const TIMEOUT_MS = 1500;
+  let app: TestApp;
+  const receivers: WebhookReceiver[] = [];
+  const receiver = async () => {
+    const started = await WebhookReceiver.start();
+    receivers.push(started);
+    return started;
+  };
+
+  before(async () => {
+    app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_CONCURRENCY: '8' });
+  });
+  after(async () => {
+    await app.close();
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  it('attack: one user\'s 8 slow endpoints with 40 deliveries queued delay another user\'s delivery by at most one timeout', async function () {
+    this.timeout(60_000);
+    const [flooder, other] = await Promise.all([signUpAndLogin(app), signUpAndLogin(app)]);
+    // answers just inside the timeout: never failing, so never disabled
+    const slow = await receiver();
+    slow.answer = () => ({ status: 200, delayMs: TIMEOUT_MS - 300 });
+    for (let i = 0; i < 8; i++) await register(flooder, slow.url());
+    for (let i = 0; i < 5; i++) await grantMinutes(app, flooder, `flood-${i}`);
+    await slow.waitFor(8);
+    const fast = await receiver();
+    await register(other, fast.url());
+    const sent = Date.now();
+    await grantMinutes(app, other, 'waiting-behind-the-flood');
+    const [got] = await fast.waitFor(1, 20_000);
+    const delay = got!.at - sent;
+    // one timeout for a slot to free, a poll and some slack; before, it waited for the whole queue (about 5 × 1.2 s)
+    expect(delay, `delivered after ${delay} ms`).to.be.below(TIMEOUT_MS + 700);
+    expect(slow.received.length, 'the flooder\'s queue was not yet drained').to.be.below(40);
+    await slow.waitFor(40, 30_000);
+  });
+
+  it('attack: a receiver answering 200 with an endless body: the attempt succeeds on the status and the body is not read', async function () {
+    this.timeout(30_000);
+    const user = await signUpAndLogin(app);
+    const target = await receiver();
+    target.answer = () => ({ status: 200, endlessBody: true });
+    const endpoint = await register(user, target.url());
+    await grantMinutes(app, user, 'endless-body');
+    const [delivery] = await eventually(async () => {
+      const rows = await deliveriesOf(app, endpoint.id);
+      return rows[0]?.attempts === 1 ? rows : undefined;
+    }, 'the attempt recorded');
+    expect(delivery).to.deep.include({ status: 'succeeded', responseStatus: 200, lastError: null });
+    expect(delivery!.latencyMs).to.be.below(TIMEOUT_MS);
+    await eventually(async () => (target.bodiesClosed === 1 ? true : undefined), 'the worker closed the response');
+    // what the sockets' buffers took before the close, not the body: a few MiB at most
+    expect(target.bodyBytesSent, `${target.bodyBytesSent} bytes sent`).to.be.below(16 * 1024 * 1024);
+  });
+});
+
 describe('webhook delivery (driven clock)', () => {
   let app: TestApp;
   let sink: SmtpSink;

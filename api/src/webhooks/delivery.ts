@@ -68,8 +68,9 @@ class Stopped extends Error {}
  * LOCKED` and leased (timeout + 30 s), so several api replicas never send one row at once
  * and a worker that dies mid-attempt leaves the row to be claimed again when its lease
  * ends. One delivery per endpoint is in flight (across replicas through the lease, bar two claims in the same instant),
- * endpoints are served oldest-due first, and each request is bounded by the timeout, so a
- * slow receiver holds one slot and never the others. Redirects are not followed (3xx fails).
+ * users take turns (the one with fewest deliveries in flight first, then oldest due), and each
+ * request is bounded by the timeout, so slow receivers hold the slots of their own user and
+ * another user's delivery waits at most one timeout for a slot. Redirects are not followed (3xx fails).
  */
 export class WebhookDeliveryWorker {
   readonly #o: WebhookDeliveryOptions;
@@ -135,7 +136,12 @@ export class WebhookDeliveryWorker {
     }
   }
 
-  /** Up to `limit` due deliveries, the oldest due of each endpoint with none in flight, leased to this worker. */
+  /**
+   * Up to `limit` due deliveries, the oldest due of each endpoint with none in flight, leased
+   * to this worker, shared fairly among users: each user's candidates take turns counted
+   * from the deliveries that user already has in flight (on any replica), so a user whose
+   * slow receivers fill every slot gets the next free slot only when no other user waits.
+   */
   async #claim(limit: number): Promise<Claimed[]> {
     const now = this.#o.clock.now();
     const leaseUntil = new Date(now.getTime() + this.#leaseMs);
@@ -144,17 +150,23 @@ export class WebhookDeliveryWorker {
         `update webhook_deliveries d set lease_until = ?
            from webhook_endpoints e
           where e.id = d.endpoint_id and d.id in (
-            select id from webhook_deliveries where id in (
-              select distinct on (c.endpoint_id) c.id
-                from webhook_deliveries c join webhook_endpoints ce on ce.id = c.endpoint_id
-               where c.status = 'pending' and ce.enabled and c.next_attempt_at <= ? and (c.lease_until is null or c.lease_until <= ?)
-                 and not exists (select 1 from webhook_deliveries busy where busy.endpoint_id = c.endpoint_id and busy.status = 'pending' and busy.lease_until > ?)
-               order by c.endpoint_id, c.next_attempt_at, c.created_at, c.id)
+            select w.id from webhook_deliveries w join (
+              select head.id, head.next_attempt_at,
+                     row_number() over (partition by head.user_id order by head.next_attempt_at, head.created_at, head.id)
+                       + (select count(*) from webhook_deliveries busy join webhook_endpoints be on be.id = busy.endpoint_id
+                           where be.user_id = head.user_id and busy.status = 'pending' and busy.lease_until > ?) as turn
+                from (
+                  select distinct on (c.endpoint_id) c.id, c.next_attempt_at, c.created_at, ce.user_id
+                    from webhook_deliveries c join webhook_endpoints ce on ce.id = c.endpoint_id
+                   where c.status = 'pending' and ce.enabled and c.next_attempt_at <= ? and (c.lease_until is null or c.lease_until <= ?)
+                     and not exists (select 1 from webhook_deliveries busy where busy.endpoint_id = c.endpoint_id and busy.status = 'pending' and busy.lease_until > ?)
+                   order by c.endpoint_id, c.next_attempt_at, c.created_at, c.id) head
+            ) fair on fair.id = w.id
               -- rechecked on the row's latest version when another worker claimed it meanwhile (the subquery's snapshot is older)
-              and status = 'pending' and (lease_until is null or lease_until <= ?)
-            order by next_attempt_at, id limit ? for update skip locked)
+              where w.status = 'pending' and (w.lease_until is null or w.lease_until <= ?)
+            order by fair.turn, fair.next_attempt_at, w.id limit ? for update of w skip locked)
         returning d.id, d.message_id, d.payload, d.attempts, d.schedule_step, d.lease_until, e.id as endpoint_id, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at`,
-        [leaseUntil, now, now, now, now, limit],
+        [leaseUntil, now, now, now, now, now, limit],
       ),
     );
   }
@@ -178,7 +190,7 @@ export class WebhookDeliveryWorker {
     await this.#record(row, attempt).catch((error: unknown) => this.#o.logger.warn({ err: error, delivery_id: row.id }, 'recording a webhook attempt failed; the delivery is tried again after its lease'));
   }
 
-  /** POSTs the payload; the status code, or an error (timeout, refused target, network). The response body is drained, never kept. */
+  /** POSTs the payload; the status code, or an error (timeout, refused target, network). The response body is not read: the status decides. */
   #post(url: URL, body: string, headers: Record<string, string>): Promise<number> {
     const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
@@ -191,9 +203,9 @@ export class WebhookDeliveryWorker {
       this.#requests.add(request);
       const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${this.#o.timeoutMs} ms`)), this.#o.timeoutMs);
       request.on('response', (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode ?? 0));
-        response.on('error', reject);
+        // the status is the whole answer: the body is never read, the connection (never reused: no agent) is closed at once
+        resolve(response.statusCode ?? 0);
+        response.destroy();
       });
       request.on('error', reject);
       request.on('close', () => {
