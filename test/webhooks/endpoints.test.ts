@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { WebhookDelivery, WebhookEndpoint } from '../../api/src/webhooks/entities.ts';
-import type { Resolver } from '../../api/src/webhooks/targets.ts';
+import { refusedAddress, type Resolver } from '../../api/src/webhooks/targets.ts';
 import { webhookEventTypes } from '../../api/src/webhooks/payloads.ts';
 
 const WEBHOOKS = '/api/v1/users/me/webhooks';
@@ -124,7 +124,13 @@ describe('webhook targets: private addresses refused at registration (WEBHOOK_AL
   let user: SignedIn;
 
   before(async () => {
-    const resolver = tableResolver({ 'public.example': ['93.184.215.14'], 'internal.example': ['93.184.215.14', '192.168.1.10'], 'meta.example': ['169.254.169.254'] });
+    const resolver = tableResolver({
+      'public.example': ['93.184.215.14'],
+      'internal.example': ['93.184.215.14', '192.168.1.10'],
+      'meta.example': ['169.254.169.254'],
+      'compatible.example': ['::a9fe:a9fe'],
+      'public6.example': ['2606:4700:4700::1111'],
+    });
     app = await startTestApp({}, { webhookResolver: resolver });
     user = await signUpAndLogin(app);
   });
@@ -149,6 +155,10 @@ describe('webhook targets: private addresses refused at registration (WEBHOOK_AL
     'http://meta.example/',
     'http://nowhere.example/',
     'http://user:pass@public.example/',
+    // attack (issue 41 L1): IPv4-compatible IPv6 (::/96) carrying loopback and the metadata address
+    'http://[::127.0.0.1]/',
+    'http://[::a9fe:a9fe]/',
+    'http://compatible.example/',
   ];
 
   for (const url of refusedTargets) {
@@ -158,6 +168,24 @@ describe('webhook targets: private addresses refused at registration (WEBHOOK_AL
       expect(await json(response)).to.include({ code: 'WebhookTargetRefused' });
     });
   }
+
+  it('a global unicast address by name or literal, IPv4 or IPv6 → 201', async () => {
+    for (const url of ['http://[2606:4700:4700::1111]/hooks', 'https://public6.example/hooks', 'http://93.184.215.14/hooks']) {
+      const response = await user.client.post(WEBHOOKS, { url, event_types: ['media.ready'] });
+      expect(response.status, url).to.equal(201);
+      await user.client.delete(`${WEBHOOKS}/${(await json(response)).id}`);
+    }
+  });
+
+  it('attack: IPv4 embedded in IPv6 in any form, and every IPv6 address outside 2000::/3, is refused; only global unicast passes', () => {
+    const refused = [
+      '::127.0.0.1', '::a9fe:a9fe', '::0808:0808', '::ffff:8.8.8.8', '::ffff:127.0.0.1', '::ffff:0:7f00:1', '64:ff9b::7f00:1', '64:ff9b:1::a9fe:a9fe',
+      '2002:7f00:1::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:db8::1', '2001:2::1', '100::1', 'fec0::1', 'fc00::1', 'fe80::1', 'ff02::1', '::1', '::', '4000::1', 'e000::1',
+      '0.0.0.0', '127.0.0.1', '10.1.2.3', '172.31.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '192.0.0.8', '192.0.2.1', '198.18.0.1', '198.51.100.1', '203.0.113.1', '224.0.0.1', '240.0.0.1', '255.255.255.255',
+    ];
+    for (const address of refused) expect(refusedAddress(address), address).to.be.a('string');
+    for (const address of ['8.8.8.8', '93.184.215.14', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e']) expect(refusedAddress(address), address).to.equal(undefined);
+  });
 
   it('a name that resolves only to public addresses → 201; changing it to a private one → 422', async () => {
     const created = await user.client.post(WEBHOOKS, { url: 'https://public.example/hooks', event_types: ['media.ready'] });

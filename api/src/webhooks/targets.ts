@@ -3,20 +3,30 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Where webhooks may go. Only public unicast addresses: loopback, private (RFC 1918),
- * link-local (the cloud metadata address 169.254.169.254 among them), CGNAT, unique-local
- * IPv6, multicast, reserved and IPv4 embedded in IPv6 (mapped, 6to4, Teredo, NAT64) are
- * refused unless `allowPrivate` (WEBHOOK_ALLOW_PRIVATE_TARGETS) is set. The address is
- * checked at registration and again on every connection, after DNS resolution, so a name
- * that later resolves to an internal address (DNS rebinding) is refused too.
+ * Where webhooks may go: only global unicast addresses. An IPv4 address must be plain
+ * unicast (not loopback, private RFC 1918, link-local — the cloud metadata address
+ * 169.254.169.254 among them —, CGNAT, multicast, broadcast, reserved or documentation);
+ * an IPv6 address must lie in the global unicast block 2000::/3 and outside its special
+ * ranges (6to4, Teredo, NAT64, documentation, benchmarking, ORCHID…), so every form of IPv4
+ * embedded in IPv6 (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, translated) and every
+ * local IPv6 range is refused by the same rule, unless `allowPrivate`
+ * (WEBHOOK_ALLOW_PRIVATE_TARGETS) is set. The address is checked at registration and again
+ * on every connection, after DNS resolution, so a name that later resolves to an internal
+ * address (DNS rebinding) is refused too.
  */
 export class TargetRefused extends Error {}
+
+// IANA's global unicast block; everything else in the IPv6 space is local, special or unassigned.
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
 /** Why `address` may not be a target, or undefined when it may. */
 export function refusedAddress(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'not an IP address';
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && !(parsed as ipaddr.IPv6).match(IPV6_GLOBAL_UNICAST)) {
+    const range = parsed.range();
+    return range === 'unicast' ? 'outside global unicast (2000::/3)' : range;
+  }
   const range = parsed.range();
   return range === 'unicast' ? undefined : range;
 }
