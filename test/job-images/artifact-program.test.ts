@@ -382,6 +382,15 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
       expect(run.ffmpegRuns, 'nothing decoded it').to.deep.equal([]);
     });
 
+    it('attack: an 8192×8192 H.264 upload (ffprobe cannot open its decoder at all) fails with the megapixel limit, not as "corrupt"', async () => {
+      const big = join(dir, 'huge-h264.mp4');
+      await runFfmpeg(['-f', 'lavfi', '-i', 'color=c=black:s=8192x8192:r=5:d=0.2', '-c:v', 'libx264', '-preset', 'ultrafast', big]);
+      const run = await runArtifact('huge-h264', big, 'video/mp4');
+      expectFailure(run, 'The picture is 8192×8192 pixels; at most 40 megapixels can be processed');
+      expect(run.error).to.deep.include({ code: 'media.too_many_pixels', params: { width: 8192, height: 8192, max_megapixels: 40 } });
+      expect(run.ffmpegRuns, 'nothing decoded it').to.deep.equal([]);
+    });
+
     it('truncated upload of a faststart MP4 (index complete, data cut)', async () => {
       const whole = await makeVideo(dir, 'faststart.mp4', { seconds: 4, faststart: true });
       const run = await runArtifact('truncated', await makeTruncatedCopy(whole, dir, 'cut-faststart.mp4', 0.6), 'video/mp4');

@@ -303,6 +303,8 @@ export async function probeSource(tools: MediaTools, source: string, key: string
     });
   } catch (error) {
     if (!(error instanceof MediaToolError)) throw error;
+    // a decoder that cannot open a picture over the cap (H.264) fails the whole probe: the size is still the reason
+    if (oversized) checkPictureSize(oversized.width, oversized.height);
     const stderr = error.stderrTail.join('\n');
     if (stderr.includes('moov atom not found')) {
       throw new JobFailure(
