@@ -283,6 +283,38 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     expect(edl.unexpressed.join(' ')).to.match(/whole frames per second/);
   });
 
+  it('attack: CR/LF in an edit\'s reason, in media_root and in a caption line write no line of their own into the EDL, SRT or WebVTT', async () => {
+    const { projectId } = await projectWithVideo(user, { seconds: 4, fps: 25 });
+    const fakeEvent = '\r\n099  AX001    V     C        00:00:00:00 00:00:01:00 00:00:00:00 00:00:01:00\r\n';
+    await analyse(user, projectId, wordsFrom(0, 6, 3), [{ type: 'silence', start_ms: 1000, end_ms: 1600, active: true, reason: `pause${fakeEvent}` }]);
+    const clean = (await timeline(user, projectId, 'format=edl&source_ref=path&media_root=/media')).content;
+    const attacked = (await timeline(user, projectId, `format=edl&source_ref=path&media_root=${encodeURIComponent(`/media${fakeEvent}\u2028\u0085`)}`)).content;
+    const eventLines = (edl: string) => edl.split('\r\n').filter((line) => /^\d{3} /.test(line));
+    expect(eventLines(attacked)).to.deep.equal(eventLines(clean)).and.to.have.lengthOf(4);
+    // every line is a title, a comment, an event or blank; none holds a control character
+    for (const line of attacked.split('\r\n')) {
+      expect(line).to.match(/^(TITLE: |FCM: |\* |\d{3} {2}|$)/);
+      expect(line).not.to.match(/[\p{Cc}\u2028\u2029]/u);
+    }
+
+    expect((await user.client.post(`/api/v1/projects/${projectId}/caption-lines/generate`)).status).to.equal(200);
+    const lines = (await json(await user.client.get(`/api/v1/projects/${projectId}/caption-lines`))).data as { uuid: string }[];
+    expect(lines.length).to.be.greaterThan(1);
+    const patched = await user.client.patch(`/api/v1/caption-lines/${lines[0]!.uuid}`, { text: 'hello\n\n9\n00:00:00,000 --> 00:00:09,000\rinjected\u2028cue\u000bhere' });
+    expect(patched.status, await patched.clone().text()).to.equal(200);
+    for (const format of ['srt', 'vtt']) {
+      const response = await user.client.get(`/api/v1/projects/${projectId}/captions?format=${format}`);
+      expect(response.status, await response.clone().text()).to.equal(200);
+      const text = await response.text();
+      const file = join(dir, `injected.${format}`);
+      await writeFile(file, text);
+      const { stdout } = await run('ffprobe', ['-v', 'error', '-f', format === 'srt' ? 'srt' : 'webvtt', '-show_packets', '-of', 'json', file]);
+      expect(JSON.parse(stdout).packets, format).to.have.lengthOf(lines.length);
+      expect(text.split('\n').filter((line) => line.includes('-->')), format).to.have.lengthOf(lines.length);
+      for (const control of ['\r', '\u000b', '\u2028']) expect(text).not.to.include(control);
+    }
+  });
+
   it('video and audio on their own tracks; every cut edit a marker with its type and reason, applied and offered alike', async () => {
     const { projectId } = await projectWithVideo(user, { seconds: 4, fps: 25 });
     await analyse(user, projectId, wordsFrom(0, 6), [

@@ -3,6 +3,7 @@
  * 1.10, FCP 7 XML (xmeml v4), MLT XML, CMX 3600 EDL and OpenTimelineIO JSON. Each writer
  * returns the file and what of the document the format cannot hold. Pure.
  */
+import { oneLine } from './line-text.ts';
 import { markerLabel, markerNote, msOf, type DocClip, type InterchangeDocument, type Rational } from './document.ts';
 
 export const timelineFormats = ['fcpxml', 'xmeml', 'mlt', 'edl', 'otio'] as const;
@@ -31,7 +32,7 @@ export function writeTimeline(format: TimelineFormat, doc: InterchangeDocument):
   }
 }
 
-const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const xml = (text: string) => oneLine(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const mainClips = (doc: InterchangeDocument) => doc.clips.filter((clip) => clip.track === 'main');
 const overlayClips = (doc: InterchangeDocument) => doc.clips.filter((clip) => clip.track === 'overlay');
 /** The clips of each upper track, bottom up: the inserted assets', then the overlays' (a track only where it has clips). */
@@ -310,7 +311,7 @@ function edl(doc: InterchangeDocument): WrittenFile {
   if (overlayClips(doc).length > 0) unexpressed.push('CMX 3600 has one picture track: the overlay clips are left out.');
   if (doc.clips.some((clip) => clip.track === 'insert')) unexpressed.push('CMX 3600 has one picture track: the inserted assets are events on it, where they play, not on a track of their own.');
   if (doc.chapters.length > 0) unexpressed.push('Chapters are written as LOC comments.');
-  const lines = [`TITLE: ${doc.name.replace(/[\r\n]/g, ' ').slice(0, 70)}`, 'FCM: NON-DROP FRAME', ''];
+  const lines = [`TITLE: ${doc.name.slice(0, 70)}`, 'FCM: NON-DROP FRAME', ''];
   let event = 0;
   const events = doc.clips.filter((clip) => clip.track !== 'overlay').sort((a, b) => a.recordIn - b.recordIn);
   for (const clip of events) {
@@ -332,7 +333,8 @@ function edl(doc: InterchangeDocument): WrittenFile {
       lines.push('');
     }
   }
-  return { content: lines.join('\r\n'), mediaType: 'text/plain', extension: 'edl', unexpressed: [...unexpressed, 'Reel names are AX001… (CMX limits reels to 8 characters); each event names its file in a FROM CLIP NAME comment.'] };
+  // every line, whatever text it carries (a reason, a file name, media_root), stays one line: no text can write an event
+  return { content: lines.map(oneLine).join('\r\n'), mediaType: 'text/plain', extension: 'edl', unexpressed: [...unexpressed, 'Reel names are AX001… (CMX limits reels to 8 characters); each event names its file in a FROM CLIP NAME comment.'] };
 }
 
 // ---------------------------------------------------------------- OpenTimelineIO JSON

@@ -2,6 +2,7 @@
  * Files that travel beside the edited video, all in output time: SRT and WebVTT cues,
  * the word-level transcript, and YouTube chapters. Pure.
  */
+import { oneLine, textLines } from './line-text.ts';
 
 export interface OutputCue {
   outStartMs: number;
@@ -30,16 +31,19 @@ function clock(ms: number, separator: ',' | '.'): string {
   return `${String(hours).padStart(2, '0')}:${String(minutes).padStart(2, '0')}:${String(seconds).padStart(2, '0')}${separator}${String(millis).padStart(3, '0')}`;
 }
 
-/** Cue text on one or two lines, never a blank line (it would end the cue). */
-const cueText = (text: string) => text.replace(/\r?\n\s*\n/g, '\n').trim();
+/**
+ * Cue text on the lines the user gave it, never a blank line (it would end the cue), no
+ * control character, and no `-->` (a line holding one is a timing line: a cue of its own).
+ */
+const cueText = (text: string) => textLines(text).join('\n');
 
 export function srt(cues: readonly OutputCue[]): string {
-  return cues.map((cue, index) => `${index + 1}\n${clock(cue.outStartMs, ',')} --> ${clock(cue.outEndMs, ',')}\n${cueText(cue.text)}\n`).join('\n');
+  return cues.map((cue, index) => `${index + 1}\n${clock(cue.outStartMs, ',')} --> ${clock(cue.outEndMs, ',')}\n${cueText(cue.text.replace(/-->/g, '->'))}\n`).join('\n');
 }
 
 export function vtt(cues: readonly OutputCue[]): string {
-  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/-->/g, '--&gt;');
-  return `WEBVTT\n\n${cues.map((cue) => `${clock(cue.outStartMs, '.')} --> ${clock(cue.outEndMs, '.')}\n${escape(cueText(cue.text))}\n`).join('\n')}`;
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return `WEBVTT\n\n${cues.map((cue) => `${clock(cue.outStartMs, '.')} --> ${clock(cue.outEndMs, '.')}\n${cueText(escape(cue.text))}\n`).join('\n')}`;
 }
 
 export function wordsDocument(words: readonly OutputWord[], durationMs: number, language: string | null): string {
@@ -108,5 +112,5 @@ export function chapterList(chapters: readonly Chapter[], durationMs: number): s
     const hms = [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, seconds % 60];
     return durationMs >= 3_600_000 ? `${hms[0]}:${String(hms[1]).padStart(2, '0')}:${String(hms[2]).padStart(2, '0')}` : `${String(hms[1]).padStart(2, '0')}:${String(hms[2]).padStart(2, '0')}`;
   };
-  return chapters.map((chapter) => `${stamp(chapter.outMs)} ${chapter.title}\n`).join('');
+  return chapters.map((chapter) => `${stamp(chapter.outMs)} ${oneLine(chapter.title)}\n`).join('');
 }

@@ -56,9 +56,13 @@ export function assTime(ms: number): string {
   return `${hours}:${String(minutes).padStart(2, '0')}:${String(seconds).padStart(2, '0')}.${String(rest).padStart(2, '0')}`;
 }
 
-/** Caption text is plain text: braces would open override blocks, backslashes start tags, line breaks end the event. */
+/**
+ * Caption text is plain text: braces would open override blocks, backslashes start tags, and
+ * any control character or line separator (the api's `oneLine` rule, api/src/interchange/line-text.ts)
+ * could end the event line.
+ */
 export function assText(text: string): string {
-  return text.replace(/\\/g, '\u29F5').replace(/\{/g, '(').replace(/\}/g, ')').replace(/\s+/g, ' ').trim();
+  return text.replace(/\\/g, '\u29F5').replace(/\{/g, '(').replace(/\}/g, ')').replace(/[\s\p{Cc}]+/gu, ' ').trim();
 }
 
 function styleLine(frame: CaptionFrame): string {
