@@ -87,6 +87,23 @@ async function closedWithin(watched: Watched, limitMs: number): Promise<number> 
   }
 }
 
+/** `count` GET /healthz from `address`, each on a connection of its own: the status each got (0 when the connection was closed unanswered). */
+async function servedHealthz(app: TestApp, address: string, count: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let request = 0; request < count; request++) {
+    const watched = await open(app, address);
+    watched.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await closedWithin(watched, 5000);
+    statuses.push(Number(/^HTTP\/1\.1 (\d{3}) /.exec(watched.received)?.[1] ?? 0));
+  }
+  return statuses;
+}
+
+/** Connections the server holds now. */
+function countOpen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+}
+
 describe('idle and slow connections are closed (HTTP_*_TIMEOUT_MS, HTTP_MAX_CONNECTIONS)', () => {
   let app: Awaited<ReturnType<typeof startBoundedApp>>;
   before(async () => {
@@ -133,12 +150,26 @@ describe('idle and slow connections are closed (HTTP_*_TIMEOUT_MS, HTTP_MAX_CONN
     expect(client.received).to.match(/keep-alive/i);
   });
 
-  it('connections beyond HTTP_MAX_CONNECTIONS are closed at once, and the api answers again once silent ones are reaped', async () => {
-    const silent = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => open(app)));
+  it('at HTTP_MAX_CONNECTIONS a new connection takes the place of the one idle the longest; only when every connection is busy is it closed at once', async () => {
+    const silent: Watched[] = [];
+    for (let i = 0; i < MAX_CONNECTIONS; i++) silent.push(await open(app));
     const extra = await open(app);
-    expect(await closedWithin(extra, HEADERS_TIMEOUT_MS - 100)).to.be.below(HEADERS_TIMEOUT_MS - 100);
-    await Promise.all(silent.map((watched) => closedWithin(watched, HEADERS_TIMEOUT_MS + SLACK_MS)));
-    expect((await app.fetch('/healthz')).status).to.equal(200);
+    // the oldest silent one made room, at once (long before the headers timeout)
+    expect(await closedWithin(silent[0]!, HEADERS_TIMEOUT_MS - 100)).to.be.below(HEADERS_TIMEOUT_MS - 100);
+    extra.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await closedWithin(extra, 2000);
+    expect(extra.received).to.match(/^HTTP\/1\.1 200 /);
+    for (const watched of silent) watched.socket.destroy();
+    await eventually(async () => ((await countOpen(app.server)) === 0 ? true : undefined), 'every connection closed');
+
+    // every connection busy with a request whose body trickles in: a newcomer has no idle one to replace
+    const busy = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => open(app)));
+    for (const watched of busy) watched.socket.write('POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await open(app);
+    expect(await closedWithin(refused, 1000)).to.be.below(1000);
+    expect(refused.received).to.equal('');
+    for (const watched of busy) watched.socket.destroy();
   });
 
   it('an event stream that stays silent outlives every one of those timeouts, and still delivers', async () => {
@@ -194,6 +225,48 @@ describe('a crowd of streams, or one client address, cannot fill the server (iss
       expect(again.status).to.equal(200);
       streams.push(again);
     } finally {
+      for (const response of streams) await response.body?.cancel();
+      await app.close();
+    }
+  });
+
+  it('attack: idle sockets from five client addresses fill HTTP_MAX_CONNECTIONS: every request from a sixth address is still served', async () => {
+    const app = await startBoundedApp({ HTTP_MAX_CONNECTIONS: '20', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '4', HTTP_HEADERS_TIMEOUT_MS: '10000', HTTP_REQUEST_TIMEOUT_MS: '20000' });
+    const held: Watched[] = [];
+    try {
+      for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6']) for (let i = 0; i < 4; i++) held.push(await open(app, address));
+      const statuses = await servedHealthz(app, '127.0.0.7', 30);
+      // before: every one closed on arrival (the cap held by sockets that had sent nothing)
+      expect(statuses.filter((status) => status !== 200), 'refused').to.deep.equal([]);
+    } finally {
+      for (const watched of held) watched.socket.destroy();
+      await app.close();
+    }
+  });
+
+  it("attack: refused event streams' keep-alive connections fill HTTP_MAX_CONNECTIONS: requests from another address are still served", async () => {
+    const app = await startBoundedApp({ HTTP_MAX_CONNECTIONS: '12', SSE_STREAM_SHARE_PERCENT: '50', SSE_MAX_CONNECTIONS_PER_USER: '5', HTTP_KEEP_ALIVE_TIMEOUT_MS: '10000', HTTP_HEADERS_TIMEOUT_MS: '10000', HTTP_REQUEST_TIMEOUT_MS: '20000' });
+    const streams: Response[] = [];
+    const refusedStreams: Watched[] = [];
+    try {
+      const [first, second] = [await signUpAndLogin(app), await signUpAndLogin(app)];
+      for (let stream = 0; stream < 5; stream++) streams.push(await first.client.get('/api/v1/user-stream'));
+      streams.push(await second.client.get('/api/v1/user-stream'));
+      expect(streams.map((response) => response.status)).to.deep.equal([200, 200, 200, 200, 200, 200]);
+      const cookie = [...second.client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+      // six more stream requests of the second user, each on a connection of its own: 503, and the connection kept alive
+      for (let stream = 0; stream < 6; stream++) {
+        const watched = await open(app, '127.0.0.2');
+        watched.socket.write(`GET /api/v1/user-stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nCookie: ${cookie}\r\n\r\n`);
+        await eventually(async () => (watched.received.includes('\r\n\r\n') ? true : undefined), 'the refusal');
+        expect(watched.received).to.match(/^HTTP\/1\.1 503 /);
+        refusedStreams.push(watched);
+      }
+      const statuses = await servedHealthz(app, '127.0.0.3', 20);
+      // before: refused until the refused streams' keep-alive ran out
+      expect(statuses.filter((status) => status !== 200), 'refused').to.deep.equal([]);
+    } finally {
+      for (const watched of refusedStreams) watched.socket.destroy();
       for (const response of streams) await response.body?.cancel();
       await app.close();
     }

@@ -46,6 +46,11 @@ export function keptWhenTaken<T extends (...args: never[]) => unknown>(listener:
 /** The sockets taken off each HTTP server, so that closing all its connections ends them too. */
 const detachedSockets = new WeakMap<Server, Set<Socket>>();
 
+/** Whether `socket` was taken off this server (an open stream). */
+export function isTaken(server: Server, socket: Socket): boolean {
+  return detachedSockets.get(server)?.has(socket) ?? false;
+}
+
 /** How many sockets are held off this server's HTTP machinery now (open streams). */
 export function detachedCount(server: Server): number {
   return detachedSockets.get(server)?.size ?? 0;
