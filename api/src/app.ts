@@ -178,6 +178,7 @@ async function createDispatcher(config: Config, overrides: ServiceOverrides, dep
   }
   return new LocalJobRunner({
     concurrency: config.JOB_LOCAL_CONCURRENCY,
+    shortRenderSeconds: config.JOB_LOCAL_SHORT_RENDER_SECONDS,
     s3: deps.storage.settings,
     storage: deps.storage,
     completion: deps.completion,

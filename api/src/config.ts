@@ -47,6 +47,7 @@ export const configSchema = z.object({
 
   JOB_BACKEND: z.enum(['local', 'kubernetes']).default('local').describe('Who runs jobs: child processes of the api, or custom resources for the operator.'),
   JOB_LOCAL_CONCURRENCY: int(1).default(2).describe('Local backend: jobs run at once per kind.'),
+  JOB_LOCAL_SHORT_RENDER_SECONDS: int(1).default(600).describe('Local backend, with two render slots or more: renders whose timeout is longer than this hold all slots but one, which stays for short renders, so a short export never waits behind long ones.'),
   JOB_TIMEOUT_SECONDS: int(1).default(3600).describe('Longest a job may run, on either backend (the spec of every job carries it).'),
   JOB_DISPATCH_POLL_MS: int(50).default(2000).describe('How often the job outbox looks for jobs not handed to the backend yet (it is also woken at each commit).'),
   EXPORT_MAX_ACTIVE_PER_USER: int(1).default(3).describe('Exports of one user queued or rendering at once; one more is 409.'),

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { CompletionHandler, JobFailed } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
+import { removeJobFiles } from '../jobs/outcome.ts';
 import { requiredSubject } from '../jobs/subjects.ts';
 import { failureColumns, failureTextsForOwners } from '../media/failure-events.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
@@ -31,7 +32,7 @@ const exportIdOf = (job: JobRow) => requiredSubject(job);
  * Success: `completed` with its output, then `export_complete`. Failure (the program's, a
  * timeout, a kill, a lost job): `failed` with a stable code, then `export_failed` in the
  * owner's language. An export deleted meanwhile (its project or account went) leaves
- * nothing behind: its output is deleted.
+ * nothing behind: its job's files (output, result.json or error.json) are deleted.
  */
 export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler<'render'> {
   return {
@@ -47,7 +48,7 @@ export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler<
     async succeeded(em, job, result) {
       const exportId = exportIdOf(job);
       const row = await em.findOne(Export, exportId);
-      if (!row || !job.projectId) return { afterCommit: () => deps.storage.delete(result.output_key) };
+      if (!row || !job.projectId) return { afterCommit: () => removeJobFiles(deps.storage, job.outputPrefix) };
       em.assign(row, {
         status: 'completed',
         storageKey: result.output_key,
@@ -68,7 +69,8 @@ export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler<
 async function fail(em: EntityManager, job: JobRow, failure: JobFailed, deps: RenderCompletionDeps) {
   const exportId = exportIdOf(job);
   const row = await em.findOne(Export, exportId);
-  if (!row || !job.projectId) return;
+  // a deleted export's render (cancelled, or ending after the delete) leaves no error.json behind
+  if (!row || !job.projectId) return { afterCommit: () => removeJobFiles(deps.storage, job.outputPrefix) };
   em.assign(row, { status: 'failed', ...failureColumns(failure), completedAt: new Date() });
   await em.flush();
   const error = (await failureTextsForOwners(em, [job.userId], failure))(job.userId);

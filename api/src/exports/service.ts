@@ -4,6 +4,8 @@ import type { BillingService } from '../billing/billing-service.ts';
 import { tierLimits, watermarkRequired } from '../billing/tiers.ts';
 import { Draft, type DraftRow } from '../drafts/entities.ts';
 import { checkEditOverrides } from '../drafts/service.ts';
+import { Job } from '../jobs/entities.ts';
+import { removeJobFiles } from '../jobs/outcome.ts';
 import type { JobService } from '../jobs/service.ts';
 import type { ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
@@ -134,6 +136,9 @@ export class ExportService {
     if (jobId) await this.#d.jobs.cancel(em, jobId);
     await em.fork().nativeDelete(Export, { id: row.id });
     if (storageKey) await this.#d.storage.delete(storageKey);
+    // a job settled already (rendered, failed, cancelled before it ran) leaves its files to us; one still ending removes them as it settles
+    const job = jobId ? await em.fork().findOne(Job, jobId) : null;
+    if (job?.completedAt) await removeJobFiles(this.#d.storage, job.outputPrefix);
   }
 
   /** 409 naming the limit when the output is longer, or joins more pieces, than one render may; the output's length otherwise. */

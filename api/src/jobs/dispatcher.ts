@@ -21,6 +21,11 @@ export interface JobDispatcher {
   readonly backend: 'local' | 'kubernetes';
   /** Kinds that can take a job now (the local runner's free slots); every kind when unbounded. */
   kindsWithCapacity(): readonly JobKind[];
+  /**
+   * Kinds whose free slots take only short jobs now (long ones already hold every slot but
+   * one), with the longest timeout a short job has; undefined when no slot is kept so.
+   */
+  shortJobsOnly?(): { kinds: readonly JobKind[]; maxTimeoutSeconds: number } | undefined;
   dispatch(job: DispatchedJob): Promise<void>;
   /** Why `dispatch`'s error is a refusal for good (the job then ends failed), or undefined for a passing fault (retried). */
   refusal(error: unknown): string | undefined;

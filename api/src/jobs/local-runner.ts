@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +33,34 @@ const OVERDUE_MARGIN_MS = 120_000;
 /** How often rows of this backend running past their deadline and the margin are looked for. */
 const OVERDUE_SWEEP_MS = 60_000;
 
+/**
+ * Where local job programs keep their work: each run gets `<api pid>-<job id>` here as its
+ * TMPDIR, removed when the program ends whatever way it ends. A directory whose api process is
+ * gone (a crash: neither the runner nor an orphaned program cleaned up) is removed when the
+ * next runner starts.
+ */
+export const LOCAL_JOB_WORK_ROOT = join(tmpdir(), 'cutroom-local-jobs');
+
+/** Removes the work directories left by api processes that are no longer running; returns their names. */
+export async function removeOrphanedWorkDirs(root = LOCAL_JOB_WORK_ROOT): Promise<string[]> {
+  const entries = await readdir(root).catch(() => [] as string[]);
+  const orphaned = entries.filter((name) => {
+    const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+    return Number.isSafeInteger(pid) && pid > 0 && !processRuns(pid);
+  });
+  await Promise.all(orphaned.map((name) => rm(join(root, name), { recursive: true, force: true })));
+  return orphaned;
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** What the runner starts for a job: an executable and its arguments. */
 interface ProgramCommand {
   file: string;
@@ -44,6 +75,11 @@ function imageCommand(image: string): ProgramCommand {
 export interface LocalRunnerOptions {
   /** Jobs of one kind running at once; the jobs table is the queue (the outbox hands over one per free slot). */
   concurrency: number;
+  /**
+   * A render whose timeout (which follows its output's length) is longer than this is long:
+   * with two render slots or more, long renders hold all but one (JOB_LOCAL_SHORT_RENDER_SECONDS).
+   */
+  shortRenderSeconds?: number;
   s3: S3Settings;
   storage: ObjectStorage;
   completion: JobCompletion;
@@ -55,6 +91,8 @@ export interface LocalRunnerOptions {
   env?: Record<string, string>;
   /** Tests only: what to start instead of the image's program (a misbehaving stand-in, a missing executable). */
   command?: (job: DispatchedJob, image: string) => ProgramCommand;
+  /** Where the programs' work directories go (LOCAL_JOB_WORK_ROOT; tests give their own). */
+  workRoot?: string;
   /** Tests only: OVERDUE_MARGIN_MS and OVERDUE_SWEEP_MS (0 turns the periodic sweep off). */
   overdueMarginMs?: number;
   overdueSweepMs?: number;
@@ -75,6 +113,8 @@ export class LocalJobRunner implements JobDispatcher {
   readonly #options: LocalRunnerOptions;
   readonly #active = new Map<string, number>();
   readonly #running = new Map<string, Running>();
+  /** Renders running that are longer than shortRenderSeconds. */
+  #longRenders = 0;
   readonly #settled = new Set<Promise<void>>();
   /** Aborted by close(): every backoff wait (outcome reads, settlements) ends at once. */
   readonly #stopping = new AbortController();
@@ -83,6 +123,7 @@ export class LocalJobRunner implements JobDispatcher {
 
   constructor(options: LocalRunnerOptions) {
     this.#options = options;
+    removeOrphanedWorkDirs(this.#workRoot).catch((error: unknown) => options.logger.warn({ err: error }, 'work directories of a stopped api could not be removed'));
     const every = options.overdueSweepMs ?? OVERDUE_SWEEP_MS;
     if (every > 0) {
       this.#sweep = setInterval(() => {
@@ -90,6 +131,10 @@ export class LocalJobRunner implements JobDispatcher {
       }, every);
       this.#sweep.unref();
     }
+  }
+
+  get #workRoot(): string {
+    return this.#options.workRoot ?? LOCAL_JOB_WORK_ROOT;
   }
 
   get #marginMs(): number {
@@ -119,11 +164,27 @@ export class LocalJobRunner implements JobDispatcher {
     return allKinds.filter((kind) => (this.#active.get(kind) ?? 0) < this.#options.concurrency);
   }
 
+  /**
+   * Two accounts' hour-long renders must not hold every render slot while a 3-second export
+   * waits the hour: once long renders hold all slots but one, the last takes short ones only.
+   */
+  shortJobsOnly(): { kinds: readonly JobKind[]; maxTimeoutSeconds: number } | undefined {
+    const { concurrency, shortRenderSeconds } = this.#options;
+    if (shortRenderSeconds === undefined || concurrency < 2 || this.#longRenders < concurrency - 1) return undefined;
+    return { kinds: ['RenderJob'], maxTimeoutSeconds: shortRenderSeconds };
+  }
+
+  #isLongRender(job: DispatchedJob): boolean {
+    return job.kind === 'RenderJob' && this.#options.shortRenderSeconds !== undefined && (job.spec.timeoutSeconds ?? Infinity) > this.#options.shortRenderSeconds;
+  }
+
   async dispatch(job: DispatchedJob): Promise<void> {
     if (this.#closed) throw new Error('the local job runner is closed');
     if ((this.#active.get(job.kind) ?? 0) >= this.#options.concurrency) throw new Error(`no free ${job.kind} slot`);
     if (this.#running.has(job.spec.jobId)) return; // idempotent: it runs already
     this.#active.set(job.kind, (this.#active.get(job.kind) ?? 0) + 1);
+    const long = this.#isLongRender(job);
+    if (long) this.#longRenders++;
     this.#options.metrics.created.inc({ kind: job.kind });
     const running: Running = { child: undefined, cancelled: false };
     this.#running.set(job.spec.jobId, running);
@@ -131,6 +192,7 @@ export class LocalJobRunner implements JobDispatcher {
       this.#settled.delete(done);
       this.#running.delete(job.spec.jobId);
       this.#active.set(job.kind, (this.#active.get(job.kind) ?? 1) - 1);
+      if (long) this.#longRenders--;
       if (!this.#closed) this.#options.onSlotFree?.();
     });
     this.#settled.add(done);
@@ -163,20 +225,34 @@ export class LocalJobRunner implements JobDispatcher {
   }
 
   async #run(job: DispatchedJob, running: Running): Promise<void> {
+    const { spec } = job;
+    const { logger } = this.#options;
+    const image = isProgramName(spec.program) ? jobPrograms[spec.program].image : 'ffmpeg';
+    const { file, args } = this.#options.command?.(job, image) ?? imageCommand(image);
+    const workDir = join(this.#workRoot, `${process.pid}-${spec.jobId}`);
+    try {
+      await this.#runIn(job, running, workDir, file, args);
+    } finally {
+      // the program removes its own work, unless it was killed or crashed first
+      await rm(workDir, { recursive: true, force: true }).catch((error: unknown) => logger.warn({ err: error, job_id: spec.jobId }, 'a local job\'s work directory could not be removed'));
+    }
+  }
+
+  async #runIn(job: DispatchedJob, running: Running, workDir: string, file: string, args: string[]): Promise<void> {
     const { kind, spec } = job;
     const { completion, logger, s3 } = this.#options;
-    const image = isProgramName(spec.program) ? jobPrograms[spec.program].image : 'ffmpeg';
     const timeoutSeconds = spec.timeoutSeconds ?? 3600;
     const started = process.hrtime.bigint();
-    const { file, args } = this.#options.command?.(job, image) ?? imageCommand(image);
     let child: ChildProcess;
     try {
+      await mkdir(workDir, { recursive: true, mode: 0o700 });
+      if (this.#closed) return; // shutdown: left unfinished for the next start
       child = spawn(file, args, {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
-          TMPDIR: process.env.TMPDIR,
+          TMPDIR: workDir,
           ...this.#options.env,
           CUTROOM_JOB_SPEC: JSON.stringify(spec),
           CUTROOM_PROGRESS: 'stdout',

@@ -48,7 +48,8 @@ const MAX_BACKOFF_MS = 60_000;
  * the one served least recently first), so replicas never hand one row over twice and one
  * user's burst cannot starve the others. A user holds at most one running render and one
  * running analysis, on either backend: the next one is handed over once the running one is
- * settled, so two renders of one user never hold both local slots while another user's waits.
+ * settled, so two renders of one user never hold both local slots while another user's waits;
+ * and where the runner keeps its last render slot for short renders, only those take it.
  * A backend that refuses or is down leaves the row for a retry with backoff.
  */
 export class JobOutbox {
@@ -161,6 +162,9 @@ export class JobOutbox {
 
   async #claim(em: EntityManager, kinds: readonly string[]): Promise<JobRow[]> {
     const limit = this.#o.dispatcher.backend === 'local' ? 1 : BATCH;
+    // a kind whose last slot is kept for short jobs hands over only those; '' matches no kind
+    const shortOnly = this.#o.dispatcher.shortJobsOnly?.();
+    const shortOnlyKinds = shortOnly?.kinds.length ? shortOnly.kinds : [''];
     return em.execute<JobRow[]>(
       `select id, kind, program, user_id, project_id, media_file_id, input, output_prefix, timeout_seconds, dispatch_attempts
          from jobs where id in (
@@ -169,6 +173,7 @@ export class JobOutbox {
                from jobs
               where backend = ? and dispatched_at is null and completed_at is null and waits_for_file_id is null
                 and (next_dispatch_at is null or next_dispatch_at <= now()) and kind in (?)
+                and (kind not in (?) or timeout_seconds <= ?)
                 and (kind not in (?) or not exists (
                   select 1 from jobs busy
                    where busy.user_id = jobs.user_id and busy.kind = jobs.kind and busy.backend = jobs.backend
@@ -180,7 +185,7 @@ export class JobOutbox {
            where waiting.kind not in (?) or waiting.turn = 1
            order by waiting.turn, history.last_served nulls first, waiting.created_at, waiting.id limit ?)
        order by created_at, id for update skip locked`,
-      [this.#o.dispatcher.backend, kinds, ONE_AT_A_TIME_KINDS, this.#o.dispatcher.backend, ONE_AT_A_TIME_KINDS, limit],
+      [this.#o.dispatcher.backend, kinds, shortOnlyKinds, shortOnly?.maxTimeoutSeconds ?? 0, ONE_AT_A_TIME_KINDS, this.#o.dispatcher.backend, ONE_AT_A_TIME_KINDS, limit],
     ).then((rows) => rows.map((row) => toRow(row as unknown as Record<string, unknown>)));
   }
 

@@ -48,6 +48,14 @@ export async function readJobOutcome(storage: ObjectStorage, outputPrefix: strin
   return failed(`The job program ended without reporting why (${end.crashDetail}).`, jobSystemFailures.crashed, { detail: end.crashDetail });
 }
 
+/**
+ * Deletes everything a job left under its output prefix (its input, result.json or
+ * error.json, its output): for a job whose subject is gone, nothing of it stays in the store.
+ */
+export async function removeJobFiles(storage: ObjectStorage, outputPrefix: string): Promise<void> {
+  for await (const { key } of storage.listObjects(`${outputPrefix}/`)) await storage.delete(key);
+}
+
 function failed(error: string, code: string, params?: Record<string, string | number>): JobOutcome {
   return { ok: false, error, code, ...(params ? { params } : {}) };
 }
