@@ -118,7 +118,7 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
   router.add({
     method: 'post',
     path: '/api/v1/auth/logout-all',
-    summary: "Ends every one of the user's sessions, this one included.",
+    summary: "Ends every one of the user's sessions, this one included. API keys are not sessions and stay valid: revoke them with DELETE /api/v1/users/me/api-keys/{api_key_id}.",
     tags,
     access: 'session-only',
     responses: { 200: { description: 'Sessions ended', schema: z.object({ terminated_count: z.int() }) } },

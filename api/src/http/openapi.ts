@@ -39,7 +39,9 @@ function buildOpenApiDocument(router: ApiRouter, version: string) {
       title: 'Cutroom API',
       version,
       description:
-        'Automated video-editing backend. Every error answers the `Error` schema: `{ detail, code?, errors? }` (`errors` on validation failures), and 5xx also carry `support_id`.',
+        'Automated video-editing backend. Every error answers the `Error` schema: `{ detail, code?, errors? }` (`errors` on validation failures), and 5xx also carry `support_id`. ' +
+        'Paths are matched in their exact letter case (another spelling is 404), and every /api/ request counts against the per-address limit (RATE_LIMIT_PER_IP). ' +
+        'Every POST with a caller takes an `Idempotency-Key` header; any other request carrying one is 400 (code IdempotencyKeyNotTaken).',
     },
     servers: [{ url: '/' }],
     security: [{ session: [] }, { apiKey: [] }],

@@ -48,7 +48,7 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     responses: {
       201: { description: 'The endpoint with its secret', schema: WebhookEndpointWithSecret },
       403: { description: `The caller already has ${maxPerUser} endpoints (code WebhookLimitReached)` },
-      422: { description: 'A field is invalid, or the URL is a refused target (code WebhookTargetRefused)' },
+      422: { description: 'A field is invalid, or the URL is a refused target (code WebhookTargetRefused): only global unicast addresses are taken (IPv6 within 2000::/3; no loopback, private, link-local, CGNAT, reserved or IPv4-in-IPv6 address), checked for every address the name resolves to' },
     },
     handler: async (ctx, { body }) => {
       const endpoint = await endpoints.create(ctx.state.em, requireAuth(ctx).user.id, body);
@@ -166,7 +166,13 @@ function registerWebhookPayloads(router: ApiRouter): void {
       summary: `The ${type} event, signed per the Standard Webhooks specification.`,
       tags,
       request: { headers, body: { content: { 'application/json': { schema: webhookPayloadSchema(type).meta({ id: `WebhookEvent_${type.replace('.', '_')}` }) } } } },
-      responses: { 200: { description: 'Any 2xx acknowledges the delivery; anything else, a timeout or a redirect is retried.' } },
+      responses: {
+        200: {
+          description:
+            'Any 2xx acknowledges the delivery: the status alone decides, the body is never read (the connection is closed once the status line arrives). ' +
+            'Anything else, no status within WEBHOOK_TIMEOUT_MS (10 s) or a redirect is retried. Deliveries are shared fairly among users: one user\'s slow receivers never delay another user\'s delivery by more than one timeout.',
+        },
+      },
     });
   }
 }
