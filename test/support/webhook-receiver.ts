@@ -95,3 +95,18 @@ export class WebhookReceiver {
     await new Promise((resolve) => this.#server.close(resolve));
   }
 }
+
+/** The receivers one suite starts, closed together in its `after`. */
+export function suiteReceivers(): { start(): Promise<WebhookReceiver>; closeAll(): Promise<void> } {
+  const started: WebhookReceiver[] = [];
+  return {
+    async start() {
+      const receiver = await WebhookReceiver.start();
+      started.push(receiver);
+      return receiver;
+    },
+    closeAll: async () => {
+      await Promise.all(started.map((receiver) => receiver.close()));
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { ManualClock } from '../support/clock.ts';
 import { SmtpSink } from '../support/smtp.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { eventually } from '../support/wait.ts';
-import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { suiteReceivers } from '../support/webhook-receiver.ts';
 import { WebhookDelivery, WebhookEndpoint, type WebhookDeliveryRow } from '../../api/src/webhooks/entities.ts';
 import { RETRY_SCHEDULE_MS } from '../../api/src/webhooks/delivery.ts';
 import { createWebhooks } from '../../api/src/webhooks/feature.ts';
@@ -40,12 +40,8 @@ function deliveriesOf(app: TestApp, endpointId: string): Promise<WebhookDelivery
 describe('webhook delivery (real clock)', () => {
   let app: TestApp;
   const names = new Map<string, string>();
-  const receivers: WebhookReceiver[] = [];
-  const receiver = async () => {
-    const started = await WebhookReceiver.start();
-    receivers.push(started);
-    return started;
-  };
+  const receivers = suiteReceivers();
+  const receiver = () => receivers.start();
 
   before(async () => {
     app = await startTestApp(
@@ -56,7 +52,7 @@ describe('webhook delivery (real clock)', () => {
   });
   after(async () => {
     await app.close();
-    await Promise.all(receivers.map((r) => r.close()));
+    await receivers.closeAll();
   });
 
   it('a delivery carries webhook-id, webhook-timestamp and webhook-signature that standardwebhooks verifies, and the event as JSON', async () => {
@@ -232,19 +228,15 @@ describe('webhook delivery (real clock)', () => {
 describe('webhook delivery: fair among users, bounded by the status (issue 41 M2, L2)', () => {
   const TIMEOUT_MS = 1500;
   let app: TestApp;
-  const receivers: WebhookReceiver[] = [];
-  const receiver = async () => {
-    const started = await WebhookReceiver.start();
-    receivers.push(started);
-    return started;
-  };
+  const receivers = suiteReceivers();
+  const receiver = () => receivers.start();
 
   before(async () => {
     app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_CONCURRENCY: '8' });
   });
   after(async () => {
     await app.close();
-    await Promise.all(receivers.map((r) => r.close()));
+    await receivers.closeAll();
   });
 
   it('attack: one user\'s 8 slow endpoints with 40 deliveries queued delay another user\'s delivery by at most one timeout', async function () {
@@ -291,12 +283,8 @@ describe('webhook delivery (driven clock)', () => {
   let app: TestApp;
   let sink: SmtpSink;
   const clock = new ManualClock();
-  const receivers: WebhookReceiver[] = [];
-  const receiver = async () => {
-    const started = await WebhookReceiver.start();
-    receivers.push(started);
-    return started;
-  };
+  const receivers = suiteReceivers();
+  const receiver = () => receivers.start();
   const worker = () => app.services.features.webhookDelivery;
   /** Lets the worker look for due deliveries at the clock's time and finish what it started. */
   const pass = async () => {
@@ -311,7 +299,7 @@ describe('webhook delivery (driven clock)', () => {
   after(async () => {
     await app.close();
     await sink.close();
-    await Promise.all(receivers.map((r) => r.close()));
+    await receivers.closeAll();
   });
 
   it('a 500 is retried on the schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, each ±10%), then the delivery is failed', async () => {
