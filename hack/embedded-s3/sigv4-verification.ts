@@ -94,6 +94,8 @@ function presignedClaim(query: Record<string, string | string[]>): SignatureClai
     throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires must be a number of seconds of at most one week.');
   }
   const signedAt = parseLongDate(longDate);
+  // Signed ahead of this clock by more than the skew allowed: not valid yet, as S3 answers.
+  if (signedAt - Date.now() > MAX_CLOCK_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not yet valid');
   if (Date.now() > signedAt + Number(expires) * 1000) throw new S3Error('AccessDenied', 'Request has expired');
   return {
     credential: value('X-Amz-Credential'),

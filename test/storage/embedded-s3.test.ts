@@ -123,6 +123,16 @@ describe('embedded S3: s3rver with the S3 behaviour it lacks filled in', () => {
       expect(response.status).to.equal(403);
       expect(await response.text()).to.contain('<Code>AccessDenied</Code>');
     });
+
+    it('attack: a presigned URL dated days in the future → 403 AccessDenied (not yet valid); one within the clock skew S3 allows works', async () => {
+      const key = freshKey();
+      const ahead = await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: 60, signingDate: new Date(Date.now() + 3 * 24 * 3_600_000) });
+      const refused = await fetch(ahead, { method: 'PUT', body: 'early' });
+      expect(refused.status).to.equal(403);
+      expect(await refused.text()).to.contain('<Code>AccessDenied</Code>').and.contain('not yet valid');
+      const skewed = await getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: 60, signingDate: new Date(Date.now() + 5 * 60_000) });
+      expect((await fetch(skewed, { method: 'PUT', body: 'skewed' })).status).to.equal(200);
+    });
   });
 
   describe('signatures: every request is verified as S3 verifies SigV4 (s3rver let unsigned requests through)', () => {
