@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # End-to-end run of Cutroom on a kind cluster: upload → artifact job → media_ready.
 #
-# NOT RUN on the machines this project is developed on: they have no Docker engine,
-# kind, Helm or Kubernetes API server. This script is for a machine that has Docker,
-# kind, kubectl, helm, curl and jq (ffmpeg optional: the clip is otherwise made with
-# the ffmpeg job image). Nothing in it has been executed yet; treat its first run as
-# the test of the script itself.
+# NOT RUN: it needs a container engine, which the machines this project is developed on do
+# not have, so nothing in it has been executed; treat its first run as the test of the script
+# itself. What it would add is the images: their builds, and the api, operator and job
+# programs running inside them. The rest of its path is proven on every test run against a
+# real control plane built from Kubernetes' own Go modules (hack/kubernetes/, test/kubernetes/):
+# kube-apiserver with RBAC, etcd, the controller-manager (Job controller, garbage collector)
+# and the scheduler; the CRDs applied with kubectl; the chart installed, upgraded and
+# uninstalled with Helm 4; the operator under its chart-made ServiceAccount; the job programs
+# run from their Pods' own commands by a node agent in test support (no kubelet, no images).
+# It needs Docker, kind, kubectl, helm, curl and jq (ffmpeg optional: the clip is otherwise
+# made with the ffmpeg job image).
 #
 # Usage: hack/kind-e2e.sh            (KEEP_CLUSTER=1 keeps the cluster for a look afterwards)
 # Settings (environment): CLUSTER_NAME, NAMESPACE, RELEASE, API_PORT, S3_PORT, WAIT_SECONDS.

@@ -89,6 +89,16 @@ SPEECH_CORPUS=(/usr/share/asterisk/sounds/en_US_f_Allison/vm-options.g722:asteri
 # The fonts the render burns captions and the watermark in (the ffmpeg image ships the same package).
 RENDER_FONTS=(/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core)
 
+# Kubernetes' own programs for the control-plane tests (test/support/kube-cluster.ts): built
+# from the Go module proxy by hack/kubernetes/build.sh into a cache reused while the pins hold.
+ensure_kubernetes() {
+  command -v go >/dev/null || die "Go is missing: the Kubernetes tests build kube-apiserver and its peers from Go modules (Go 1.26 or newer)"
+  ensure_commands openssl:openssl setpriv:util-linux unshare:util-linux
+  KUBE_BIN_DIR=$(bash hack/kubernetes/build.sh) || die "building the Kubernetes programs failed (hack/kubernetes/build.sh)"
+  KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" { print $3 }' hack/kubernetes/go.mod)
+  export KUBE_BIN_DIR KUBE_VERSION
+}
+
 url_host() { node -e 'const u=new URL(process.argv[1]);console.log(u.hostname||"127.0.0.1")' "$1"; }
 url_port() { node -e 'const u=new URL(process.argv[1]);console.log(u.port||process.argv[2])' "$1" "$2"; }
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }

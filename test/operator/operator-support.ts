@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { V1Job } from '@kubernetes/client-node';
+import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { loadConfig } from '../../api/src/config.ts';
 import type { ObjectStorage } from '../../api/src/storage/storage.ts';
@@ -66,8 +66,13 @@ export interface TestOperator extends RunningOperator {
 
 /** An operator replica on the simulator's namespace, with the run's database, Redis and S3. */
 export async function startTestOperator(sim: KubeSim, namespace: string, env: Record<string, string> = {}): Promise<TestOperator> {
+  return startTestOperatorWith(sim.kubeConfig(namespace), operatorEnv(namespace, env));
+}
+
+/** An operator replica with these client settings and this environment, with the run's database, Redis and S3. */
+export async function startTestOperatorWith(kubeConfig: KubeConfig, env: Record<string, string>): Promise<TestOperator> {
   const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_POOL_MAX: '3' });
-  const operatorConfig = loadOperatorConfig(operatorEnv(namespace, env));
+  const operatorConfig = loadOperatorConfig(env);
   const logs: LogLine[] = [];
   const logDestination = new Writable({
     write(chunk, _encoding, done) {
@@ -75,7 +80,7 @@ export async function startTestOperator(sim: KubeSim, namespace: string, env: Re
       done();
     },
   });
-  const operator = await startOperator({ config, operatorConfig, kubeConfig: sim.kubeConfig(namespace), logDestination });
+  const operator = await startOperator({ config, operatorConfig, kubeConfig, logDestination });
   return Object.assign(operator, { config: operatorConfig, logs });
 }
 
