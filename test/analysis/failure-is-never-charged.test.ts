@@ -4,7 +4,8 @@ import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin } from '../support/users.ts';
 import { openSse, isEvent, dataOf } from '../support/sse-stream.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { resourceNamespace } from '../support/kube-cluster.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
@@ -17,17 +18,16 @@ import { MediaFile } from '../../api/src/media/entities.ts';
  */
 describe('failure is never charged: analyze → a truncated result object → analysis_failed, balance unchanged', function () {
   this.timeout(60_000);
-  const namespace = 'cutroom-analysis-charge';
-  let sim: KubeSim;
+  let namespace: string;
+  let kubeConfig: KubeConfig;
   let app: TestApp;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
-    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: sim.kubeConfig(namespace) });
+    ({ namespace, kubeConfig } = await resourceNamespace('analysis-charge'));
+    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig });
   });
   after(async () => {
     await app?.close();
-    await sim?.close();
   });
 
   it('a transcript object cut short: the run is failed, analysis_failed is sent, the reservation released and the billing balance unchanged', async () => {

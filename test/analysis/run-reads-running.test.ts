@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin } from '../support/users.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { resourceNamespace } from '../support/kube-cluster.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 
@@ -13,17 +14,16 @@ import { MediaFile } from '../../api/src/media/entities.ts';
  */
 describe('an analysis run reads running while it runs', function () {
   this.timeout(60_000);
-  const namespace = 'cutroom-analysis-running';
-  let sim: KubeSim;
+  let namespace: string;
+  let kubeConfig: KubeConfig;
   let app: TestApp;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
-    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: sim.kubeConfig(namespace) });
+    ({ namespace, kubeConfig } = await resourceNamespace('analysis-running'));
+    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig });
   });
   after(async () => {
     await app?.close();
-    await sim?.close();
   });
 
   it('queued when asked for, running once the backend started its job', async () => {

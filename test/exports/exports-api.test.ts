@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { ManualClock } from '../support/clock.ts';
 import { newProject, projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { openSse, isEvent, dataOf } from '../support/sse-stream.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import { resourceNamespace } from '../support/kube-cluster.ts';
 import { renderInputSchema } from '../../crds/contract/programs/render.ts';
 import { AnalysisRun } from '../../api/src/analysis/entities.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
@@ -18,34 +17,24 @@ import { Project } from '../../api/src/projects/entities.ts';
 
 /**
  * The export API and the export's life, with render jobs handed to the Kubernetes
- * backend (the API simulator, no operator): a job stays queued until the test plays the
+ * backend (a real API server, no operator): a job stays queued until the test plays the
  * backend's part through the job completion, as the operator would.
  */
 describe('exports: create, list, download and expire', function () {
   this.timeout(60_000);
-  const namespace = 'cutroom-exports';
   const day = 24 * 3600 * 1000;
-  let sim: KubeSim;
   let app: TestApp;
   let clock: ManualClock;
   let user: SignedIn;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'sim', server: sim.url, skipTLSVerify: true }],
-      users: [{ name: 'tester', token: 'test' }],
-      contexts: [{ name: 'sim', cluster: 'sim', user: 'tester', namespace }],
-      currentContext: 'sim',
-    });
+    const { namespace, kubeConfig } = await resourceNamespace('exports');
     clock = new ManualClock();
     app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace, EXPORT_MAX_ACTIVE_PER_USER: '3' }, { kubeConfig, clock });
     user = await signUpAndLogin(app, { tier: 'Creator' });
   });
   after(async () => {
     await app?.close();
-    await sim?.close();
   });
 
   const post = (projectId: string, body: Record<string, unknown>, owner: SignedIn = user) => owner.client.post(`/api/v1/projects/${projectId}/exports/`, body);

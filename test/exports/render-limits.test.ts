@@ -4,7 +4,8 @@ import { startTestApp, json, type TestApp } from '../support/harness.ts';
 import { eventually } from '../support/wait.ts';
 import { projectWithSources } from '../support/projects.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { resourceNamespace } from '../support/kube-cluster.ts';
 import { createItem } from '../media/library-fixtures.ts';
 import { Canvas, CanvasMedia } from '../../api/src/canvases/entities.ts';
 import { PROJECT_MAX_CANVASES } from '../../api/src/canvases/spine.ts';
@@ -23,22 +24,21 @@ import { Project } from '../../api/src/projects/entities.ts';
  */
 describe('attack: unbounded renders (an export of any length or piece count, a 24.8-day INSERT, canvases and edits without end)', function () {
   this.timeout(120_000);
-  const namespace = 'cutroom-render-limits';
-  let sim: KubeSim;
+  let namespace: string;
+  let kubeConfig: KubeConfig;
   let app: TestApp;
   let user: SignedIn;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
+    ({ namespace, kubeConfig } = await resourceNamespace('render-limits'));
     app = await startTestApp(
       { JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace, EXPORT_MAX_OUTPUT_SECONDS: '60', EXPORT_MAX_SEGMENTS: '5', EXPORT_MAX_ACTIVE_PER_USER: '50' },
-      { kubeConfig: sim.kubeConfig(namespace) },
+      { kubeConfig },
     );
     user = await signUpAndLogin(app, { tier: 'Creator', locale: 'en' });
   });
   after(async () => {
     await app?.close();
-    await sim?.close();
   });
 
   const post = (projectId: string, body: Record<string, unknown> = { name: 'Final' }) => user.client.post(`/api/v1/projects/${projectId}/exports/`, body);
@@ -96,7 +96,7 @@ describe('attack: unbounded renders (an export of any length or piece count, a 2
     const longJob = await jobOf((await json(await post(long))).uuid);
     expect(shortJob.timeoutSeconds).to.equal(120 + 3 * 10);
     expect(longJob.timeoutSeconds).to.equal(120 + 3 * 59);
-    const capped = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace, JOB_TIMEOUT_SECONDS: '150', EXPORT_MAX_ACTIVE_PER_USER: '50' }, { kubeConfig: sim.kubeConfig(namespace) });
+    const capped = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace, JOB_TIMEOUT_SECONDS: '150', EXPORT_MAX_ACTIVE_PER_USER: '50' }, { kubeConfig });
     try {
       const exportId = (await capped.services.features.exports.create(capped.services.orm.em.fork(), user.user.id, long, { name: 'capped', export_settings: {} })).id;
       expect((await capped.services.orm.em.fork().findOneOrFail(Job, (await capped.services.orm.em.fork().findOneOrFail(Export, exportId)).jobId!)).timeoutSeconds).to.equal(150);

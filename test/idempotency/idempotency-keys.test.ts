@@ -9,7 +9,8 @@ import { projectWithSources } from '../support/projects.ts';
 import { createItem } from '../media/library-fixtures.ts';
 import { putBytes, putParts } from '../support/media-upload.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { resourceNamespace } from '../support/kube-cluster.ts';
 import { PRICE, startPaymentsWorld, subscribe, type PaymentsWorld } from '../payments/payments-fixtures.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 import { Invalid } from '../../api/src/shared/errors.ts';
@@ -77,9 +78,9 @@ const analyzeBody = { pacing_level: 50, false_start_sensitivity: 50, language: '
 
 describe('idempotency keys: the POSTs that start work or move money, with Stripe semantics', function () {
   this.timeout(120_000);
-  const namespace = 'cutroom-idempotency';
+  let namespace: string;
+  let kubeConfig: KubeConfig;
   const MiB = 1024 * 1024;
-  let sim: KubeSim;
   let world: PaymentsWorld;
   let app: TestApp;
   let clock: ManualClock;
@@ -87,18 +88,17 @@ describe('idempotency keys: the POSTs that start work or move money, with Stripe
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cutroom-idempotency-'));
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
+    ({ namespace, kubeConfig } = await resourceNamespace('idempotency'));
     clock = new ManualClock();
     // Jobs go to a cluster nobody runs: each stays queued, so the rows count what was started.
     world = await startPaymentsWorld(
       { JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace, MULTIPART_CUTOFF_BYTES: String(6 * MiB), MULTIPART_PART_SIZE_BYTES: String(5 * MiB) },
-      { kubeConfig: sim.kubeConfig(namespace), clock },
+      { kubeConfig, clock },
     );
     app = world.app;
   });
   after(async () => {
     await world?.close();
-    await sim?.close();
     await rm(dir, { recursive: true, force: true });
   });
 

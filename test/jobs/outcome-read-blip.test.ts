@@ -7,13 +7,12 @@ import { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
 import { JobOutbox } from '../../api/src/jobs/outbox.ts';
 import { JobService } from '../../api/src/jobs/service.ts';
 import { ObjectStorage } from '../../api/src/storage/storage.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import { resourceNamespace } from '../support/kube-cluster.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { eventually } from '../support/wait.ts';
 
 const misbehavingProgram = fileURLToPath(new URL('./misbehaving-program.ts', import.meta.url));
-const namespace = 'cutroom-outcome-blip';
 
 /**
  * Issue 25 item 8: an object-store blip as a job ends left it `running` (and its export
@@ -25,21 +24,19 @@ const namespace = 'cutroom-outcome-blip';
  */
 describe('attack: an object-store blip as a job ends (outcome read retried, overdue jobs swept)', function () {
   this.timeout(60_000);
-  let sim: KubeSim;
   let app: TestApp;
   let proxy: TcpProxy;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
     // the app's backend is kubernetes (its outbox takes only those rows); the local rows are this test's runners'
-    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: sim.kubeConfig(namespace) });
+    const { namespace, kubeConfig } = await resourceNamespace('outcome-blip');
+    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig });
     const endpoint = new URL(app.services.storage.settings.endpoint!);
     proxy = await startTcpProxy(endpoint.hostname, Number(endpoint.port));
   });
   after(async () => {
     await proxy?.close();
     await app?.close();
-    await sim?.close();
   });
 
   /** A local backend whose outcome reads go through the proxy; its outbox is kicked by each submit. */

@@ -232,8 +232,18 @@ export async function startKubeCluster(): Promise<KubeCluster> {
   return cluster;
 }
 
-/** crds/ applied with kubectl, once each is Established. */
-export async function applyCrds(cluster: KubeCluster): Promise<void> {
+const applied = new WeakMap<KubeCluster, Promise<void>>();
+/** crds/ applied with kubectl, once each is Established (once per cluster and process). */
+export function applyCrds(cluster: KubeCluster): Promise<void> {
+  let done = applied.get(cluster);
+  if (!done) {
+    done = applyCrdsNow(cluster);
+    applied.set(cluster, done);
+  }
+  return done;
+}
+
+async function applyCrdsNow(cluster: KubeCluster): Promise<void> {
   const applied = await cluster.kubectl(['apply', '-f', join(repoRoot, 'crds')]);
   if (applied.code !== 0) throw new Error(`kubectl apply -f crds/ failed: ${applied.stderr}`);
   const established = await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repoRoot, 'crds')]);
@@ -249,4 +259,15 @@ export async function testNamespace(cluster: KubeCluster, prefix: string): Promi
   await core.createNamespace({ body: { metadata: { name } } });
   await eventually(async () => (await core.readNamespacedServiceAccount({ name: 'default', namespace: name }).catch(() => undefined)) && true, `the default ServiceAccount of ${name}`, 30_000, 100);
   return name;
+}
+
+/**
+ * A namespace of this process's control plane, the CRDs applied, and a client configuration for
+ * it: where an api with the kubernetes backend creates job resources and no operator runs.
+ */
+export async function resourceNamespace(prefix: string): Promise<{ namespace: string; kubeConfig: KubeConfig }> {
+  const cluster = await kubeCluster();
+  await applyCrds(cluster);
+  const namespace = await testNamespace(cluster, prefix);
+  return { namespace, kubeConfig: cluster.kubeConfig(namespace) };
 }
