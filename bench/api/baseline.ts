@@ -50,11 +50,32 @@ const SQL = {
   page: `select id, user_id, name, status, settings, transcript, active_run_id, created_at, updated_at, count(*) over () as total
      from projects where user_id = $1 order by created_at desc, id desc limit $2 offset $3`,
   lockUser: 'select 1 as locked from users where id = $1 for update',
+  keyHolder: `select k.id as key_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at, u.id, u.name, u.username, u.email, u.password_hash, u.email_verified, u.locale, u.is_superuser, u.storage_used_bytes, u.created_at
+     from api_keys k join users u on u.id = k.user_id where k.key_hash = $1`,
+  touchKey: 'update api_keys set last_used_at = $1 where id = $2 and (last_used_at is null or last_used_at < $3)',
   insertWithinLimit: `insert into projects (id, user_id, name, status, settings, created_at, updated_at)
      select $1, $2, $3, 'created', '{}', $4, $5
      where $6::int is null or (select count(*) from projects where user_id = $7) < $8::int
      returning id`,
 };
+
+const KEY_SHAPE = /^crk_live_[A-Za-z0-9_-]{43}$/;
+const MINUTE_MS = 60_000;
+
+/** `Authorization: Bearer <key>`: the key's user when it is live and has the scope, as Cutroom checks it (one hash, one query, last_used_at once a minute). */
+async function keyHolderOf(authorization: string, scope: 'read' | 'write'): Promise<UserRecord | null> {
+  const presented = /^Bearer[ \t]+(.*)$/i.exec(authorization)?.[1]?.trim() ?? '';
+  const { rows } = await pool.query<UserRecord & { key_id: string; scopes: string[]; expires_at: Date | null; revoked_at: Date | null; last_used_at: Date | null }>(
+    prepared('keyHolder', [createHash('sha256').update(presented).digest('hex')]),
+  );
+  const row = rows[0];
+  const now = new Date();
+  if (!row || !KEY_SHAPE.test(presented) || row.revoked_at || (row.expires_at && row.expires_at <= now) || !row.scopes.includes(scope)) return null;
+  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= MINUTE_MS) {
+    await pool.query(prepared('touchKey', [now, row.key_id, new Date(now.getTime() - MINUTE_MS)]));
+  }
+  return row;
+}
 
 async function sessionOf(cookieHeader: string | undefined): Promise<{ key: string; stored: StoredSession; user: UserRecord } | null> {
   const cookie = /(?:^|;\s*)session=([^;]+)/.exec(cookieHeader ?? '')?.[1];
@@ -193,8 +214,11 @@ app.use(async (ctx) => {
     return;
   }
   if (path === '/api/v1/projects/') {
-    const session = await sessionOf(ctx.get('Cookie'));
-    if (!session) {
+    const authorization = ctx.get('Authorization');
+    const keyUser = authorization ? await keyHolderOf(authorization, ctx.method === 'GET' ? 'read' : 'write') : null;
+    const session = authorization ? null : await sessionOf(ctx.get('Cookie'));
+    const user = keyUser ?? session?.user;
+    if (!user) {
       ctx.status = 401;
       ctx.body = { detail: 'Not authenticated.' };
       return;
@@ -202,13 +226,14 @@ app.use(async (ctx) => {
     if (ctx.method === 'GET') {
       const page = Number(ctx.query.page ?? 1);
       const perPage = Number(ctx.query.items_per_page ?? 20);
-      const { rows } = await pool.query(prepared('page', [session.user.id, perPage, (page - 1) * perPage]));
-      const total = rows[0] ? Number(rows[0].total) : Number((await pool.query(prepared('countProjects', [session.user.id]))).rows[0].count);
+      const { rows } = await pool.query(prepared('page', [user.id, perPage, (page - 1) * perPage]));
+      const total = rows[0] ? Number(rows[0].total) : Number((await pool.query(prepared('countProjects', [user.id]))).rows[0].count);
       ctx.body = { data: rows.map(projectSummary), total_count: total, has_more: page * perPage < total, page, items_per_page: perPage };
       return;
     }
     if (ctx.method === 'POST') {
-      if (!(await csrfValid(session, ctx.get('X-CSRF-Token') || undefined))) {
+      // A key's request carries no CSRF token (no browser sends a key by itself).
+      if (session && !(await csrfValid(session, ctx.get('X-CSRF-Token') || undefined))) {
         ctx.status = 403;
         ctx.body = { detail: 'CSRF token not found' };
         return;
@@ -221,7 +246,7 @@ app.use(async (ctx) => {
         return;
       }
       // The tier is read before the transaction, as Cutroom's billing reads it; only the lock and the insert run inside.
-      const record = (await pool.query({ name: 'baseline.billing.plan', text: billingStatements.plan.text, values: [session.user.id] })).rows[0];
+      const record = (await pool.query({ name: 'baseline.billing.plan', text: billingStatements.plan.text, values: [user.id] })).rows[0];
       const limit = plan({ tier: record.tier, status: record.status, trial_ends_at: record.trial_ends_at_ms === null ? null : new Date(Number(record.trial_ends_at_ms)) }).limits.maxProjects;
       const id = randomUUID();
       const now = new Date();
@@ -229,9 +254,9 @@ app.use(async (ctx) => {
       let inserted: boolean;
       try {
         await client.query('begin');
-        await client.query(prepared('lockUser', [session.user.id]));
+        await client.query(prepared('lockUser', [user.id]));
         const bound = Number.isFinite(limit) ? limit : null;
-        inserted = (await client.query(prepared('insertWithinLimit', [id, session.user.id, name, now, now, bound, session.user.id, bound]))).rows.length > 0;
+        inserted = (await client.query(prepared('insertWithinLimit', [id, user.id, name, now, now, bound, user.id, bound]))).rows.length > 0;
         await client.query('commit');
       } catch (error) {
         await client.query('rollback');

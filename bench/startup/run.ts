@@ -2,10 +2,11 @@
  * Start-up of the api as a user starts it (`node api/src/main.ts`, local job backend,
  * embedded S3): time from spawn to the first 200 from /healthz and resident memory once
  * idle, over several starts; the bare baseline of bench/api (Koa + pg + ioredis) started
- * the same way in the same run, for scale. Also module loading alone (importing the app).
- * Targets: ≤ 1 s to /healthz, ≤ 150 MB idle RSS.
+ * the same way in the same run, alternating, as the anchor. Also module loading alone (importing the app).
+ * Targets (issue 42 item 3): ≤ 2× the baseline's time to /healthz, ≤ 1.3× its idle RSS.
  *
  *   node bench/startup/run.ts     (BENCH_STARTS=5 by default; the medians count)
+ *   BENCH_PROFILE_DIR=/tmp/prof   writes a CPU profile of each Cutroom start there (node --cpu-prof)
  *
  * The first start fills a fresh compile cache (NODE_COMPILE_CACHE, see api/src/main.ts);
  * it is reported apart, as a container's first start without a baked cache would see it.
@@ -22,8 +23,8 @@ import { API_MAIN, ROOT, benchDatabase, dropRedisKeys, median, rssMegabytes, sta
 
 const starts = Number(process.env.BENCH_STARTS ?? 5);
 const IDLE_MS = 3000;
-const TIME_TARGET_MS = 1000;
-const RSS_TARGET_MB = 150;
+const TIME_TARGET_RATIO = 2;
+const RSS_TARGET_RATIO = 1.3;
 const run = promisify(execFile);
 
 const id = randomBytes(4).toString('hex');
@@ -46,8 +47,11 @@ interface Start {
   rssMb: number;
 }
 
+const profileDir = process.env.BENCH_PROFILE_DIR;
+
 async function startAndIdle(name: string, entry: string): Promise<Start> {
-  const server = await startServer(name, entry, env);
+  const profiled = profileDir && name === 'cutroom' ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {};
+  const server = await startServer(name, entry, env, profiled);
   try {
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     return { ms: server.startedInMs, rssMb: await rssMegabytes(server.child.pid!) };
@@ -80,22 +84,24 @@ try {
   }
   const ms = median(cutroom.map((start) => start.ms));
   const rss = median(cutroom.map((start) => start.rssMb));
+  const baselineMs = median(baseline.map((start) => start.ms));
+  const baselineRss = median(baseline.map((start) => start.rssMb));
   process.stdout.write(
     [
       '',
       `medians of ${starts}:`,
       `  cutroom  ${ms.toFixed(0)} ms to /healthz, ${rss.toFixed(0)} MB idle RSS`,
-      `  baseline ${median(baseline.map((start) => start.ms)).toFixed(0)} ms to /healthz, ${median(baseline.map((start) => start.rssMb)).toFixed(0)} MB idle RSS (bare Koa + pg + ioredis, for scale)`,
+      `  baseline ${baselineMs.toFixed(0)} ms to /healthz, ${baselineRss.toFixed(0)} MB idle RSS (bare Koa + pg + ioredis)`,
       `  importing api/src/app.ts alone: ${median(loads.map((load) => load.ms)).toFixed(0)} ms, ${median(loads.map((load) => load.rssMb)).toFixed(0)} MB`,
-      `  ratio to the baseline: ${(ms / median(baseline.map((start) => start.ms))).toFixed(2)}× the time`,
+      `  ratio to the baseline: ${(ms / baselineMs).toFixed(2)}× the time, ${(rss / baselineRss).toFixed(2)}× the idle RSS`,
       '',
     ].join('\n'),
   );
   // the RESULT lines last, in the DESIGN form
-  const timeOk = ms <= TIME_TARGET_MS;
-  const rssOk = rss <= RSS_TARGET_MB;
-  console.log(`RESULT startup_to_healthz_ms ${ms.toFixed(0)} (target <= ${TIME_TARGET_MS}) ${timeOk ? 'ok' : 'miss'}`);
-  console.log(`RESULT startup_idle_rss_mb ${rss.toFixed(0)} (target <= ${RSS_TARGET_MB}) ${rssOk ? 'ok' : 'miss'}`);
+  const timeOk = ms / baselineMs <= TIME_TARGET_RATIO;
+  const rssOk = rss / baselineRss <= RSS_TARGET_RATIO;
+  console.log(`RESULT startup_to_healthz_ratio ${(ms / baselineMs).toFixed(2)} (target <= ${TIME_TARGET_RATIO}) ${timeOk ? 'ok' : 'miss'}`);
+  console.log(`RESULT startup_idle_rss_ratio ${(rss / baselineRss).toFixed(2)} (target <= ${RSS_TARGET_RATIO}) ${rssOk ? 'ok' : 'miss'}`);
   process.exitCode = timeOk && rssOk ? 0 : 1;
 } finally {
   await s3.close();
