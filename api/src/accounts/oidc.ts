@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import * as client from 'openid-client';
+import type { Configuration } from 'openid-client';
 import type { Logger } from 'pino';
 
 /** The provider name in routes (`/auth/oauth/idp`) and in check-auth's `oauth_providers`. */
@@ -38,6 +38,15 @@ interface PendingSignIn {
   nonce: string;
 }
 
+type OpenIdClient = typeof import('openid-client');
+let openIdClient: Promise<OpenIdClient> | undefined;
+
+/** openid-client (with jose) is loaded by the first sign-in through the provider, not at start-up. */
+function loadClient(): Promise<OpenIdClient> {
+  openIdClient ??= import('openid-client');
+  return openIdClient;
+}
+
 const PENDING_SECONDS = 600;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -51,7 +60,7 @@ export class OidcSignIn {
   readonly #settings: OidcSettings;
   readonly #redis: Redis;
   readonly #logger: Logger;
-  #configuration: Promise<client.Configuration> | undefined;
+  #configuration: Promise<Configuration> | undefined;
 
   constructor(settings: OidcSettings, redis: Redis, logger: Logger) {
     this.#settings = settings;
@@ -62,6 +71,7 @@ export class OidcSignIn {
   /** The authorization address to send the browser to, and the state to bind to it. */
   async start(): Promise<{ url: string; state: string }> {
     const configuration = await this.#discover();
+    const client = await loadClient();
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
@@ -89,6 +99,7 @@ export class OidcSignIn {
     if (!raw) throw new OidcSignInError('rejected', 'unknown or expired state');
     const pending = JSON.parse(raw) as PendingSignIn;
     const configuration = await this.#discover();
+    const client = await loadClient();
     const currentUrl = new URL(this.#settings.redirectUri());
     currentUrl.search = query.toString();
     try {
@@ -118,8 +129,9 @@ export class OidcSignIn {
   }
 
   /** Discovery once, retried on the next request if the provider was unreachable. */
-  #discover(): Promise<client.Configuration> {
+  #discover(): Promise<Configuration> {
     this.#configuration ??= (async () => {
+      const client = await loadClient();
       const issuer = new URL(this.#settings.issuer);
       // Plain HTTP only for a provider on this machine (development and tests).
       const execute = issuer.protocol === 'http:' && LOOPBACK.has(issuer.hostname) ? [client.allowInsecureRequests] : [];

@@ -177,7 +177,7 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
       503: { description: 'Stripe could not be asked for the current state; Stripe delivers again later' },
     },
     handler: async (ctx) => {
-      const event = payments.plans.gateway().verifyEvent(rawBodies.get(ctx) ?? Buffer.alloc(0), ctx.get('Stripe-Signature') || undefined);
+      const event = await payments.plans.gateway().verifyEvent(rawBodies.get(ctx) ?? Buffer.alloc(0), ctx.get('Stripe-Signature') || undefined);
       const outcome = await payments.webhooks.handle(ctx.state.em, event);
       ctx.body = { received: true, duplicate: outcome === 'duplicate' };
     },

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { z } from 'zod';
 import { InvalidInput, Unavailable } from '../shared/errors.ts';
 
@@ -68,6 +68,15 @@ export interface VerifiedEvent {
 
 const EventView = z.object({ id: z.string(), type: z.string(), data: z.object({ object: z.unknown() }) });
 
+type StripeSdk = typeof Stripe;
+let sdk: Promise<StripeSdk> | undefined;
+
+/** The SDK (about 220 modules) is loaded by the first call that needs it, not at start-up: most requests never reach Stripe. */
+function loadSdk(): Promise<StripeSdk> {
+  sdk ??= import('stripe').then((module) => module.default);
+  return sdk;
+}
+
 /**
  * Stripe through its SDK: every call bounded by STRIPE_TIMEOUT_MS, retried
  * STRIPE_MAX_NETWORK_RETRIES times on network failures only (the SDK sends an
@@ -75,12 +84,24 @@ const EventView = z.object({ id: z.string(), type: z.string(), data: z.object({ 
  * failing Stripe is a 503; a declined card is PaymentDeclined.
  */
 export class StripeGateway {
-  readonly #stripe: Stripe;
+  readonly #settings: StripeSettings;
+  #client: Promise<Stripe> | undefined;
   readonly #webhookSecret: string | undefined;
 
   constructor(settings: StripeSettings) {
+    this.#settings = settings;
+    this.#webhookSecret = settings.webhookSecret;
+  }
+
+  #stripe(): Promise<Stripe> {
+    this.#client ??= loadSdk().then((Sdk) => this.#connect(Sdk));
+    return this.#client;
+  }
+
+  #connect(Sdk: StripeSdk): Stripe {
+    const settings = this.#settings;
     const base = settings.apiBase ? new URL(settings.apiBase) : undefined;
-    this.#stripe = new Stripe(settings.secretKey, {
+    return new Sdk(settings.secretKey, {
       timeout: settings.timeoutMs,
       maxNetworkRetries: settings.maxNetworkRetries,
       ...(base
@@ -91,12 +112,16 @@ export class StripeGateway {
           }
         : {}),
     });
-    this.#webhookSecret = settings.webhookSecret;
+  }
+
+  /** One call through the SDK, its failures in the domain's words (see `call`). */
+  #call<T>(request: (stripe: Stripe) => Promise<T>): Promise<T> {
+    return call(async () => request(await this.#stripe()));
   }
 
   async createCustomer(input: { userId: string; email: string; name: string }): Promise<string> {
-    const customer = await call(() =>
-      this.#stripe.customers.create(
+    const customer = await this.#call((stripe) =>
+      stripe.customers.create(
         { email: input.email, name: input.name, metadata: { cutroom_user_id: input.userId } },
         { idempotencyKey: `customer:${input.userId}` },
       ),
@@ -112,8 +137,8 @@ export class StripeGateway {
     cancelUrl: string;
     locale: 'en' | 'pt' | 'es';
   }): Promise<z.infer<typeof CheckoutView>> {
-    const session = await call(() =>
-      this.#stripe.checkout.sessions.create({
+    const session = await this.#call((stripe) =>
+      stripe.checkout.sessions.create({
         mode: 'subscription',
         customer: input.customer,
         client_reference_id: input.userId,
@@ -128,7 +153,7 @@ export class StripeGateway {
   }
 
   async retrieveSubscription(id: string): Promise<SubscriptionView> {
-    return SubscriptionView.parse(await call(() => this.#stripe.subscriptions.retrieve(id)));
+    return SubscriptionView.parse(await this.#call((stripe) => stripe.subscriptions.retrieve(id)));
   }
 
   /** The subscription, or null when Stripe has none of that id (a webhook may name anything its signer wrote). */
@@ -136,7 +161,7 @@ export class StripeGateway {
     try {
       return await this.retrieveSubscription(id);
     } catch (error) {
-      if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing') return null;
+      if (error instanceof (await loadSdk()).errors.StripeInvalidRequestError && error.code === 'resource_missing') return null;
       throw error;
     }
   }
@@ -146,8 +171,8 @@ export class StripeGateway {
    * (always_invoice); error_if_incomplete makes a declined payment leave it unchanged.
    */
   async changePriceNow(input: { subscriptionId: string; itemId: string; stripePrice: string; idempotencyKey: string }): Promise<{ subscription: SubscriptionView; invoice: InvoiceView | null }> {
-    const updated = await call(() =>
-      this.#stripe.subscriptions.update(
+    const updated = await this.#call((stripe) =>
+      stripe.subscriptions.update(
         input.subscriptionId,
         {
           items: [{ id: input.itemId, price: input.stripePrice }],
@@ -173,9 +198,9 @@ export class StripeGateway {
     const item = input.subscription.items.data[0]!;
     const scheduleId =
       input.subscription.schedule ??
-      (await call(() => this.#stripe.subscriptionSchedules.create({ from_subscription: input.subscription.id }, { idempotencyKey: `${input.idempotencyKey}:schedule` }))).id;
-    await call(() =>
-      this.#stripe.subscriptionSchedules.update(
+      (await this.#call((stripe) => stripe.subscriptionSchedules.create({ from_subscription: input.subscription.id }, { idempotencyKey: `${input.idempotencyKey}:schedule` }))).id;
+    await this.#call((stripe) =>
+      stripe.subscriptionSchedules.update(
         scheduleId,
         {
           end_behavior: 'release',
@@ -193,23 +218,23 @@ export class StripeGateway {
 
   /** The customer's Checkout sessions still open (not paid, not expired). */
   async openCheckoutSessions(customer: string): Promise<string[]> {
-    const sessions = await call(() => this.#stripe.checkout.sessions.list({ customer, status: 'open', limit: 100 }));
+    const sessions = await this.#call((stripe) => stripe.checkout.sessions.list({ customer, status: 'open', limit: 100 }));
     return z.array(z.object({ id: z.string() })).parse(sessions.data).map((session) => session.id);
   }
 
   /** Closes an open Checkout session: its page takes no payment any more. One no longer open is left as it is. */
   async expireCheckoutSession(sessionId: string): Promise<void> {
     try {
-      await call(() => this.#stripe.checkout.sessions.expire(sessionId, {}, { idempotencyKey: `expire:${sessionId}` }));
+      await this.#call((stripe) => stripe.checkout.sessions.expire(sessionId, {}, { idempotencyKey: `expire:${sessionId}` }));
     } catch (error) {
       // paid or expired meanwhile: a payment of it is the webhook's to handle
-      if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw error;
+      if (!(error instanceof (await loadSdk()).errors.StripeInvalidRequestError)) throw error;
     }
   }
 
   /** The customer's subscriptions that bill or may bill again (every status but canceled and incomplete_expired). */
   async liveSubscriptions(customer: string): Promise<SubscriptionView[]> {
-    const subscriptions = await call(() => this.#stripe.subscriptions.list({ customer, status: 'all', limit: 100 }));
+    const subscriptions = await this.#call((stripe) => stripe.subscriptions.list({ customer, status: 'all', limit: 100 }));
     return z
       .array(SubscriptionView)
       .parse(subscriptions.data)
@@ -222,46 +247,47 @@ export class StripeGateway {
    */
   async cancelAndRefund(subscriptionId: string): Promise<number> {
     const view = await this.retrieveSubscription(subscriptionId);
-    if (view.status !== 'canceled') await call(() => this.#stripe.subscriptions.cancel(subscriptionId, {}, { idempotencyKey: `duplicate:${subscriptionId}:cancel` }));
+    if (view.status !== 'canceled') await this.#call((stripe) => stripe.subscriptions.cancel(subscriptionId, {}, { idempotencyKey: `duplicate:${subscriptionId}:cancel` }));
     if (!view.latest_invoice) return 0;
     const invoice = view.latest_invoice;
-    const payments = await call(() => this.#stripe.invoicePayments.list({ invoice, limit: 10 }));
+    const payments = await this.#call((stripe) => stripe.invoicePayments.list({ invoice, limit: 10 }));
     let refunded = 0;
     for (const payment of payments.data) {
       const intent = payment.payment?.payment_intent;
       const paymentIntent = typeof intent === 'string' ? intent : intent?.id;
       if (payment.status !== 'paid' || !paymentIntent) continue;
       try {
-        const refund = await call(() => this.#stripe.refunds.create({ payment_intent: paymentIntent, reason: 'duplicate' }, { idempotencyKey: `duplicate:${subscriptionId}:refund:${paymentIntent}` }));
+        const refund = await this.#call((stripe) => stripe.refunds.create({ payment_intent: paymentIntent, reason: 'duplicate' }, { idempotencyKey: `duplicate:${subscriptionId}:refund:${paymentIntent}` }));
         refunded += refund.amount;
       } catch (error) {
-        if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) throw error;
+        if (!(error instanceof (await loadSdk()).errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) throw error;
       }
     }
     return refunded;
   }
 
   async releaseSchedule(scheduleId: string): Promise<void> {
-    await call(() => this.#stripe.subscriptionSchedules.release(scheduleId));
+    await this.#call((stripe) => stripe.subscriptionSchedules.release(scheduleId));
   }
 
   async cancelSubscription(subscriptionId: string): Promise<SubscriptionView> {
-    return SubscriptionView.parse(await call(() => this.#stripe.subscriptions.cancel(subscriptionId)));
+    return SubscriptionView.parse(await this.#call((stripe) => stripe.subscriptions.cancel(subscriptionId)));
   }
 
   async applyCoupon(input: { subscriptionId: string; coupon: string; idempotencyKey: string }): Promise<SubscriptionView> {
-    const updated = await call(() =>
-      this.#stripe.subscriptions.update(input.subscriptionId, { discounts: [{ coupon: input.coupon }] }, { idempotencyKey: input.idempotencyKey }),
+    const updated = await this.#call((stripe) =>
+      stripe.subscriptions.update(input.subscriptionId, { discounts: [{ coupon: input.coupon }] }, { idempotencyKey: input.idempotencyKey }),
     );
     return SubscriptionView.parse(updated);
   }
 
   /** The event a webhook delivered, its signature checked on the raw body; 400 when it does not match. */
-  verifyEvent(rawBody: Buffer, signature: string | undefined): VerifiedEvent {
+  async verifyEvent(rawBody: Buffer, signature: string | undefined): Promise<VerifiedEvent> {
     if (!this.#webhookSecret) throw Unavailable('payments.not_configured');
+    const stripe = await this.#stripe();
     let event: unknown;
     try {
-      event = this.#stripe.webhooks.constructEvent(rawBody, signature ?? '', this.#webhookSecret);
+      event = stripe.webhooks.constructEvent(rawBody, signature ?? '', this.#webhookSecret);
     } catch (error) {
       throw InvalidInput('payments.webhook_signature_invalid', { cause: error });
     }
@@ -276,12 +302,13 @@ async function call<T>(request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeCardError) throw new PaymentDeclined(error);
+    const { errors } = await loadSdk();
+    if (error instanceof errors.StripeCardError) throw new PaymentDeclined(error);
     if (
-      error instanceof Stripe.errors.StripeConnectionError ||
-      error instanceof Stripe.errors.StripeAPIError ||
-      error instanceof Stripe.errors.StripeRateLimitError ||
-      error instanceof Stripe.errors.StripeIdempotencyError
+      error instanceof errors.StripeConnectionError ||
+      error instanceof errors.StripeAPIError ||
+      error instanceof errors.StripeRateLimitError ||
+      error instanceof errors.StripeIdempotencyError
     ) {
       throw Unavailable('payments.provider_unavailable', { cause: error, headers: { 'Retry-After': '5' } });
     }

@@ -1,4 +1,4 @@
-import Mux from '@mux/mux-node';
+import type Mux from '@mux/mux-node';
 
 /** What an import needs to know about an external video, fetched before anything is stored. */
 export interface ExternalVideo {
@@ -37,18 +37,14 @@ const PLAYBACK_ID = /^[A-Za-z0-9]{10,64}$/;
  */
 export class MuxVideoHost implements VideoHost {
   readonly name = 'Mux';
-  readonly #client: Mux;
+  /** The SDK (about 85 modules) is loaded by the first import that asks Mux, not at start-up: imports are for superusers only. */
+  #client: Promise<Mux> | undefined;
+  readonly #options: { tokenId: string | undefined; tokenSecret: string | undefined; apiBase: string | undefined };
   readonly #streamOrigins: string[];
   readonly #downloadOrigin: string;
 
   constructor(options: { tokenId: string | undefined; tokenSecret: string | undefined; apiBase: string | undefined }) {
-    this.#client = new Mux({
-      tokenId: options.tokenId ?? null,
-      tokenSecret: options.tokenSecret ?? null,
-      ...(options.apiBase ? { baseURL: options.apiBase } : {}),
-      maxRetries: 0,
-      timeout: 10_000,
-    });
+    this.#options = options;
     const local = options.apiBase ? new URL(options.apiBase).origin : null;
     this.#streamOrigins = ['https://stream.mux.com', 'https://player.mux.com', ...(local ? [local] : [])];
     this.#downloadOrigin = local ?? 'https://stream.mux.com';
@@ -66,11 +62,27 @@ export class MuxVideoHost implements VideoHost {
     return id && PLAYBACK_ID.test(id) ? { id } : null;
   }
 
+  #mux(): Promise<Mux> {
+    const options = this.#options;
+    this.#client ??= import('@mux/mux-node').then(
+      ({ default: Sdk }) =>
+        new Sdk({
+          tokenId: options.tokenId ?? null,
+          tokenSecret: options.tokenSecret ?? null,
+          ...(options.apiBase ? { baseURL: options.apiBase } : {}),
+          maxRetries: 0,
+          timeout: 10_000,
+        }),
+    );
+    return this.#client;
+  }
+
   async metadata(playbackId: string): Promise<ExternalVideo> {
     try {
-      const playback = await this.#client.video.playbackIds.retrieve(playbackId);
+      const client = await this.#mux();
+      const playback = await client.video.playbackIds.retrieve(playbackId);
       if (playback.object?.type !== 'asset' || !playback.object.id) throw new Error('the playback id does not name an asset');
-      const asset = await this.#client.video.assets.retrieve(playback.object.id);
+      const asset = await client.video.assets.retrieve(playback.object.id);
       if (typeof asset.duration !== 'number') throw new Error('the asset has no duration yet');
       return {
         externalId: `mux:${asset.id}`,

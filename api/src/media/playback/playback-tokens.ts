@@ -1,4 +1,3 @@
-import { SignJWT, jwtVerify } from 'jose';
 import type { Clock } from '../../shared/clock.ts';
 
 /** Which stored object of a file a playback token opens. */
@@ -12,6 +11,10 @@ export interface PlaybackClaims {
 }
 
 class InvalidPlaybackToken extends Error {}
+
+let jose: Promise<typeof import('jose')> | undefined;
+/** jose is loaded by the first token signed or read, not at start-up. */
+const loadJose = () => (jose ??= import('jose'));
 
 const ISSUER = 'cutroom';
 const AUDIENCE = 'playback';
@@ -45,7 +48,8 @@ export class PlaybackTokens {
     return { token: await this.#sign(fileId, object, windowStart, expiresAt), expiresIn: expiresAt - now };
   }
 
-  #sign(fileId: string, object: PlaybackObject, issuedAt: number, expiresAt: number): Promise<string> {
+  async #sign(fileId: string, object: PlaybackObject, issuedAt: number, expiresAt: number): Promise<string> {
+    const { SignJWT } = await loadJose();
     return new SignJWT({ obj: object })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer(ISSUER)
@@ -58,6 +62,7 @@ export class PlaybackTokens {
 
   async read(token: string): Promise<PlaybackClaims> {
     try {
+      const { jwtVerify } = await loadJose();
       const { payload } = await jwtVerify(token, this.#key, {
         issuer: ISSUER,
         audience: AUDIENCE,
