@@ -49,6 +49,9 @@ describe('the job path on a real control plane: api → resource → operator �
     user = await signUpAndLogin(app, { tier: 'Creator', credits: 10 });
   });
   after(async () => {
+    // Everything the operator did under the chart's RBAC was allowed: no request of it was refused.
+    const refused = (operator?.logs ?? []).filter((line) => /forbidden|\b403\b/i.test(JSON.stringify(line)));
+    expect(refused, JSON.stringify(refused.slice(0, 3))).to.deep.equal([]);
     await operator?.stop();
     await app?.close();
     if (dir) await rm(dir, { recursive: true, force: true });

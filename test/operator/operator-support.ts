@@ -194,7 +194,12 @@ export async function runJobPod(sim: KubeSim, namespace: string, jobName: string
 
 /** The api's job service with the kubernetes backend on another namespace (one per test keeps leases apart). */
 export function jobServiceIn(services: Services, sim: KubeSim, namespace: string): JobService {
-  const dispatcher = new KubernetesJobDispatcher(sim.kubeConfig(namespace), namespace, services.jobMetrics);
+  return jobServiceWith(services, sim.kubeConfig(namespace), namespace);
+}
+
+/** The api's job service with the kubernetes backend, creating resources with these client settings. */
+export function jobServiceWith(services: Services, kubeConfig: KubeConfig, namespace: string): JobService {
+  const dispatcher = new KubernetesJobDispatcher(kubeConfig, namespace, services.jobMetrics);
   // Never started: it hands over what this service submits, when submitted (the operator's own outbox covers the rest).
   const outbox = new JobOutbox({
     orm: services.orm, dispatcher, completion: services.completion, storage: services.storage, logger: services.logger,
