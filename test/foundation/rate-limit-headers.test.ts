@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { parseList, type Item } from 'structured-headers';
 import { json } from '../support/harness.ts';
-import { createAccount, type Client } from '../support/users.ts';
-import { newSignup, startAccountsApp, type AccountsTestApp } from '../accounts/fixtures.ts';
+import { randomBytes } from 'node:crypto';
+import { Client, createAccount } from '../support/users.ts';
+import { newSignup, randomIp, startAccountsApp, type AccountsTestApp } from '../accounts/fixtures.ts';
 
 /** A RateLimit or RateLimit-Policy field, parsed as the structured-field list the draft defines: policy name → its parameters. */
 function fieldOf(response: Response, name: 'RateLimit' | 'RateLimit-Policy'): Record<string, Record<string, unknown>> {
@@ -127,6 +128,40 @@ describe('rate limits (issue 24 items 1 and 4): per key and per address, announc
         expect(response.status).to.equal(200);
         expect(response.headers.get('ratelimit')).to.equal(null);
       }
+    });
+  });
+
+  describe('over two replicas (issue 42: each replica takes leases of the count, not a Redis round trip per request)', () => {
+    let a: AccountsTestApp;
+    let b: AccountsTestApp;
+    before(async () => {
+      const env = {
+        RATE_LIMIT_PER_IP: '100',
+        RATE_LIMIT_WINDOW_SECONDS: '60',
+        REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX ?? 'cutroom-test:'}lease-${randomBytes(3).toString('hex')}:`,
+      };
+      [a, b] = await Promise.all([startAccountsApp(env), startAccountsApp(env)]);
+    });
+    after(async () => {
+      await a?.close();
+      await b?.close();
+    });
+
+    it('one address alternating between the replicas gets exactly RATE_LIMIT_PER_IP answers in the window, then 429s on both; r counts down over both', async () => {
+      const ip = randomIp();
+      const clients = [new Client(a.app, { ip }), new Client(b.app, { ip })];
+      const statuses: number[] = [];
+      const remaining: number[] = [];
+      for (let request = 0; request < 130; request++) {
+        const response = await clients[request % 2]!.get('/api/v1/auth/check-auth');
+        statuses.push(response.status);
+        if (response.status === 200) remaining.push(Number(fieldOf(response, 'RateLimit').ip!.r));
+      }
+      expect(statuses.filter((status) => status === 200)).to.have.length(100);
+      expect(statuses.slice(-20)).to.deep.equal(Array.from({ length: 20 }, () => 429));
+      // r is what the window has left as the answering replica knows it: below the quota, and 0 on the answer that took the last point.
+      expect(Math.max(...remaining)).to.be.below(100);
+      expect(remaining).to.include(0);
     });
   });
 

@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { serializeItem } from 'structured-headers';
 import { RateLimited } from './errors.ts';
 
@@ -20,49 +19,123 @@ export interface RateLimitFields {
   RateLimit: string;
 }
 
-type Flexible = typeof import('rate-limiter-flexible');
-let flexible: Promise<Flexible> | undefined;
+/** The largest share of a window's allowance one replica claims at a time. */
+const MAX_LEASE = 64;
+/** A lease is at most this fraction of what is still unclaimed, so leases shrink to one request as the limit nears. */
+const LEASE_DIVISOR = 16;
 
 /**
- * One policy kept in Redis, so every api replica shares it (rate-limiter-flexible, loaded
- * with the first request that needs it, not at start-up). Knows nothing of HTTP: it answers
- * the header fields, and a refusal is a 429 carrying them with Retry-After.
+ * Claims `ARGV[2]` points of the caller's window (created with a lifetime of `ARGV[1]` ms
+ * when absent); answers the points claimed so far in the window and its milliseconds left.
+ */
+const CLAIM = `
+redis.call('set', KEYS[1], 0, 'PX', ARGV[1], 'NX')
+local claimed = redis.call('incrby', KEYS[1], ARGV[2])
+local ttl = redis.call('pttl', KEYS[1])
+if ttl < 0 then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return { claimed, ttl }`;
+
+/** One caller's share of its current window, held by this process. */
+interface Lease {
+  /** Requests this process may still let through without asking Redis. */
+  left: number;
+  /** Points claimed in Redis over every replica, this lease included, when it was taken. */
+  claimed: number;
+  /** When the window ends (ms since the epoch): the lease dies with it. */
+  resetAt: number;
+}
+
+interface ClaimingRedis extends Redis {
+  rateLimitClaim(key: string, windowMs: number, points: number): Promise<[number, number]>;
+}
+
+/**
+ * One policy, counted in Redis so every api replica shares it, over fixed windows. A
+ * request takes from a lease this process claimed from the window's count beforehand
+ * (INCRBY of up to 64 points at once, at most 1/16 of what is still unclaimed), so most
+ * requests ask Redis nothing; a refused caller stays refused here until its window ends. The
+ * replicas together never let more than `points` through in a window; a caller may be refused
+ * up to the leases other replicas still hold before the last point is really used, and those
+ * leases shrink to one request as the limit nears. Knows nothing of HTTP: it answers the
+ * header fields, and a refusal is a 429 carrying them with Retry-After.
  */
 export class RateLimiter {
   readonly policy: RateLimitPolicy;
-  readonly #redis: Redis;
-  #limiter: Promise<{ limiter: RateLimiterRedis; Rejection: Flexible['RateLimiterRes'] }> | undefined;
+  readonly #redis: ClaimingRedis;
+  readonly #leases = new Map<string, Lease>();
+  /** Claims under way, one per caller: concurrent requests of a caller wait on the same one. */
+  readonly #claims = new Map<string, Promise<Lease>>();
+  readonly #policyField: string;
+  /** The policy's name as a structured-field string; `;r=…;t=…` (integers) follow it on each answer. */
+  readonly #nameItem: string;
+  #sweepAt = 0;
 
   constructor(redis: Redis, policy: RateLimitPolicy) {
-    this.#redis = redis;
+    if (!('rateLimitClaim' in redis)) redis.defineCommand('rateLimitClaim', { numberOfKeys: 1, lua: CLAIM });
+    this.#redis = redis as ClaimingRedis;
     this.policy = policy;
+    this.#policyField = serializeItem(policy.name, new Map([['q', policy.points], ['w', policy.seconds]]));
+    this.#nameItem = serializeItem(policy.name);
   }
 
   /** Takes one request from `caller`'s allowance; 429 with Retry-After and the RateLimit fields when none is left. */
   async take(caller: string): Promise<RateLimitFields> {
-    this.#limiter ??= this.#build();
-    const { limiter, Rejection } = await this.#limiter;
-    try {
-      const taken = await limiter.consume(caller);
-      return this.#fields(taken.remainingPoints, taken.msBeforeNext);
-    } catch (rejection) {
-      if (!(rejection instanceof Rejection)) throw rejection;
-      throw RateLimited(rejection.msBeforeNext / 1000, 'http.429', { headers: { ...this.#fields(0, rejection.msBeforeNext) } });
+    let lease = this.#live(caller);
+    while (!lease || lease.left === 0) {
+      if (lease && lease.claimed >= this.policy.points) this.#refuse(lease);
+      lease = await this.#claim(caller);
     }
+    lease.left -= 1;
+    return this.#fields(this.policy.points - lease.claimed + lease.left, lease.resetAt);
   }
 
-  #fields(remaining: number, msBeforeNext: number): RateLimitFields {
+  #live(caller: string): Lease | undefined {
+    const lease = this.#leases.get(caller);
+    return lease && lease.resetAt > Date.now() ? lease : undefined;
+  }
+
+  #claim(caller: string): Promise<Lease> {
+    let claim = this.#claims.get(caller);
+    if (!claim) {
+      claim = this.#claimFromRedis(caller).finally(() => this.#claims.delete(caller));
+      this.#claims.set(caller, claim);
+    }
+    return claim;
+  }
+
+  async #claimFromRedis(caller: string): Promise<Lease> {
     const { name, points, seconds } = this.policy;
+    const known = this.#live(caller)?.claimed ?? 0;
+    const size = Math.max(1, Math.min(MAX_LEASE, Math.floor((points - known) / LEASE_DIVISOR)));
+    const [claimed, ttl] = await this.#redis.rateLimitClaim(`rate:${name}:${caller}`, seconds * 1000, size);
+    const now = Date.now();
+    // Of this claim, only what the window still had is ours: the rest went past the limit.
+    const lease = { left: Math.max(0, Math.min(size, points - (claimed - size))), claimed: Math.min(claimed, points), resetAt: now + ttl };
+    this.#sweep(now);
+    this.#leases.set(caller, lease);
+    return lease;
+  }
+
+  /** Forgets the leases of ended windows, at most once a window. */
+  #sweep(now: number): void {
+    if (now < this.#sweepAt) return;
+    this.#sweepAt = now + this.policy.seconds * 1000;
+    for (const [caller, lease] of this.#leases) if (lease.resetAt <= now) this.#leases.delete(caller);
+  }
+
+  #refuse(lease: Lease): never {
+    const msBeforeNext = lease.resetAt - Date.now();
+    throw RateLimited(msBeforeNext / 1000, 'http.429', { headers: { ...this.#fields(0, lease.resetAt) } });
+  }
+
+  #fields(remaining: number, resetAt: number): RateLimitFields {
+    const seconds = Math.max(0, Math.ceil((resetAt - Date.now()) / 1000));
     return {
-      'RateLimit-Policy': serializeItem(name, new Map([['q', points], ['w', seconds]])),
-      RateLimit: serializeItem(name, new Map([['r', Math.max(0, remaining)], ['t', Math.max(0, Math.ceil(msBeforeNext / 1000))]])),
+      'RateLimit-Policy': this.#policyField,
+      RateLimit: `${this.#nameItem};r=${Math.max(0, remaining)};t=${seconds}`,
     };
-  }
-
-  async #build() {
-    flexible ??= import('rate-limiter-flexible');
-    const { RateLimiterRedis, RateLimiterRes } = await flexible;
-    const { name, points, seconds } = this.policy;
-    return { limiter: new RateLimiterRedis({ storeClient: this.#redis, keyPrefix: `rate:${name}`, points, duration: seconds }), Rejection: RateLimiterRes };
   }
 }
