@@ -1,10 +1,13 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, PatchStrategy, setHeaderOptions, V1MicroTime } from '@kubernetes/client-node';
 import type { V1Lease } from '@kubernetes/client-node';
 import { LeaderElector } from '../../operator/src/leader-election.ts';
-import { startKubeSim } from '../kube-sim/index.ts';
-import type { KubeSim } from '../kube-sim/index.ts';
+import { eventually } from '../support/wait.ts';
+import { kubeCluster, testNamespace } from '../support/kube-cluster.ts';
+import type { KubeCluster } from '../support/kube-cluster.ts';
+import { startFaultProxy } from '../support/kube-faults.ts';
+import type { FaultProxy } from '../support/kube-faults.ts';
 
 const leaseName = 'cutroom-operator';
 const leaseDurationSeconds = 1;
@@ -42,24 +45,29 @@ function recordingLeaseApi(api: CoordinationV1Api, calls: LeaseCall[]): Coordina
   return recording;
 }
 
-/** A Lease time (a V1MicroTime, or its text as the simulator keeps it) in epoch ms. */
+/** A Lease time (a V1MicroTime, or its text) in epoch ms. */
 const ms = (time: unknown) => new Date(time as string | Date).getTime();
 
-describe('operator leader election through a coordination.k8s.io/v1 Lease', () => {
-  let sim: KubeSim;
-  let n = 0;
+/** Resolves once `check` holds, polling every few milliseconds; fails naming what it waited for. */
+const until = (check: () => boolean, timeoutMs: number, what = 'the condition') => eventually(async () => (check() ? true : undefined), what, timeoutMs, 5);
+
+describe('operator leader election through a real coordination.k8s.io/v1 Lease', function () {
+  this.timeout(30_000);
+  let cluster: KubeCluster;
+  let proxy: FaultProxy;
   let namespace: string;
   const electors: LeaderElector[] = [];
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
+    cluster = await kubeCluster();
   });
-  after(() => sim.close());
-  beforeEach(() => {
-    namespace = `lease-${++n}`;
+  beforeEach(async () => {
+    namespace = await testNamespace(cluster, 'lease');
+    proxy = await startFaultProxy(cluster);
   });
   afterEach(async () => {
     for (const elector of electors.splice(0)) await elector.stop({ release: false });
+    await proxy.close();
   });
 
   /**
@@ -72,7 +80,7 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
     const calls: LeaseCall[] = [];
     let startedAt = 0;
     const elector = new LeaderElector({
-      api: recordingLeaseApi(sim.kubeConfig(namespace).makeApiClient(CoordinationV1Api), calls),
+      api: recordingLeaseApi(proxy.kubeConfig(namespace).makeApiClient(CoordinationV1Api), calls),
       namespace,
       leaseName,
       identity,
@@ -111,24 +119,25 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
   async function leaderAndFollower(leaseSeconds = leaseDurationSeconds) {
     const a = replica('operator-a', leaseSeconds);
     a.start();
-    await sim.waitFor(() => a.elector.isLeader, 2000);
+    await until(() => a.elector.isLeader, 2000, 'operator-a to lead');
     const b = replica('operator-b', leaseSeconds);
     b.start();
-    await sim.waitFor(() => reads(b).some((lease) => lease.spec?.holderIdentity === 'operator-a'), 2000);
+    await until(() => reads(b).some((held) => held.spec?.holderIdentity === 'operator-a'), 2000, 'operator-b to read the Lease operator-a holds');
     return { a, b };
   }
 
-  const lease = () => sim.get('leases', namespace, leaseName) as V1Lease | undefined;
+  /** The Lease as the server has it now. */
+  const lease = () => cluster.kubeConfig(namespace).makeApiClient(CoordinationV1Api).readNamespacedLease({ name: leaseName, namespace });
 
   it('the first replica creates the Lease with its identity, the lease duration and a renewTime, and leads', async () => {
     const a = replica('operator-a');
     a.start();
-    await sim.waitFor(() => a.elector.isLeader, 2000);
-    const spec = lease()!.spec!;
+    await until(() => a.elector.isLeader, 2000, 'operator-a to lead');
+    const spec = (await lease()).spec!;
     expect(spec).to.include({ holderIdentity: 'operator-a', leaseDurationSeconds, leaseTransitions: 0 });
     expect(String(spec.renewTime)).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     const renewed = String(spec.renewTime);
-    await sim.waitFor(() => String(lease()!.spec!.renewTime) !== renewed, 1000);
+    await eventually(async () => (String((await lease()).spec!.renewTime) !== renewed ? true : undefined), 'a renewal', 1000, 20);
   });
 
   it('of two replicas starting together exactly one leads; the other keeps waiting while the Lease is renewed', async () => {
@@ -136,14 +145,14 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
     const b = replica('operator-b');
     a.start();
     b.start();
-    await sim.waitFor(() => a.elector.isLeader || b.elector.isLeader, 2000);
+    await until(() => a.elector.isLeader || b.elector.isLeader, 2000, 'a leader');
     const [leader, follower] = a.elector.isLeader ? [a, b] : [b, a];
     // Not a pause: wait until the follower has itself read the Lease renewed over more than its
     // duration, the span after which it would take over a Lease whose renewals had stopped.
     const renewalsSeen = () => reads(follower).map((read) => ms(read.spec?.renewTime));
-    await sim.waitFor(() => Math.max(...renewalsSeen()) - Math.min(...renewalsSeen()) > leaseDurationSeconds * 1000, 5000);
+    await until(() => Math.max(...renewalsSeen()) - Math.min(...renewalsSeen()) > leaseDurationSeconds * 1000, 5000, 'renewals over more than the lease duration');
     expect([a.elector.isLeader, b.elector.isLeader].filter(Boolean)).to.have.length(1);
-    expect(lease()!.spec).to.include({ holderIdentity: leader.identity, leaseTransitions: 0 });
+    expect((await lease()).spec).to.include({ holderIdentity: leader.identity, leaseTransitions: 0 });
     expect(follower.terms).to.deep.equal([]);
     expect(follower.calls.some((call) => call.op === 'replace' && call.ok), 'the follower never wrote the Lease').to.equal(false);
   });
@@ -152,8 +161,8 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
     // An hour-long Lease: operator-b can only lead within this test through the release.
     const { a, b } = await leaderAndFollower(3600);
     await a.elector.stop({ release: true });
-    await sim.waitFor(() => b.elector.isLeader, 5000);
-    expect(lease()!.spec).to.include({ holderIdentity: 'operator-b', leaseTransitions: 1 });
+    await until(() => b.elector.isLeader, 5000, 'operator-b to lead');
+    expect((await lease()).spec).to.include({ holderIdentity: 'operator-b', leaseTransitions: 1 });
     const takeover = b.calls.findIndex((call) => call.op === 'replace' && call.ok);
     expect(b.calls[takeover - 1]!.lease!.spec!.holderIdentity, 'the Lease operator-b read right before taking it').to.equal('');
   });
@@ -162,9 +171,9 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
     const { a, b } = await leaderAndFollower();
     await a.elector.stop({ release: false });
     // What operator-a left: still naming it (no release), so only its expiry lets operator-b in.
-    const left = lease()!;
+    const left = await lease();
     expect(left.spec!.holderIdentity).to.equal('operator-a');
-    await sim.waitFor(() => b.elector.isLeader, 5000);
+    await until(() => b.elector.isLeader, 5000, 'operator-b to lead');
 
     const takeover = b.calls.find((call) => call.op === 'replace' && call.ok)!;
     expect(takeover.sent!.metadata!.resourceVersion, 'operator-b replaced the Lease operator-a left').to.equal(left.metadata!.resourceVersion);
@@ -181,15 +190,15 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
   it('a leader that cannot renew (API errors) steps down at its first failed renewal past the renew deadline, which is shorter than the Lease', async () => {
     const a = replica('operator-a');
     a.start();
-    await sim.waitFor(() => a.elector.isLeader, 2000);
+    await until(() => a.elector.isLeader, 2000, 'operator-a to lead');
     const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${leaseName}`;
-    // Read and failure injected in one turn of the event loop (the simulator runs in this process):
-    // this is the last renewal that succeeds.
-    const renewedAt = ms(lease()!.spec!.renewTime);
-    sim.failNext({ method: 'PUT', path: leasePath, code: 500 }, 1000);
+    proxy.failNext({ method: 'PUT', path: leasePath, code: 500 }, 1000);
     const failingFrom = a.calls.length;
-    await sim.waitFor(() => !a.elector.isLeader, 5000);
-    await sim.waitFor(() => a.terms[0]!.end !== undefined, 1000);
+    await until(() => !a.elector.isLeader, 5000, 'operator-a to step down');
+    await until(() => a.terms[0]!.end !== undefined, 1000, 'its term to end');
+    // The last write of the Lease the server took (its creation, or a renewal; one in flight when
+    // the failures began may still have been taken).
+    const renewedAt = Math.max(...a.calls.filter((call) => call.op !== 'read' && call.ok).map((call) => ms(call.sent!.spec!.renewTime)));
 
     const deadline = renewedAt + renewDeadlineMs;
     const term = a.terms[0]!;
@@ -206,8 +215,11 @@ describe('operator leader election through a coordination.k8s.io/v1 Lease', () =
   it('a Lease another replica holds (written behind our back) makes the leader step down at its next renewal', async () => {
     const a = replica('operator-a');
     a.start();
-    await sim.waitFor(() => a.elector.isLeader, 2000);
-    sim.mergePatch('leases', namespace, leaseName, { spec: { holderIdentity: 'intruder', renewTime: new Date().toISOString() } });
-    await sim.waitFor(() => !a.elector.isLeader, 1000);
+    await until(() => a.elector.isLeader, 2000, 'operator-a to lead');
+    await cluster.kubeConfig(namespace).makeApiClient(CoordinationV1Api).patchNamespacedLease(
+      { name: leaseName, namespace, body: { spec: { holderIdentity: 'intruder', renewTime: new V1MicroTime() } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await until(() => !a.elector.isLeader, 1000, 'operator-a to step down');
   });
 });
