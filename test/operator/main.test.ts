@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
-import { stringify } from 'yaml';
-import { startKubeSim } from '../kube-sim/index.ts';
-import type { KubeSim } from '../kube-sim/index.ts';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { eventually } from '../support/wait.ts';
+import { kubeCluster, testNamespace } from '../support/kube-cluster.ts';
+import type { KubeCluster } from '../support/kube-cluster.ts';
 import { operatorEnv, repoRoot } from './operator-support.ts';
 
 const MAIN = join(repoRoot, 'operator/src/main.ts');
@@ -29,32 +30,22 @@ function startMain(env: Record<string, string>) {
   return { child, logs, exited, stderr: () => stderr };
 }
 
-describe('operator process (node operator/src/main.ts)', function () {
-  this.timeout(30_000);
-  let sim: KubeSim;
+describe('operator process (node operator/src/main.ts) on the real API server', function () {
+  this.timeout(60_000);
+  let cluster: KubeCluster;
   let dir: string;
   let kubeconfig: string;
-  const namespace = 'main-process';
+  let namespace: string;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
+    cluster = await kubeCluster();
+    namespace = await testNamespace(cluster, 'main-process');
     dir = await mkdtemp(join(tmpdir(), 'cutroom-operator-main-'));
     kubeconfig = join(dir, 'kubeconfig');
-    // What ~/.kube/config would say for the simulator; in a pod the in-cluster config is used instead.
-    await writeFile(
-      kubeconfig,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'kube-sim', cluster: { server: sim.url, 'insecure-skip-tls-verify': true } }],
-        users: [{ name: 'kube-sim', user: {} }],
-        contexts: [{ name: 'kube-sim', context: { cluster: 'kube-sim', user: 'kube-sim', namespace } }],
-        'current-context': 'kube-sim',
-      }),
-    );
+    // What ~/.kube/config would say; in a pod the in-cluster config is used instead.
+    await writeFile(kubeconfig, cluster.kubeConfig(namespace).exportConfig());
   });
   after(async () => {
-    await sim?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -62,10 +53,11 @@ describe('operator process (node operator/src/main.ts)', function () {
     const env = { ...process.env, ...operatorEnv(namespace), KUBECONFIG: kubeconfig, LOG_LEVEL: 'info' } as Record<string, string>;
     const main = startMain(env);
     try {
-      const started = await sim.waitFor(() => main.logs.find((line) => line.msg === 'operator started'), 15_000);
-      await sim.waitFor(() => main.logs.some((line) => line.msg === 'started leading'), 5000);
-      const lease = () => sim.get('leases', namespace, 'cutroom-operator')?.spec as { holderIdentity?: string } | undefined;
-      expect(lease()!.holderIdentity).to.equal(env.POD_NAME);
+      const started = await eventually(async () => main.logs.find((line) => line.msg === 'operator started'), 'the operator to start', 15_000);
+      await eventually(async () => (main.logs.some((line) => line.msg === 'started leading') ? true : undefined), 'it to lead', 5000);
+      const leases = cluster.kubeConfig(namespace).makeApiClient(CoordinationV1Api);
+      const lease = async () => (await leases.readNamespacedLease({ name: 'cutroom-operator', namespace })).spec!;
+      expect((await lease()).holderIdentity).to.equal(env.POD_NAME);
 
       const health = await fetch(`${String(started.metrics)}/healthz`);
       expect(await health.json()).to.deep.equal({ status: 'ok', leader: true });
@@ -74,9 +66,8 @@ describe('operator process (node operator/src/main.ts)', function () {
 
       main.child.kill('SIGTERM');
       expect(await main.exited).to.equal(0);
-      expect(lease()!.holderIdentity).to.equal('');
+      expect((await lease()).holderIdentity ?? '').to.equal('');
       expect(main.logs.map((line) => line.msg)).to.include.members(['shutting down', 'lease released', 'operator stopped']);
-      expect(sim.openWatches()).to.equal(0);
     } finally {
       main.child.kill('SIGKILL');
     }

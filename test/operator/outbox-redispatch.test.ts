@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { eventually } from '../support/wait.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
+import { cutroomGroup, cutroomVersion } from '../../crds/contract/resources.ts';
+import { applyCrds, kubeCluster, testNamespace, type KubeCluster } from '../support/kube-cluster.ts';
+import { startFaultProxy, type FaultProxy } from '../support/kube-faults.ts';
 
 /**
  * The jobs table is an outbox on the kubernetes backend too: a row whose custom resource
@@ -15,29 +17,29 @@ import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
  */
 describe('job outbox, kubernetes backend: the API server down or failing when a job is asked for', function () {
   this.timeout(60_000);
-  const namespace = 'cutroom-outbox';
-  let sim: KubeSim;
+  let cluster: KubeCluster;
+  let namespace: string;
+  let faults: FaultProxy;
   let proxy: TcpProxy;
   let app: TestApp;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
-    const server = new URL(sim.url);
+    cluster = await kubeCluster();
+    await applyCrds(cluster);
+    namespace = await testNamespace(cluster, 'outbox');
+    // The api reaches the real API server through a TCP hop the test cuts, then a proxy that refuses requests.
+    faults = await startFaultProxy(cluster);
+    const server = new URL(faults.url);
     proxy = await startTcpProxy(server.hostname, Number(server.port));
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'through-proxy', server: `${server.protocol}//127.0.0.1:${proxy.port}`, skipTLSVerify: true }],
-      users: [{ name: 'tester', token: 'test' }],
-      contexts: [{ name: 'through-proxy', cluster: 'through-proxy', user: 'tester', namespace }],
-      currentContext: 'through-proxy',
-    });
+    const kubeConfig = faults.kubeConfig(namespace);
+    kubeConfig.clusters = kubeConfig.clusters.map((entry) => ({ ...entry, server: `https://127.0.0.1:${proxy.port}` }));
     app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace, JOB_DISPATCH_POLL_MS: '100' }, { kubeConfig });
   });
   after(async () => {
     proxy?.restore();
     await app?.close();
     await proxy?.close();
-    await sim?.close();
+    await faults?.close();
   });
 
   const submit = () =>
@@ -46,7 +48,10 @@ describe('job outbox, kubernetes backend: the API server down or failing when a 
       userId: randomUUID(),
       input: { sourceKey: 'media/none/source', contentType: 'video/mp4' },
     });
-  const resourcesOf = (jobId: string) => sim.list('artifactjobs', namespace, { labelSelector: `cutroom.dev/job-id=${jobId}` });
+  const resourcesOf = async (jobId: string) =>
+    ((await cluster.kubeConfig(namespace).makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: cutroomGroup, version: cutroomVersion, namespace, plural: 'artifactjobs', labelSelector: `cutroom.dev/job-id=${jobId}`,
+    })) as { items: unknown[] }).items;
   const row = (jobId: string) => app.services.orm.em.fork().findOneOrFail(Job, jobId);
 
   it('API server unreachable: the committed row waits with its attempts counted, and is dispatched once the server answers — one resource', async () => {
@@ -58,20 +63,20 @@ describe('job outbox, kubernetes backend: the API server down or failing when a 
     }, 'two failed dispatch attempts');
     expect(waiting.dispatchedAt).to.equal(null);
     expect(waiting.completedAt, 'not failed: the server being away is no refusal').to.equal(null);
-    expect(resourcesOf(job.id)).to.deep.equal([]);
+    expect(await resourcesOf(job.id)).to.deep.equal([]);
 
     proxy.restore();
     const dispatched = await eventually(async () => ((await row(job.id)).dispatchedAt ? row(job.id) : undefined), 'the dispatch once the server is back');
     expect(dispatched.dispatchError).to.equal(null);
-    expect(resourcesOf(job.id)).to.have.length(1);
+    expect(await resourcesOf(job.id)).to.have.length(1);
   });
 
   it('API server answering 503 to the create: retried with backoff until it succeeds — one resource', async () => {
-    sim.failNext({ method: 'POST', path: `/apis/cutroom.dev/v1alpha1/namespaces/${namespace}/artifactjobs`, code: 503 }, 3);
+    faults.failNext({ method: 'POST', path: `/apis/cutroom.dev/v1alpha1/namespaces/${namespace}/artifactjobs`, code: 503 }, 3);
     const job = await submit();
     const dispatched = await eventually(async () => ((await row(job.id)).dispatchedAt ? row(job.id) : undefined), 'the dispatch after three refusals');
     expect(dispatched.dispatchAttempts).to.equal(3);
-    expect(resourcesOf(job.id)).to.have.length(1);
+    expect(await resourcesOf(job.id)).to.have.length(1);
   });
 
   it('a redispatch of a row whose resource already exists (the create answered, the commit of dispatched_at was lost) makes no second resource', async () => {
@@ -80,6 +85,6 @@ describe('job outbox, kubernetes backend: the API server down or failing when a 
     // as if the process died between the create and recording it; the outbox's poll finds the row again
     await app.services.orm.em.fork().nativeUpdate(Job, { id: job.id }, { dispatchedAt: null });
     await eventually(async () => ((await row(job.id)).dispatchedAt ? true : undefined), 'the redispatch');
-    expect(resourcesOf(job.id)).to.have.length(1);
+    expect(await resourcesOf(job.id)).to.have.length(1);
   });
 });
