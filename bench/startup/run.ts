@@ -10,6 +10,8 @@
  *
  * The first start fills a fresh compile cache (NODE_COMPILE_CACHE, see api/src/main.ts);
  * it is reported apart, as a container's first start without a baked cache would see it.
+ * Last, what start-up leaves to first use: in a process that has imported the app, the time
+ * and memory each lazily loaded SDK costs the first request that needs it.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -67,6 +69,28 @@ async function moduleLoad(): Promise<Start> {
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as Start;
 }
 
+/** The modules the api loads on first use (issue 42 item 3), with the feature that first needs each. */
+const LAZY_MODULES: Record<string, string> = {
+  stripe: 'the first payments call or Stripe webhook',
+  '@mux/mux-node': 'the first external video import',
+  jose: 'the first playback URL or token read',
+  'openid-client': 'the first sign-in through the identity provider; jose already loaded',
+};
+
+/** In a fresh process that has imported the app (as the api has once it answers): each lazily loaded module's import, in ms and MB of RSS. */
+async function firstUse(): Promise<Record<string, Start>> {
+  const script = `await import(${JSON.stringify(new URL('../../api/src/app.ts', import.meta.url).href)});
+const costs = {};
+for (const name of ${JSON.stringify(Object.keys(LAZY_MODULES))}) {
+  const rss = process.memoryUsage().rss, t = performance.now();
+  await import(name);
+  costs[name] = { ms: performance.now() - t, rssMb: (process.memoryUsage().rss - rss) / 1048576 };
+}
+console.log(JSON.stringify(costs));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, ...env } });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, Start>;
+}
+
 try {
   process.stdout.write(`${cpus().length} CPUs; ${starts} starts of each after one that fills the compile cache…\n`);
   const cold = await startAndIdle('cutroom', API_MAIN);
@@ -74,11 +98,13 @@ try {
   const cutroom: Start[] = [];
   const baseline: Start[] = [];
   const loads: Start[] = [];
+  const firstUses: Record<string, Start>[] = [];
   const baselineEntry = fileURLToPath(new URL('../api/baseline.ts', import.meta.url));
   for (let attempt = 0; attempt < starts; attempt++) {
     cutroom.push(await startAndIdle('cutroom', API_MAIN));
     baseline.push(await startAndIdle('baseline', baselineEntry));
     loads.push(await moduleLoad());
+    firstUses.push(await firstUse());
     const last = (list: Start[]) => `${list.at(-1)!.ms.toFixed(0)} ms ${list.at(-1)!.rssMb.toFixed(0)} MB`;
     process.stdout.write(`start ${attempt + 1}: cutroom ${last(cutroom)}   baseline ${last(baseline)}   app modules ${last(loads)}\n`);
   }
@@ -94,6 +120,11 @@ try {
       `  baseline ${baselineMs.toFixed(0)} ms to /healthz, ${baselineRss.toFixed(0)} MB idle RSS (bare Koa + pg + ioredis)`,
       `  importing api/src/app.ts alone: ${median(loads.map((load) => load.ms)).toFixed(0)} ms, ${median(loads.map((load) => load.rssMb)).toFixed(0)} MB`,
       `  ratio to the baseline: ${(ms / baselineMs).toFixed(2)}× the time, ${(rss / baselineRss).toFixed(2)}× the idle RSS`,
+      'left to first use (paid once per process, by the first request that needs it):',
+      ...Object.entries(LAZY_MODULES).map(
+        ([name, when]) =>
+          `  ${name.padEnd(14)} ${median(firstUses.map((costs) => costs[name]!.ms)).toFixed(0).padStart(4)} ms, +${median(firstUses.map((costs) => costs[name]!.rssMb)).toFixed(0)} MB RSS  (${when})`,
+      ),
       '',
     ].join('\n'),
   );
