@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ApiException, BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { loadConfig } from '../../api/src/config.ts';
@@ -20,7 +21,7 @@ import { JobService } from '../../api/src/jobs/service.ts';
 import { JobOutbox } from '../../api/src/jobs/outbox.ts';
 import type { Services } from '../../api/src/app.ts';
 import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
-import { jobKinds } from '../../crds/contract/resources.ts';
+import { cutroomGroup, cutroomVersion, jobKinds } from '../../crds/contract/resources.ts';
 import type { JobKind, JobResource } from '../../crds/contract/resources.ts';
 import { parseProgressLine } from '../../crds/contract/progress-lines.ts';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
@@ -30,6 +31,7 @@ import type { RunningOperator } from '../../operator/src/operator.ts';
 import type { KubeSim } from '../kube-sim/index.ts';
 import type { LogLine } from '../support/harness.ts';
 import { listenToUser } from '../support/events.ts';
+import { eventually } from '../support/wait.ts';
 import { storedUpload } from '../support/stored-upload.ts';
 export { storedUpload };
 
@@ -231,4 +233,43 @@ export async function putArtifactResult(storage: ObjectStorage, outputPrefix: st
   };
   await storage.client.send(new PutObjectCommand({ Bucket: storage.bucket, Key: `${outputPrefix}/result.json`, Body: JSON.stringify(result), ContentType: 'application/json' }));
   return result;
+}
+
+/** A job resource as the API server has it now, or undefined once it is gone. */
+export async function resourceIn(kubeConfig: KubeConfig, kind: JobKind, namespace: string, name: string): Promise<JobResource | undefined> {
+  try {
+    return (await kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: cutroomGroup, version: cutroomVersion, namespace, plural: jobKinds[kind].plural, name })) as JobResource;
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+}
+
+/** The batch Jobs a resource owns, as the API server has them now. */
+export async function jobsOwnedBy(kubeConfig: KubeConfig, namespace: string, resource: JobResource): Promise<V1Job[]> {
+  const jobs = await kubeConfig.makeApiClient(BatchV1Api).listNamespacedJob({ namespace });
+  return jobs.items.filter((job) => job.metadata?.ownerReferences?.some((ref) => ref.uid === resource.metadata.uid));
+}
+
+/**
+ * `submitUploadJob` on a real API server: an artifact job for a file stored as an upload, its
+ * resource and the operator's Job waited for, the owner's event channel listened to.
+ */
+export async function submitUploadJobOn(kubeConfig: KubeConfig, namespace: string, services: Services, jobs: JobService, path: string) {
+  const upload = await storedUpload(services, path, 'video/mp4');
+  const events = await listenToUser(services.bus, upload.userId);
+  const job = await jobs.submit(services.orm.em.fork(), {
+    program: 'artifact',
+    userId: upload.userId,
+    mediaFileId: upload.file.id,
+    input: { sourceKey: upload.key, contentType: 'video/mp4' },
+  });
+  const name = `artifact-${job.id}`;
+  const resource = await eventually(() => resourceIn(kubeConfig, 'ArtifactJob', namespace, name), `the resource ${name}`, 5000, 20);
+  const owned = await eventually(async () => {
+    const found = await jobsOwnedBy(kubeConfig, namespace, resource);
+    return found.length > 0 ? found : undefined;
+  }, `the Job of ${name}`, 10_000, 20);
+  if (owned.length !== 1) throw new Error(`expected one Job for ${name}, found ${owned.length}`);
+  return { upload, events, job, name, resource, jobName: owned[0]!.metadata!.name! };
 }

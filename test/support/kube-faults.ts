@@ -33,8 +33,11 @@ export interface FaultProxy {
   url: string;
   /** A client configuration through the proxy: as the admin, or as the token's owner. */
   kubeConfig(namespace?: string, token?: string): KubeConfig;
-  /** The next `times` requests matching `fault` are answered with its code and a Status body; `hits()` counts them so far. */
-  failNext(fault: InjectedFault, times?: number): { hits(): number };
+  /**
+   * The next `times` requests matching `fault` are answered with its code and a Status body;
+   * `hits()` counts them so far, `clear()` lets the rest through.
+   */
+  failNext(fault: InjectedFault, times?: number): { hits(): number; clear(): void };
   /**
    * Ends every open watch: cleanly, or cutting the connection (`abrupt`). After `compacted`,
    * each watch that resumes from a resourceVersion older than the server's current one is
@@ -121,7 +124,12 @@ export async function startFaultProxy(cluster: KubeCluster): Promise<FaultProxy>
     failNext(fault, times = 1) {
       const entry = { fault, left: times };
       faults.push(entry);
-      return { hits: () => times - entry.left };
+      return {
+        hits: () => times - entry.left,
+        clear: () => {
+          entry.left = 0;
+        },
+      };
     },
     dropWatches(options = {}) {
       const open = [...watches];

@@ -29,6 +29,15 @@ export interface KubeNode {
   name: string;
   /** The processes started, by pod uid: their exit codes once ended. */
   readonly exits: ReadonlyMap<string, number | null>;
+  /**
+   * The Pods of a namespace are held, not run: the test plays their containers with `play`
+   * (when its program's part is played by the test, as a kubelet's report would read).
+   */
+  hold(namespace: string): void;
+  /** The held Pods of a namespace that the API server still has, by Job name. */
+  held(namespace: string, jobName: string): Promise<V1Pod[]>;
+  /** Reports a held Pod's container running, or ended with this exit code and message. */
+  play(pod: V1Pod, as: 'running' | { exitCode: number; message?: string }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -81,6 +90,38 @@ function envValue(entry: V1EnvVar, pod: V1Pod, lookups: Map<string, Record<strin
   const ref = from.configMapKeyRef ?? from.secretKeyRef;
   if (ref) return lookups.get(`${from.configMapKeyRef ? 'cm' : 'secret'}/${ref.name}`)?.[ref.key];
   return undefined;
+}
+
+/** A Pod's status once its container runs, as a kubelet reports it. */
+function runningStatus(container: V1Container, startedAt: Date): V1PodStatus {
+  return {
+    phase: 'Running',
+    hostIP: '127.0.0.1',
+    podIP: '127.0.0.1',
+    podIPs: [{ ip: '127.0.0.1' }],
+    startTime: startedAt,
+    conditions: [
+      { type: 'Initialized', status: 'True', lastTransitionTime: startedAt },
+      { type: 'ContainersReady', status: 'True', lastTransitionTime: startedAt },
+      { type: 'Ready', status: 'True', lastTransitionTime: startedAt },
+    ],
+    containerStatuses: [{ name: container.name, image: container.image ?? '', imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt } } }],
+  };
+}
+
+/** A Pod's status once its container ended with this exit code and termination message. */
+function endedStatus(container: V1Container, exitCode: number, message: string, startedAt: Date, finishedAt: Date): V1PodStatus {
+  return {
+    phase: exitCode === 0 ? 'Succeeded' : 'Failed',
+    conditions: [
+      { type: 'ContainersReady', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
+      { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
+    ],
+    containerStatuses: [{
+      name: container.name, image: container.image ?? '', imageID: '', ready: false, started: false, restartCount: 0,
+      state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}), startedAt, finishedAt } },
+    }],
+  };
 }
 
 export async function startKubeNode(cluster: KubeCluster, name = `node-${process.pid}`): Promise<KubeNode> {
@@ -270,19 +311,7 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
-    await patchStatus(pod, {
-      phase: 'Running',
-      hostIP: '127.0.0.1',
-      podIP: '127.0.0.1',
-      podIPs: [{ ip: '127.0.0.1' }],
-      startTime: startedAt,
-      conditions: [
-        { type: 'Initialized', status: 'True', lastTransitionTime: startedAt },
-        { type: 'ContainersReady', status: 'True', lastTransitionTime: startedAt },
-        { type: 'Ready', status: 'True', lastTransitionTime: startedAt },
-      ],
-      containerStatuses: [{ name: container.name, image: container.image ?? '', imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt } } }],
-    });
+    await patchStatus(pod, runningStatus(container, startedAt));
     const [code, signal] = await ended;
     const exitCode = code ?? 128 + (signal === 'SIGKILL' ? 9 : 15);
     exits.set(uid, exitCode);
@@ -292,17 +321,7 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
     }
     const finishedAt = now();
     await rm(dir, { recursive: true, force: true });
-    await patchStatus(pod, {
-      phase: exitCode === 0 ? 'Succeeded' : 'Failed',
-      conditions: [
-        { type: 'ContainersReady', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
-        { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
-      ],
-      containerStatuses: [{
-        name: container.name, image: container.image ?? '', imageID: '', ready: false, started: false, restartCount: 0,
-        state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}), startedAt, finishedAt } },
-      }],
-    });
+    await patchStatus(pod, endedStatus(container, exitCode, message, startedAt, finishedAt));
     running.delete(uid);
     report();
   };
@@ -328,6 +347,7 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
 
   // The Pods bound here, polled: a loop that outlives an API server restart with no watch to resume.
   const stopping = new Set<string>();
+  const holding = new Set<string>();
   const poll = async () => {
     while (!stopped) {
       try {
@@ -339,7 +359,7 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
               stopping.add(uid);
               void stop(pod).finally(() => stopping.delete(uid));
             }
-          } else if (!seen.has(uid) && !pod.status?.phase?.match(/^(Succeeded|Failed)$/)) {
+          } else if (!seen.has(uid) && !pod.status?.phase?.match(/^(Succeeded|Failed)$/) && !holding.has(pod.metadata!.namespace!)) {
             seen.add(uid);
             void start(pod).catch((error: unknown) => patchStatus(pod, { phase: 'Failed', message: error instanceof Error ? error.message : String(error), reason: 'NodeAgentError' }));
           }
@@ -362,9 +382,23 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
   };
   const loops = [poll(), heartbeat()];
 
+  const playedSince = new Map<string, Date>();
   return {
     name,
     exits,
+    hold: (namespace) => holding.add(namespace),
+    async held(namespace, jobName) {
+      return (await core.listNamespacedPod({ namespace, labelSelector: `job-name=${jobName}`, fieldSelector: `spec.nodeName=${name}` })).items;
+    },
+    async play(pod, as) {
+      const container = pod.spec!.containers[0]!;
+      const uid = pod.metadata!.uid!;
+      if (as === 'running') {
+        playedSince.set(uid, now());
+        return patchStatus(pod, runningStatus(container, playedSince.get(uid)!));
+      }
+      return patchStatus(pod, endedStatus(container, as.exitCode, as.message ?? '', playedSince.get(uid) ?? now(), now()));
+    },
     async stop() {
       stopped = true;
       for (const entry of running.values()) signalContainer(entry.child, 'SIGKILL');
