@@ -47,7 +47,8 @@ describe('the chart\'s RBAC on a real API server', function () {
     const sa = 'cutroom-operator';
     const lease = release.operatorEnv.OPERATOR_LEASE_NAME!;
     for (const [verb, resource] of [
-      ['watch', 'renderjobs.cutroom.dev'], ['patch', 'analysisjobs.cutroom.dev/status'], ['update', 'artifactjobs.cutroom.dev/finalizers'],
+      // create: its job outbox hands over follow-up jobs (found refused by this server before the chart granted it).
+      ['watch', 'renderjobs.cutroom.dev'], ['create', 'artifactjobs.cutroom.dev'], ['patch', 'analysisjobs.cutroom.dev/status'], ['update', 'artifactjobs.cutroom.dev/finalizers'],
       ['create', 'jobs.batch'], ['delete', 'jobs.batch'], ['list', 'pods'], ['create', 'leases.coordination.k8s.io'],
       ['update', `leases.coordination.k8s.io/${lease}`], ['create', 'events'],
     ] as const) {
@@ -66,7 +67,6 @@ describe('the chart\'s RBAC on a real API server', function () {
     expect(await status(kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: 'cutroom.dev', version: 'v1alpha1', namespace: elsewhere, plural: 'renderjobs' })), 'job resources of another namespace').to.equal(403);
     expect(await canI('cutroom-operator', 'update', 'leases.coordination.k8s.io/someone-else')).to.equal(false);
     expect(await canI('cutroom-operator', 'delete', 'pods')).to.equal(false);
-    expect(await canI('cutroom-operator', 'create', 'renderjobs.cutroom.dev')).to.equal(false);
     expect(await canI('cutroom-operator', 'delete', 'renderjobs.cutroom.dev')).to.equal(false);
   });
 

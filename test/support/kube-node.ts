@@ -280,7 +280,7 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
     // `node` is the Node of this run, as the images' Node is the one the repository pins.
     const executable = program === 'node' ? process.execPath : program;
     const child = spawn('setpriv', ['--pdeathsig', 'SIGKILL', '--', 'unshare', '--mount', '--propagation', 'private', '--',
-      'bash', runtime, dir, String(userId), String(groupId), container.terminationMessagePath ?? '/dev/termination-log', '--', executable, ...args], {
+      'bash', runtime, dir, String(userId), String(groupId), container.terminationMessagePath ?? '/dev/termination-log', repoRoot, '--', executable, ...args], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

@@ -6,17 +6,19 @@
 # pod's user and group. The image's files are this machine's: the command runs in the folder
 # the agent chose, with the environment it was given.
 #
-#   pod-runtime.sh POD_DIR UID GID TERMINATION_PATH -- COMMAND [ARGS…]
+#   pod-runtime.sh POD_DIR UID GID TERMINATION_PATH IMAGE_DIR -- COMMAND [ARGS…]
 # POD_DIR holds serviceaccount/ (optional), termination-log, and mounts: lines "SOURCE TARGET",
-# SOURCE relative to POD_DIR.
+# SOURCE relative to POD_DIR. IMAGE_DIR (the repository, standing for the image's files) stays
+# at its path even where a volume covers a folder above it (a checkout under /tmp, say).
 set -euo pipefail
-pod=$1 uid=$2 gid=$3 termination=$4
-shift 5
+pod=$1 uid=$2 gid=$3 termination=$4 image=$5
+shift 6
 
 # The pod's folder stays reachable at one place while other mounts (over /tmp, say) hide its own.
 mount -t tmpfs -o mode=755 tmpfs /run
-mkdir /run/.pod
+mkdir /run/.pod /run/.image
 mount --bind "$pod" /run/.pod
+mount --bind "$image" /run/.image
 pod=/run/.pod
 
 # /dev: a tmpfs with the host's device nodes bound in, as a runtime builds one.
@@ -50,6 +52,10 @@ while read -r source target; do
   mount --bind "$pod/$source" "$target"
 done < "$pod/mounts"
 
-umount -l /run/.pod
-rmdir /run/.pod
+if [ ! -e "$image/package.json" ]; then
+  mkdir -p "$image"
+  mount --bind /run/.image "$image"
+fi
+umount -l /run/.pod /run/.image
+rmdir /run/.pod /run/.image
 exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"
