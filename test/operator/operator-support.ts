@@ -110,12 +110,8 @@ export async function jobOf(sim: KubeSim, namespace: string, resource: JobResour
   return jobs[0] as V1Job;
 }
 
-/**
- * An artifact job for a file stored as an upload leaves it: the job recorded and its
- * resource created through `jobs` (the api's job service), the operator's Job waited for,
- * and the owner's event channel listened to.
- */
-export async function submitUploadJob(sim: KubeSim, namespace: string, services: Services, jobs: JobService, path: string) {
+/** An artifact job submitted for a file stored as an upload leaves it, its owner's channel listened to. */
+async function submitStoredUpload(services: Services, jobs: JobService, path: string) {
   const upload = await storedUpload(services, path, 'video/mp4');
   const events = await listenToUser(services.bus, upload.userId);
   const job = await jobs.submit(services.orm.em.fork(), {
@@ -125,6 +121,16 @@ export async function submitUploadJob(sim: KubeSim, namespace: string, services:
     input: { sourceKey: upload.key, contentType: 'video/mp4' },
   });
   const name = `artifact-${job.id}`;
+  return { upload, events, job, name };
+}
+
+/**
+ * An artifact job for a file stored as an upload leaves it: the job recorded and its
+ * resource created through `jobs` (the api's job service), the operator's Job waited for,
+ * and the owner's event channel listened to.
+ */
+export async function submitUploadJob(sim: KubeSim, namespace: string, services: Services, jobs: JobService, path: string) {
+  const { upload, events, job, name } = await submitStoredUpload(services, jobs, path);
   const resource = await sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, name), 3000);
   const jobName = (await jobOf(sim, namespace, resource)).metadata!.name!;
   return { upload, events, job, name, resource, jobName };
@@ -256,15 +262,7 @@ export async function jobsOwnedBy(kubeConfig: KubeConfig, namespace: string, res
  * resource and the operator's Job waited for, the owner's event channel listened to.
  */
 export async function submitUploadJobOn(kubeConfig: KubeConfig, namespace: string, services: Services, jobs: JobService, path: string) {
-  const upload = await storedUpload(services, path, 'video/mp4');
-  const events = await listenToUser(services.bus, upload.userId);
-  const job = await jobs.submit(services.orm.em.fork(), {
-    program: 'artifact',
-    userId: upload.userId,
-    mediaFileId: upload.file.id,
-    input: { sourceKey: upload.key, contentType: 'video/mp4' },
-  });
-  const name = `artifact-${job.id}`;
+  const { upload, events, job, name } = await submitStoredUpload(services, jobs, path);
   const resource = await eventually(() => resourceIn(kubeConfig, 'ArtifactJob', namespace, name), `the resource ${name}`, 5000, 20);
   const owned = await eventually(async () => {
     const found = await jobsOwnedBy(kubeConfig, namespace, resource);
