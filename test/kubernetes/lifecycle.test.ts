@@ -119,7 +119,8 @@ describe('job lifecycles on a real control plane: leases, garbage collection, ca
       await events.next('media_ready', 120_000);
       await fileWhen(app.services.orm, media.mediaFileId, (file) => file.status === 'UPLOADED', 10_000);
       expect(events.events.filter((event) => event.type === 'media_ready')).to.have.length(1);
-      expect(await metricValue(standby.metrics, 'cutroom_jobs_succeeded_total', { kind: 'ArtifactJob' })).to.equal(1);
+      // Counted once the operator has written the final phase, just after the completion published media_ready.
+      await eventually(async () => ((await metricValue(standby.metrics, 'cutroom_jobs_succeeded_total', { kind: 'ArtifactJob' })) === 1 ? true : undefined), 'the standby to count the job', 10_000, 50);
       expect(await metricValue(leader.metrics, 'cutroom_jobs_succeeded_total', { kind: 'ArtifactJob' })).to.equal(0);
     } finally {
       await events.close();
