@@ -27,8 +27,6 @@ const FALLBACK_LOG_BYTES = 2048;
 
 export interface KubeNode {
   name: string;
-  /** The processes started, by pod uid: their exit codes once ended. */
-  readonly exits: ReadonlyMap<string, number | null>;
   /**
    * The Pods of a namespace are held, not run: the test plays their containers with `play`
    * (when its program's part is played by the test, as a kubelet's report would read).
@@ -129,7 +127,6 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
   const core = kc.makeApiClient(CoreV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const running = new Map<string, RunningPod>();
-  const exits = new Map<string, number | null>();
   const seen = new Set<string>();
   let stopped = false;
 
@@ -314,7 +311,6 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
     await patchStatus(pod, runningStatus(container, startedAt));
     const [code, signal] = await ended;
     const exitCode = code ?? 128 + (signal === 'SIGKILL' ? 9 : 15);
-    exits.set(uid, exitCode);
     let message = (await readFile(join(dir, 'termination-log'), 'utf8').catch(() => '')).slice(0, 4096);
     if (!message && exitCode !== 0 && container.terminationMessagePolicy === 'FallbackToLogsOnError') {
       message = Buffer.concat(entry.output).toString('utf8').split('\n').slice(-FALLBACK_LOG_LINES).join('\n').slice(-FALLBACK_LOG_BYTES);
@@ -385,7 +381,6 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
   const playedSince = new Map<string, Date>();
   return {
     name,
-    exits,
     hold: (namespace) => holding.add(namespace),
     async held(namespace, jobName) {
       return (await core.listNamespacedPod({ namespace, labelSelector: `job-name=${jobName}`, fieldSelector: `spec.nodeName=${name}` })).items;
