@@ -50,6 +50,7 @@ import { IdempotencyStore, scheduleIdempotencySweep } from './idempotency/idempo
 import { createIdempotency } from './idempotency/feature.ts';
 import { createWebhooks, registerWebhooks } from './webhooks/feature.ts';
 import type { Resolver } from './webhooks/targets.ts';
+import { studio } from './studio/studio.ts';
 
 export type { Services } from './services.ts';
 
@@ -261,6 +262,8 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   app.use(errorsAndAccessLog(services.logger, new HttpMetrics(services.metrics)));
   // Preflights are answered here, before any limit; an error answer keeps its CORS headers.
   app.use(crossOrigin(config.CORS_ALLOWED_ORIGINS));
+  // The studio's pages and assets (/studio/), and the redirects to it of / and the e-mailed link paths.
+  app.use(studio(config));
   app.use(rateLimitPerAddress(addressLimiter));
   // Stripe's webhook keeps its raw body for the signature; everything else is parsed.
   app.use(webhookRawBody(config.MAX_JSON_BODY_BYTES, bodyParser(config.MAX_JSON_BODY_BYTES)));

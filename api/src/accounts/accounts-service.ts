@@ -172,7 +172,7 @@ export class AccountsService {
     user.emailVerified = true;
     await em.flush();
     await this.#deps.billing.grantTrialIfAvailable(em, user);
-    this.#send(user.email, user.locale, 'welcome', { name: user.name, link: `${this.#deps.baseUrl()}/` });
+    this.#send(user.email, user.locale, 'welcome', { name: user.name, link: `${this.#deps.baseUrl()}/studio/` });
     return user;
   }
 
@@ -222,7 +222,7 @@ export class AccountsService {
     const user = await em.findOne(User, { email });
     if (!user) return;
     const token = await this.#deps.tokens.issue('reset-password', user.id, user.email);
-    this.#send(user.email, user.locale, 'reset', { name: user.name, link: this.#link('/reset-password', token) }, 'POST /api/v1/auth/reset-password {"token": "…", "new_password": "…"}');
+    this.#send(user.email, user.locale, 'reset', { name: user.name, link: this.#link('/studio/reset-password', token) }, 'POST /api/v1/auth/reset-password {"token": "…", "new_password": "…"}');
   }
 
   /** A reset link works once within its hour; afterwards every session of the user ends. */
@@ -267,8 +267,8 @@ export class AccountsService {
     await this.verifyPassword(user, change.password);
     if (change.newEmail === user.email) return;
     const token = await this.#deps.tokens.issue('change-email', user.id, change.newEmail);
-    this.#send(change.newEmail, user.locale, 'email_change', { name: user.name, link: this.#link('/confirm-email-change', token) }, 'POST /api/v1/auth/confirm-email-change {"token": "…"}');
-    this.#send(user.email, user.locale, 'email_change_notice', { name: user.name, new_email: change.newEmail, link: `${this.#deps.baseUrl()}/forgot-password` });
+    this.#send(change.newEmail, user.locale, 'email_change', { name: user.name, link: this.#link('/studio/confirm-email-change', token) }, 'POST /api/v1/auth/confirm-email-change {"token": "…"}');
+    this.#send(user.email, user.locale, 'email_change_notice', { name: user.name, new_email: change.newEmail, link: `${this.#deps.baseUrl()}/studio/forgot-password` });
   }
 
   /** Public: the token names the user and the new address. 409 if the address was taken since. */
@@ -420,7 +420,7 @@ export class AccountsService {
    * forgot they signed up), a verified one a note pointing at password reset.
    */
   async #lookalikeSignup(owner: UserRow, input: NewAccount): Promise<UserView> {
-    if (owner.emailVerified) this.#send(owner.email, owner.locale, 'signup_attempt', { link: `${this.#deps.baseUrl()}/forgot-password` });
+    if (owner.emailVerified) this.#send(owner.email, owner.locale, 'signup_attempt', { link: `${this.#deps.baseUrl()}/studio/forgot-password` });
     else await this.#sendVerification(owner);
     return {
       id: randomUUID(),
@@ -438,7 +438,7 @@ export class AccountsService {
 
   async #sendVerification(user: UserRow): Promise<void> {
     const token = await this.#deps.tokens.issue('verify-email', user.id, user.email);
-    this.#send(user.email, user.locale, 'verify', { name: user.name, link: this.#link('/verify-email', token) }, 'POST /api/v1/auth/verify-email {"token": "…"}');
+    this.#send(user.email, user.locale, 'verify', { name: user.name, link: this.#link('/studio/verify-email', token) }, 'POST /api/v1/auth/verify-email {"token": "…"}');
   }
 
   async #usernameTaken(em: EntityManager, username: string): Promise<boolean> {
