@@ -80,6 +80,19 @@ ensure_recognizer() {
   stamp_venv "$RECOGNIZER_VENV" "$RECOGNIZER_LOCK"
 }
 
+# OpenTimelineIO and its FCP7 XML, CMX 3600 and FCPXML (lite) adapters in a venv of their own, from
+# hack/otio/requirements.lock (hack/otio/.venv, ignored like every .venv/): the independent
+# readers of the timeline files (test/editing).
+OTIO_VENV="$ROOT/hack/otio/.venv"
+OTIO_LOCK=hack/otio/requirements.lock
+ensure_otio() {
+  venv_current "$OTIO_VENV" "$OTIO_LOCK" && return 0
+  make_venv "$OTIO_VENV" "$OTIO_LOCK"
+  "$OTIO_VENV/bin/python" -c 'import opentimelineio as otio, sys; names = {a.name for a in otio.plugins.ActiveManifest().adapters}; sys.exit(not {"fcp_xml", "cmx_3600", "otio_fcpx_xml_lite_adapter"} <= names)' \
+    || die "OpenTimelineIO's adapters are not as pinned ($OTIO_LOCK)"
+  stamp_venv "$OTIO_VENV" "$OTIO_LOCK"
+}
+
 # Recorded human speech (bench/analysis-robustness and its test slice, issue 21): Allison
 # Smith's Asterisk prompts (16 kHz G.722) and their transcripts, pocketsphinx's test
 # recordings (a LibriVox reader, the "cards" speaker, two command phrases), and for the

@@ -17,6 +17,7 @@ fi
 # flite speaks the test phrases the recognizer hears (hack/fixtures/speech.ts); chromium runs the browser tests (test/support/browser.ts); nginx is the reverse proxy of test/support/nginx.ts.
 ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg espeak-ng:espeak-ng sox:sox soxi:sox flite:flite redis-server:redis-server melt:melt xmllint:libxml2-utils chromium:chromium nginx:nginx "${RENDER_FONTS[@]}" "${SPEECH_CORPUS[@]}"
 ensure_recognizer
+ensure_otio
 ensure_kubernetes
 ensure_postgres
 ensure_redis

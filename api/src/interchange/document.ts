@@ -1,19 +1,14 @@
 /**
- * The edit as an editor's timeline sees it: the kept segments a render plays (the same
- * output timeline), quantized to the sequence's frame grid with the rate kept rational;
+ * The edit as an editor's timeline sees it: the editing core's output timeline, frame for
+ * frame as the render plays it (the core quantized it; nothing here rounds a segment again), the rate kept rational;
  * the inserted assets on an upper track over a gap of the main one, the overlays on the
  * track above those, and every cut edit as a marker (applied ones where the cut was,
  * offered ones over the time they would remove). Pure: the writers read it.
  */
-import type { OutputTimeline } from '../exports/output-timeline.ts';
+import { frameAt, frameEdgeMs, sameRate, type Rational } from '../../../crds/contract/editing/frame-grid.ts';
+import type { OutputFrames, OutputTimeline } from '../editing/output-timeline.ts';
 
-export interface Rational {
-  num: number;
-  den: number;
-}
-
-/** The rate a sequence takes when no video source says one (audio-only projects, files probed before rates were recorded). */
-export const FALLBACK_RATE: Rational = { num: 30, den: 1 };
+export type { Rational };
 
 export interface DocSource {
   id: string;
@@ -83,15 +78,8 @@ export interface InterchangeDocument {
   unexpressed: string[];
 }
 
-/** ms → whole frames at `rate`, rounded to the nearest frame (the grid the cut points snap to). */
-export function framesOf(ms: number, rate: Rational): number {
-  return Math.round((ms * rate.num) / (1000 * rate.den));
-}
-
 /** Frames at `rate` → ms (exact rational, rounded to the ms only for display). */
-export function msOf(frames: number, rate: Rational): number {
-  return (frames * 1000 * rate.den) / rate.num;
-}
+export const msOf = frameEdgeMs;
 
 export interface SourceFacts {
   id: string;
@@ -117,8 +105,8 @@ export interface EditFacts {
 
 export interface OverlayFacts {
   mediaFileId: string;
-  outStartMs: number;
-  outEndMs: number;
+  /** Its output frames, as the editing core placed them (the render shows it on exactly these). */
+  frames: OutputFrames;
   assetOffsetMs: number;
   visualMode: string;
   /** mute: the asset's sound is off, so it has no audio clip. */
@@ -139,15 +127,15 @@ export function buildDocument(input: {
 }): InterchangeDocument {
   const unexpressed: string[] = [];
   const names = uniqueNames(input.files);
+  const { rate } = input.output;
   const mainFiles = input.output.segments.map((segment) => input.files.find((file) => file.id === segment.mediaFileId)!);
-  const firstVideo = mainFiles.find((file) => file.kind === 'video' && file.rate) ?? input.files.find((file) => file.kind === 'video' && file.rate);
-  const rate = firstVideo?.rate ?? FALLBACK_RATE;
-  if (!firstVideo) unexpressed.push(`No video source states its frame rate: the sequence runs at ${rate.num}/${rate.den}.`);
+  const firstVideo = mainFiles.find((file) => file.kind === 'video' && file.rate && sameRate(file.rate, rate));
+  if (!firstVideo) unexpressed.push(`No video of the recordings states a frame rate Cutroom renders at: the sequence runs at ${rate.num}/${rate.den}, as the render does.`);
   const sizeOf = firstVideo ?? mainFiles.find((file) => file.width && file.height);
   const sources = input.files.map((file): DocSource => {
     const kind = (file.kind === 'audio' || file.kind === 'image' ? file.kind : 'video') as DocSource['kind'];
     const sourceRate = file.rate ?? rate;
-    if (file.rate && (file.rate.num * rate.den !== rate.num * file.rate.den)) {
+    if (file.rate && !sameRate(file.rate, rate)) {
       unexpressed.push(`${names.get(file.id)} runs at ${file.rate.num}/${file.rate.den}, the sequence at ${rate.num}/${rate.den}: its cut points are placed on the sequence's frame grid.`);
     }
     return {
@@ -160,34 +148,27 @@ export function buildDocument(input: {
       width: file.width ?? null,
       height: file.height ?? null,
       rate: sourceRate,
-      durationFrames: kind === 'image' ? 0 : framesOf(file.durationMs ?? 0, sourceRate),
+      durationFrames: kind === 'image' ? 0 : frameAt(file.durationMs ?? 0, sourceRate),
     };
   });
   const sourceOf = (id: string) => sources.find((source) => source.id === id)!;
 
-  // Record positions are the kept segments end to end, each snapped to the frame grid on its own source times.
-  const clips: DocClip[] = [];
-  let record = 0;
-  for (const segment of input.output.segments) {
+  // The core's segments as they are: its frames are the render's.
+  const clips: DocClip[] = input.output.segments.map((segment): DocClip => {
     const source = sourceOf(segment.mediaFileId);
-    const sourceIn = framesOf(segment.sourceStartMs, rate);
-    const duration = framesOf(segment.sourceEndMs, rate) - sourceIn;
-    if (duration <= 0) continue;
-    clips.push({ sourceId: source.id, sourceIn, recordIn: record, duration, track: segment.inserted ? 'insert' : 'main', hasVideo: source.kind !== 'audio', hasAudio: source.hasAudio, ...(segment.inserted ? { note: 'inserted asset' } : {}) });
-    record += duration;
-  }
-  const recordOf = (outMs: number) => Math.min(record, framesOf(outMs, rate));
+    const placed = { sourceId: source.id, sourceIn: segment.sourceFirstFrame, recordIn: segment.outFirstFrame, duration: segment.frameCount, hasVideo: source.kind !== 'audio', hasAudio: source.hasAudio };
+    return segment.inserted ? { ...placed, track: 'insert', note: 'inserted asset' } : { ...placed, track: 'main' };
+  });
+  const record = input.output.frameCount;
+  const recordOf = (outMs: number) => input.output.frameOfOutputMs(outMs);
 
   for (const overlay of input.overlays) {
     const source = sourceOf(overlay.mediaFileId);
-    const recordIn = recordOf(overlay.outStartMs);
-    const duration = recordOf(overlay.outEndMs) - recordIn;
-    if (duration <= 0) continue;
     clips.push({
       sourceId: source.id,
-      sourceIn: source.kind === 'image' ? 0 : framesOf(overlay.assetOffsetMs, rate),
-      recordIn,
-      duration,
+      sourceIn: source.kind === 'image' ? 0 : frameAt(overlay.assetOffsetMs, rate),
+      recordIn: overlay.frames.outFirstFrame,
+      duration: overlay.frames.frameCount,
       track: 'overlay',
       hasVideo: source.kind !== 'audio' && overlay.visualMode !== 'none',
       hasAudio: source.hasAudio && overlay.audioMode !== 'mute',

@@ -36,8 +36,24 @@ const xml = (text: string) => oneLine(text).replace(/&/g, '&amp;').replace(/</g,
 const mainClips = (doc: InterchangeDocument) => doc.clips.filter((clip) => clip.track === 'main');
 const overlayClips = (doc: InterchangeDocument) => doc.clips.filter((clip) => clip.track === 'overlay');
 /** The clips of each upper track, bottom up: the inserted assets', then the overlays' (a track only where it has clips). */
-const upperTracks = (doc: InterchangeDocument): DocClip[][] =>
-  (['insert', 'overlay'] as const).map((track) => doc.clips.filter((clip) => clip.track === track)).filter((clips) => clips.length > 0);
+const upperTracks = (doc: InterchangeDocument): DocClip[][] => [doc.clips.filter((clip) => clip.track === 'insert'), ...overlayTracks(doc)].filter((clips) => clips.length > 0);
+
+/**
+ * Overlays on as many tracks as they need: a track holds clips one after another, so one
+ * that overlaps an earlier one goes on the track above it, and the render's order (a later
+ * asset drawn over an earlier one) is the tracks' order.
+ */
+function overlayTracks(doc: InterchangeDocument): DocClip[][] {
+  const tracks: DocClip[][] = [];
+  const placed: { clip: DocClip; track: number }[] = [];
+  for (const clip of overlayClips(doc)) {
+    const below = placed.filter((other) => other.clip.recordIn < clip.recordIn + clip.duration && clip.recordIn < other.clip.recordIn + other.clip.duration);
+    const track = below.length === 0 ? 0 : Math.max(...below.map((other) => other.track)) + 1;
+    (tracks[track] ??= []).push(clip);
+    placed.push({ clip, track });
+  }
+  return tracks;
+}
 /** Every track, bottom up: the main one (always), then the upper ones. */
 const allTracks = (doc: InterchangeDocument): DocClip[][] => [mainClips(doc), ...upperTracks(doc)];
 const sourceOf = (doc: InterchangeDocument, clip: DocClip) => doc.sources.find((source) => source.id === clip.sourceId)!;

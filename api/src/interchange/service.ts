@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Draft } from '../drafts/entities.ts';
 import { checkEditOverrides } from '../drafts/service.ts';
 import { Export } from '../exports/entities.ts';
-import { captionMaxWords, captionsOf, resolveEdit, type ResolvedEdit } from '../exports/render-request.ts';
+import { resolveEdit, type ResolvedEdit } from '../editing/resolve-edit.ts';
+import { captionMaxWords, captionsOf } from '../exports/render-request.ts';
 import { MediaItem } from '../media/entities.ts';
 import type { ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
@@ -42,7 +43,8 @@ export interface ExchangedFile {
 
 /**
  * The edit leaves Cutroom: timelines for editors and the files beside the video, built
- * from the render's own resolution of the edit (resolveEdit). Reads only: no row, no object.
+ * from the editing core's one resolution of the edit (resolveEdit), which the render reads
+ * too. Reads only: no row, no object.
  */
 export class Interchange {
   readonly #projects: ProjectService;
@@ -115,17 +117,13 @@ export class Interchange {
   }
 
   async #document(em: EntityManager, project: ProjectRow, resolved: ResolvedEdit, references: SourceReferences): Promise<InterchangeDocument> {
-    const { output, files, edits, assetEdits, assetFiles } = resolved;
+    const { output, files, edits } = resolved;
     const urls = new Map<string, string>();
     if (references.sourceRef === 'url') {
       for (const file of files) urls.set(file.id, await this.#storage.presignGet(file.storageKey, SOURCE_URL_TTL_SECONDS, file.contentType ? { contentType: file.contentType } : {}));
     }
     const root = (references.mediaRoot ?? '').replace(/\/+$/, '');
-    const overlays = assetEdits.flatMap((edit) => {
-      const file = assetFiles.get(edit.mediaItemId!);
-      const span = edit.visualMode === 'insert' ? null : output.spanToOutput(edit.startMs, edit.endMs);
-      return file && span ? [{ mediaFileId: file.id, ...span, assetOffsetMs: edit.assetOffsetMs ?? 0, visualMode: edit.visualMode ?? 'overlay', audioMode: edit.audioMode ?? 'mix' }] : [];
-    });
+    const overlays = resolved.overlays.map(({ edit, mediaFileId, frames }) => ({ mediaFileId, frames, assetOffsetMs: edit.assetOffsetMs ?? 0, visualMode: edit.visualMode ?? 'overlay', audioMode: edit.audioMode ?? 'mix' }));
     // Each source as its owner uploaded it: a file its upload folded onto (identical content stored before) keeps the owner's own id and name.
     const items = await em.find(MediaItem, { userId: project.userId, file: files.map((file) => file.id) }, { orderBy: { createdAt: 'asc' } });
     const uploadedAs = new Map<string, { id: string; filename: string }>();

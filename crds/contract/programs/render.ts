@@ -2,7 +2,9 @@
 // project's timeline, cuts, captions, asset edits and export settings into this input;
 // the ffmpeg image's program plans and renders it and writes the result; the export
 // completion reads that. Every time here is in milliseconds; times named `out*` are on
-// the rendered output (after cuts and inserts), `source*` in a source file.
+// the rendered output (after cuts and inserts), `source*` in a source file. The segments'
+// and the assets' times are frame edges of `frameRate` (rounded to the ms) as the editing
+// core placed them: the program keeps exactly those frames (crds/contract/editing/frame-grid.ts).
 import { z } from 'zod';
 
 const ms = z.int().min(0);
@@ -109,8 +111,16 @@ const renderSettingsSchema = z.object({
 });
 export type RenderSettings = z.infer<typeof renderSettingsSchema>;
 
+const rationalSchema = z.object({ num: z.int().positive(), den: z.int().positive() });
+
 export const renderInputSchema = z.object({
   sources: z.record(z.string(), renderSourceSchema),
+  /**
+   * The output's frame grid, chosen by the editing core (the main footage's stated rate);
+   * absent in a request written before the core chose it: the program then takes the
+   * main footage's probed rate by the same rule.
+   */
+  frameRate: rationalSchema.optional(),
   segments: z.array(renderSegmentSchema).min(1),
   settings: renderSettingsSchema,
   captions: z.array(renderCaptionSchema).default([]),

@@ -5,6 +5,7 @@ import { even } from '../media/encode.ts';
 import { rateText, secondsText } from '../media/ffmpeg-text.ts';
 import type { MediaProbe, Rational } from '../media/probe.ts';
 import { geometryOf, letterboxFilters, overlayMargin, type FrameSize, type Geometry } from './picture.ts';
+import { frameOfMs, frameTime } from './frame-grid.ts';
 import { RenderPlanError } from './render-plan-error.ts';
 import { OUTPUT_AUDIO_FORMAT, type MainSoundWindow } from './sound.ts';
 
@@ -29,8 +30,8 @@ function overlayPosition(asset: RenderAsset, margin: number): { x: string; y: st
 }
 
 /** The asset's picture: from its offset, on the output's clock from its start, shaped as its edit says. */
-function assetPictureChain(asset: RenderAsset, geometry: Geometry, output: FrameSize, settings: RenderSettings): string[] {
-  const start = secondsText(asset.outStartMs / 1000);
+function assetPictureChain(asset: RenderAsset, startSeconds: number, geometry: Geometry, output: FrameSize, settings: RenderSettings): string[] {
+  const start = secondsText(startSeconds);
   const filters = ['setpts=PTS-STARTPTS+' + start + '/TB'];
   if (asset.visualMode === 'replace') return [...filters, ...letterboxFilters(geometry, output, settings.letterboxColor), 'format=yuv420p'];
   const width = even((output.width * asset.sizePercent) / 100);
@@ -65,20 +66,27 @@ export interface PlannedAssets {
   /** The pads of the sounds mixed into the main sound. */
   sounds: string[];
   mainWindows: MainSoundWindow[];
+  /** The output frames each shown asset covers, [firstFrame, endFrame) (what a timeline file places it on). */
+  frames: { asset: number; firstFrame: number; endFrame: number }[];
 }
 
 export function planAssets(input: RenderInput, probes: ReadonlyMap<string, MediaProbe>, at: AssetContext): PlannedAssets {
   const { output, rate } = at;
   const margin = overlayMargin(output);
-  const planned: PlannedAssets = { inputs: [], chains: [], overlays: [], sounds: [], mainWindows: [] };
+  const planned: PlannedAssets = { inputs: [], chains: [], overlays: [], sounds: [], mainWindows: [], frames: [] };
   input.assets.forEach((asset, index) => {
     const probe = probes.get(asset.sourceId);
     if (!probe) throw new RenderPlanError(`asset source ${asset.sourceId} was not probed`);
-    const start = asset.outStartMs / 1000;
-    const end = Math.min(asset.outEndMs / 1000, at.durationSeconds);
-    if (end <= start) return;
+    // The frames the editing core placed it on: [firstFrame, endFrame) of the output.
+    const firstFrame = frameOfMs(asset.outStartMs, rate);
+    const endFrame = Math.min(frameOfMs(asset.outEndMs, rate), frameOfMs(at.durationSeconds * 1000, rate));
+    if (endFrame <= firstFrame) return;
+    planned.frames.push({ asset: index, firstFrame, endFrame });
+    const start = frameTime(firstFrame, rate);
+    const end = frameTime(endFrame, rate);
     const span = end - start;
-    const window = `between(t,${secondsText(start)},${secondsText(end)})`;
+    // half a frame either side of the frames' start times: exactly those frames, whatever the float error
+    const window = `between(t,${secondsText(frameTime(firstFrame - 0.5, rate))},${secondsText(frameTime(endFrame - 0.5, rate))})`;
     const showsPicture = asset.visualMode !== 'none' && probe.kind !== 'audio';
     const playsSound = asset.audioMode !== 'mute' && probe.hasAudio;
     if (showsPicture || playsSound) {
@@ -89,7 +97,7 @@ export function planAssets(input: RenderInput, probes: ReadonlyMap<string, Media
           : [...(asset.assetOffsetMs > 0 ? ['-ss', secondsText(asset.assetOffsetMs / 1000)] : []), '-t', secondsText(span), '-i', at.pathOf(asset.sourceId)],
       );
       if (showsPicture) {
-        planned.chains.push(`[${inputIndex}:v:0]${assetPictureChain(asset, geometryOf(probe), output, input.settings).join(',')}[asset${index}v]`);
+        planned.chains.push(`[${inputIndex}:v:0]${assetPictureChain(asset, start, geometryOf(probe), output, input.settings).join(',')}[asset${index}v]`);
         const position = asset.visualMode === 'replace' ? { x: '0', y: '0' } : overlayPosition(asset, margin);
         planned.overlays.push(`[asset${index}v]overlay=x=${position.x}:y=${position.y}:eof_action=repeat:enable='${window}'`);
       }
@@ -102,7 +110,7 @@ export function planAssets(input: RenderInput, probes: ReadonlyMap<string, Media
         planned.sounds.push(`[asset${index}a]`);
       }
     }
-    const range = { outStartMs: asset.outStartMs, outEndMs: Math.round(end * 1000) };
+    const range = { outStartMs: Math.round(start * 1000), outEndMs: Math.round(end * 1000) };
     if (asset.audioMode === 'replace') planned.mainWindows.push({ gain: 0, ranges: [range] });
     else if (asset.audioMode === 'duck' || asset.duckMain) planned.mainWindows.push({ gain: DUCK_GAIN, ranges: [range] });
   });

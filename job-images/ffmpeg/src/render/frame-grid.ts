@@ -1,14 +1,13 @@
-// The render's first stage: the output's frame grid (the main footage's rate) and each
-// segment on it — the source stretch snapped to the grid, its exact frames and samples.
+// The render's first stage: the output's frame grid (the rate the editing core chose) and
+// each segment on it — the frames the core placed, read by the contract's one frame rule
+// (crds/contract/editing/frame-grid.ts), and their exact samples.
+import { frameAt, isOutputRate, outputRateOf } from '../../../../crds/contract/editing/frame-grid.ts';
 import type { RenderInput } from '../../../../crds/contract/programs/render.ts';
 import { ENCODER_PRESETS } from '../media/encode.ts';
 import type { MediaProbe, Rational } from '../media/probe.ts';
 import { RenderPlanError } from './render-plan-error.ts';
 
 export const OUTPUT_SAMPLE_RATE_HZ = ENCODER_PRESETS.render.audio.sampleRateHz;
-/** When the main footage's frame rate is unknown (or absurd, as in some variable-rate phone files). */
-const DEFAULT_FRAME_RATE: Rational = { num: 30, den: 1 };
-const MAX_FRAME_RATE = 60;
 
 export interface PlannedSegment {
   sourceId: string;
@@ -28,24 +27,23 @@ export interface PlannedSegment {
   inputIndex: number;
 }
 
-const rateValue = (rate: Rational): number => rate.num / rate.den;
-
 /** The frame k of the output's grid starts at k × den / num seconds. */
 export const frameTime = (frame: number, rate: Rational): number => (frame * rate.den) / rate.num;
-/** The first frame of the grid at or after `seconds` (a hair of tolerance for ms rounding); the smart render snaps by it too. */
-export const frameAtOrAfter = (seconds: number, rate: Rational): number => Math.max(0, Math.ceil((seconds * rate.num) / rate.den - 1e-6));
+/** The frame edge a request's millisecond time names (the contract's rule: the nearest edge); the smart render reads ranges by it too. */
+export const frameOfMs = (ms: number, rate: Rational): number => frameAt(ms, rate);
 export const samplesAt = (frame: number, rate: Rational): number => Math.round((frame * OUTPUT_SAMPLE_RATE_HZ * rate.den) / rate.num);
 
-/** The output's frame rate: the main footage's own, when it is a sane constant rate. */
+/**
+ * The output's frame rate: the one the editing core chose (the request's). A request from
+ * before the core chose it: the main footage's probed rate by the same rule (its stated
+ * rate, else its average one, when sane; else 30).
+ */
 export function outputFrameRate(input: RenderInput, probes: ReadonlyMap<string, MediaProbe>): Rational {
+  if (input.frameRate) return input.frameRate;
   const main = input.segments.find((segment) => !segment.inserted) ?? input.segments[0];
-  const video = main ? probes.get(main.sourceId)?.video : undefined;
   const probe = main ? probes.get(main.sourceId) : undefined;
-  if (!video || probe?.kind !== 'video') return DEFAULT_FRAME_RATE;
-  for (const rate of [video.frameRate, video.averageFrameRate]) {
-    if (rate && rateValue(rate) >= 1 && rateValue(rate) <= MAX_FRAME_RATE) return rate;
-  }
-  return DEFAULT_FRAME_RATE;
+  const video = probe?.kind === 'video' ? probe.video : undefined;
+  return outputRateOf([video?.frameRate, video?.averageFrameRate].find(isOutputRate));
 }
 
 const sameRate = (a: Rational | null, b: Rational): boolean => a !== null && a.num * b.den === b.num * a.den;
@@ -62,9 +60,9 @@ export function planSegments(input: RenderInput, probes: ReadonlyMap<string, Med
     const probe = probes.get(segment.sourceId);
     if (!probe) throw new RenderPlanError(`segment source ${segment.sourceId} was not probed`);
     const limit = probe.kind === 'image' || probe.durationSeconds === null ? Number.POSITIVE_INFINITY : probe.durationSeconds;
-    const first = frameAtOrAfter(segment.sourceStartMs / 1000, rate);
-    const last = frameAtOrAfter(Math.min(segment.sourceEndMs / 1000, limit), rate);
-    // A stretch shorter than a frame of the output shows nothing; it is left out.
+    const first = frameOfMs(segment.sourceStartMs, rate);
+    const last = frameOfMs(Math.min(segment.sourceEndMs, limit * 1000), rate);
+    // The core never places a segment of no frame; one that names none (an older request) is left out.
     if (last <= first) continue;
     const frameCount = last - first;
     planned.push({

@@ -10,7 +10,7 @@ import { audioEncoderArgs, ENCODER_PRESETS, faststartMp4, videoEncoderArgs } fro
 import { rateText } from '../media/ffmpeg-text.ts';
 import type { MediaProbe, Rational } from '../media/probe.ts';
 import { commonArgs } from '../media/tools.ts';
-import { planAssets } from './assets.ts';
+import { planAssets, type PlannedAssets } from './assets.ts';
 import { frameTime, outputFrameRate, planSegments, samplesAt, type PlannedSegment } from './frame-grid.ts';
 import { loudnessPlan, type LoudnessPlan } from './loudness.ts';
 import { pictureShape, pictureStepChains, segmentPicture, shapeAndFlipSteps, textSteps } from './picture.ts';
@@ -43,6 +43,8 @@ export interface RenderPlan {
   durationSeconds: number;
   audioSamples: number;
   segments: PlannedSegment[];
+  /** The output frames each shown asset covers (assets.ts). */
+  assetFrames: PlannedAssets['frames'];
   /** Every ffmpeg input, in order, with its own options (-ss/-t/-loop) and -i. */
   inputs: string[][];
   filterGraph: string;
@@ -101,6 +103,7 @@ export function planRender(input: RenderInput, probes: ReadonlyMap<string, Media
     durationSeconds,
     audioSamples: totalSamples,
     segments,
+    assetFrames: assets.frames,
     inputs,
     filterGraph,
     captionsScript: text.captionsScript,

@@ -1,7 +1,7 @@
 // The smart render's plan, as data: which frames of each kept segment are copied as
 // whole GOPs and which are re-encoded, worked out from the source's packets alone.
 import type { Rational } from '../media/probe.ts';
-import { frameAtOrAfter } from './frame-grid.ts';
+import { frameOfMs } from './frame-grid.ts';
 
 /** One packet of the source's picture, in decode order; times in the stream's time base. */
 export interface SourcePacket {
@@ -154,7 +154,7 @@ function measureReorderDelay(picture: SourcePicture, frames: readonly Frame[]): 
 export function planSmartRender(picture: SourcePicture, ranges: readonly KeptRange[], frameRate: Rational): SmartPlan {
   const frames = framesInDisplayOrder(picture);
   // A segment's ends snap to the grid as in the full render, so both keep the same frames.
-  const kept = ranges.map((range) => frames.slice(frameAtOrAfter(range.sourceStartMs / 1000, frameRate), frameAtOrAfter(range.sourceEndMs / 1000, frameRate)));
+  const kept = ranges.map((range) => frames.slice(frameOfMs(range.sourceStartMs, frameRate), frameOfMs(range.sourceEndMs, frameRate)));
   const clean = cleanKeyframes(picture);
   const lastFrame = frames.at(-1);
   const streamEnd = lastFrame ? lastFrame.endPts : 0;
