@@ -29,6 +29,8 @@ export HOST="${HOST:-127.0.0.1}"
 export PORT="${PORT:-8000}"
 
 ensure_node_modules
+# The studio's bundle is a build output: made here when it is missing or older than its sources.
+bash "$ROOT/hack/studio.sh" --if-stale
 ensure_commands ffmpeg:ffmpeg ffprobe:ffmpeg "${RENDER_FONTS[@]}"
 [ -n "${WHISPER_BASE_URL:-}" ] || ensure_recognizer
 ensure_postgres
@@ -65,7 +67,7 @@ if [ -z "${WHISPER_BASE_URL:-}" ]; then
   wait_port 127.0.0.1 "$WHISPER_PORT" || die "the local Whisper server did not start on 127.0.0.1:$WHISPER_PORT"
 fi
 
-say "Cutroom api at http://$HOST:$PORT  (API reference: http://$HOST:$PORT/api/v1/docs)"
+say "Cutroom studio at http://$HOST:$PORT/studio/  (api reference: http://$HOST:$PORT/api/v1/docs)"
 node api/src/main.ts &
 API_PID=$!
 STARTED_PIDS+=("$API_PID")

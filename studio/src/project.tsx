@@ -157,7 +157,7 @@ function MediaPanel({ projectId, media, onChange }: { projectId: string; media: 
       {upload && progress && (
         <div class="upload">
           <ProgressBar value={(progress.loaded / Math.max(1, progress.total)) * 100} label={`Uploading ${upload.file.name}`} />
-          <button class="secondary" onClick={() => void upload.cancel()}>
+          <button class="secondary" onClick={() => upload.cancel()}>
             Cancel upload
           </button>
         </div>
@@ -185,6 +185,19 @@ function AnalyzePanel({ projectId, analyzing, progress, onStarted }: { projectId
     get<Estimate>(`/api/v1/projects/${projectId}/estimated-credits`).then(setEstimate, () => undefined);
   }, [projectId]);
   const preset = presets.find((candidate) => candidate.uuid === presetId);
+  const [presetName, setPresetName] = useState('My settings');
+  const savePreset = async () => {
+    const name = presetName.trim();
+    if (!name) return;
+    setError(null);
+    try {
+      const created = await post<Preset>('/api/v1/users/me/presets', { name, pacing_level: pacing, false_start_sensitivity: sensitivity, language: language.trim() || null });
+      setPresets((current) => [...current, created]);
+      setPresetId(created.uuid);
+    } catch (caught) {
+      setError(caught);
+    }
+  };
   const analyze = async () => {
     setError(null);
     try {
@@ -224,9 +237,21 @@ function AnalyzePanel({ projectId, analyzing, progress, onStarted }: { projectId
           About {estimate.estimated_minutes.toFixed(1)} AI minutes; you have {estimate.balance.toFixed(1)}.
         </p>
       )}
-      <button onClick={() => void analyze()} disabled={analyzing}>
-        {analyzing ? 'Analyzing…' : 'Analyze'}
-      </button>
+      <div class="row">
+        <button onClick={() => void analyze()} disabled={analyzing}>
+          {analyzing ? 'Analyzing…' : 'Analyze'}
+        </button>
+        {!preset && (
+          <>
+            <Field label="Preset name">
+              <input value={presetName} maxLength={100} onInput={(event) => setPresetName((event.currentTarget as HTMLInputElement).value)} />
+            </Field>
+            <button class="secondary" onClick={() => void savePreset()}>
+              Save as preset
+            </button>
+          </>
+        )}
+      </div>
       {progress && <ProgressBar value={progress.progress} label={`Analysis: ${progress.step}`} />}
       {progress && <span class="muted"> {progress.step}</span>}
       <ErrorNote error={error} />

@@ -3,8 +3,8 @@
 // choosing the same file again sends only the parts the store does not hold yet.
 import { ApiError, get, post, query, type MediaItem } from './api.ts';
 
-/** MULTIPART_CUTOFF_BYTES of the spec: 25 MiB or more goes in parts. */
-export const MULTIPART_CUTOFF_BYTES = 25 * 1024 * 1024;
+/** MULTIPART_CUTOFF_BYTES (the spec's 25 MiB unless configured), as the api's page names it: from it on, uploads go in parts. */
+export const MULTIPART_CUTOFF_BYTES = Number(document.querySelector('meta[name="cutroom-multipart-cutoff"]')?.getAttribute('content')) || 25 * 1024 * 1024;
 /** The part URLs asked for at once when resuming (the api mints 50 at initiate). */
 const URL_BATCH = 50;
 const STORAGE_PREFIX = 'cutroom.upload.';
@@ -92,16 +92,23 @@ export class Upload {
 
   /** Sends the file; resolves with the media item id once the api has it (processing follows). */
   async run(): Promise<string> {
-    return this.file.size >= MULTIPART_CUTOFF_BYTES ? this.#multipart() : this.#single();
+    try {
+      return await (this.file.size >= MULTIPART_CUTOFF_BYTES ? this.#multipart() : this.#single());
+    } catch (error) {
+      if (!this.#cancelled) throw error;
+      // cancelled: the parts sent so far are dropped at the store, and the api forgets the upload
+      if (this.#multipartId) {
+        localStorage.removeItem(fileKey(this.projectId, this.file));
+        await post('/api/v1/media/multipart/abort', { media_file_id: this.#multipartId }).catch(() => undefined);
+      }
+      throw new UploadCancelled();
+    }
   }
 
-  async cancel(): Promise<void> {
+  /** Stops the upload; `run()` then rejects with UploadCancelled once the api has dropped it. */
+  cancel(): void {
     this.#cancelled = true;
     this.#request?.abort();
-    if (this.#multipartId) {
-      localStorage.removeItem(fileKey(this.projectId, this.file));
-      await post('/api/v1/media/multipart/abort', { media_file_id: this.#multipartId }).catch(() => undefined);
-    }
   }
 
   #fields() {
@@ -178,7 +185,8 @@ export class Upload {
       };
       request.onerror = () => reject(new Error('the upload could not reach the object store'));
       request.onabort = () => reject(new UploadCancelled());
-      request.send(body);
+      if (this.#cancelled) request.abort();
+      else request.send(body);
     });
   }
 }
