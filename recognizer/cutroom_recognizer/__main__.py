@@ -23,6 +23,7 @@ from typing import Any
 # Nothing is ever fetched from a model hub: the weights are a local directory.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import ctranslate2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from faster_whisper.tokenizer import _LANGUAGE_CODES  # noqa: E402
@@ -61,6 +62,12 @@ UNGUARDED_OPTIONS: dict[str, Any] = {
 #: The languages multilingual Whisper weights know, by ISO 639-1 code.
 WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
 
+#: Whisper decodes a window again by sampling at a higher temperature when the greedy
+#: result fails the filters above; CTranslate2 draws those samples from a generator seeded
+#: at random when the process starts, so the same audio could come back as other words.
+#: Each request seeds it the same: the same audio and settings give the same words.
+SAMPLING_SEED = 38
+
 #: A segment the model thinks is likely not speech and that it decoded with little confidence.
 NO_SPEECH_DROP = 0.5
 LOW_LOGPROB_DROP = -0.8
@@ -74,8 +81,6 @@ def emit(message: dict[str, Any]) -> None:
 def choose_device(requested: str) -> str:
     if requested != "auto":
         return requested
-    import ctranslate2
-
     return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
 
 
@@ -94,6 +99,7 @@ def transcribe(model: Any, weights: Weights, request: dict[str, Any], guarded: b
     if languages is not None and len(languages) == 1:
         language = language or next(iter(languages))
     prompt = request.get("prompt") or None
+    ctranslate2.set_random_seed(SAMPLING_SEED)
     segments, info = model.transcribe(samples, language=language, initial_prompt=prompt, **options)
     kept = []
     for segment in segments:

@@ -1,4 +1,5 @@
 import type { EnergyEnvelope } from './energy.ts';
+import { SYLLABLE_MS } from './false-start-candidates.ts';
 import { MIN_CUT_MS, quoteWords, type Cut, type Span, type WordRun } from './spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
 
@@ -77,7 +78,10 @@ function placeBoundary(preferred: number, lo: number, hi: number, guardLo: numbe
  * where speech stops and starts again, whatever the word times say (a recognizer in noise
  * runs a word into or through a pause): what is kept before ends where the first pause
  * begins, and what is removed starts where it ends; what is removed ends where the second
- * pause begins, and the next kept word starts where it ends. null: no room for it.
+ * pause begins, and the next kept word starts where it ends, unless that word began a
+ * syllable after the removed words ended: then the pause came after it, and the cut never
+ * reaches past the word's start (a false start removes the take, never its restart).
+ * null: no room for it.
  */
 function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, room: CutRoom, pauses: WordPauses = {}): Span | null {
   let keptUntil = 0;
@@ -86,7 +90,10 @@ function wordCutSpan(words: readonly SpokenWord[], from: number, to: number, roo
   for (let index = from; index < to; index += 1) removedUntil = Math.max(removedUntil, words[index]!.end_ms);
   let keptNext = to < words.length ? Math.min(words[to]!.start_ms, room.duration_ms) : room.duration_ms;
   let removedFrom = words[from]!.start_ms;
-  const { before, after } = pauses;
+  const { before } = pauses;
+  // a pause that begins after the kept word's own sound (it begins a syllable past the removed words' end, before the
+  // pause) follows that word, whatever span the recognizer gave it: the cut ends before the word, never after the pause
+  const after = pauses.after && !(to < words.length && words[to]!.start_ms < pauses.after.start_ms && words[to]!.start_ms >= removedUntil + SYLLABLE_MS) ? pauses.after : undefined;
   if (after) {
     removedUntil = Math.min(removedUntil, Math.max(after.start_ms, removedFrom));
     keptNext = to < words.length && words[to]!.start_ms < after.start_ms ? after.end_ms : Math.min(keptNext, after.end_ms);

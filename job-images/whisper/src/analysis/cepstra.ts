@@ -13,6 +13,12 @@ export interface Cepstra {
   dims: number;
   /** frames × dims, frame after frame. */
   values: Float32Array;
+  /**
+   * Each frame's RMS above HIGH_BAND_HZ (the same window, after pre-emphasis: a level to compare
+   * with the recording's own only): where a sibilant or a fricative stands out of a low floor
+   * (mains hum, a fan's rumble) that drowns it in the broadband level.
+   */
+  high_band?: Float32Array;
 }
 
 export const CEPSTRA_FRAME_MS = 10;
@@ -23,6 +29,8 @@ const MEL_BANDS = 24;
 const LOW_HZ = 100;
 const HIGH_HZ = 3800;
 const PRE_EMPHASIS = 0.97;
+/** Where a word's hiss begins: a sibilant's energy lies above it, mains hum and most rooms' rumble below. */
+export const HIGH_BAND_HZ = 1000;
 /** A band this far under full scale (power) is as quiet as it gets: digital silence has a logarithm. */
 const POWER_FLOOR = 1e-10;
 
@@ -61,6 +69,9 @@ export class CepstraBuilder {
   private readonly dct: Float32Array;
   private readonly bands = new Float32Array(MEL_BANDS);
   private readonly out: number[] = [];
+  private readonly high: number[] = [];
+  /** The first FFT bin at or above HIGH_BAND_HZ, and the size the levels are divided by. */
+  private readonly highBin: number;
   /** The next frame's window, as far as it has come. */
   private readonly pending: Float32Array;
   private held = 0;
@@ -81,6 +92,7 @@ export class CepstraBuilder {
     this.dct = new Float32Array(DIMS * MEL_BANDS);
     for (let k = 0; k < DIMS; k += 1) for (let band = 0; band < MEL_BANDS; band += 1) this.dct[k * MEL_BANDS + band] = Math.cos((Math.PI * (k + 1) * (band + 0.5)) / MEL_BANDS);
     this.pending = new Float32Array(length);
+    this.highBin = Math.ceil((HIGH_BAND_HZ * size) / sampleRateHz);
   }
 
   /** Mono samples, −1..1. */
@@ -101,7 +113,7 @@ export class CepstraBuilder {
       this.pending[this.held++] = 0;
       if (this.held === this.window.length) this.frameAt();
     }
-    return { frame_ms: CEPSTRA_FRAME_MS, dims: DIMS, values: Float32Array.from(this.out) };
+    return { frame_ms: CEPSTRA_FRAME_MS, dims: DIMS, values: Float32Array.from(this.out), high_band: Float32Array.from(this.high) };
   }
 
   /** Computes the frame whose window is pending[0, window) and drops one hop. */
@@ -110,6 +122,9 @@ export class CepstraBuilder {
     this.input.fill(0);
     for (let index = 0; index < length; index += 1) this.input[index] = this.pending[index]! * this.window[index]!;
     this.fft.realTransform(this.spectrum, this.input);
+    let highPower = 0;
+    for (let bin = this.highBin; bin <= this.input.length / 2; bin += 1) highPower += this.spectrum[2 * bin]! ** 2 + this.spectrum[2 * bin + 1]! ** 2;
+    this.high.push(Math.sqrt((2 * highPower) / (length * length)));
     for (const [band, { first, weights }] of this.filters.entries()) {
       let power = 0;
       for (let index = 0; index < weights.length; index += 1) {

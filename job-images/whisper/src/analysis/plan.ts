@@ -17,6 +17,8 @@ export interface SourceSignals {
   words: readonly SpokenWord[];
   /** Detected silences (any order; overlaps are merged). */
   silences: readonly Span[];
+  /** Breaths and clicks the silences hold (pausesHeard): a pause cut over one says so. */
+  breaths?: readonly Span[];
   /** For snapping cut boundaries; null keeps them where the guard bands put them. */
   envelope: EnergyEnvelope | null;
   /** What the speech detector could tell (detectSpeech); absent: nothing known of the acoustics. */
@@ -85,6 +87,13 @@ function soundsOf(signals: SourceSignals): { comparer: SoundComparer; silences: 
 /** Whether a kind of cut is applied unless a person turns it off (fillers are only offered). */
 export const ACTIVE_BY_DEFAULT: Readonly<Record<CutType, boolean>> = { silence: true, false_start: true, filler: false };
 
+/**
+ * Weak evidence is never applied (issue 38): an edit less sure than this (confidenceOf) is
+ * offered inactive, its reason saying so. A pause over a clear recording is at least 0.5; a
+ * false start is its resemblance times the recognizer's confidence in the removed words.
+ */
+export const APPLY_CONFIDENCE = 0.5;
+
 /** Whether what is left of a word cut still removes one of its words (otherwise it is only a sliver of pause). */
 function holdsItsWords(piece: Span, cut: Cut, words: readonly SpokenWord[]): boolean {
   if (!cut.words) return true;
@@ -102,7 +111,7 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
   const found: Record<CutType, Cut[]> = {
     // words heard in the room's noise alone are skipped, as hesitations are: no take starts or ends with one
     false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope), soundsOf(signals)),
-    silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level) }),
+    silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, breaths: signals.breaths, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level) }),
     filler: findFillerCuts(words, room),
   };
   const kept: Cut[] = [];
@@ -114,7 +123,33 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
       }
     }
   }
-  return kept.sort((a, b) => a.start_ms - b.start_ms);
+  return closeSlivers(kept.sort((a, b) => a.start_ms - b.start_ms), words, duration);
+}
+
+/**
+ * No piece of the source shorter than MIN_KEPT_MS is left between two cuts, or between a
+ * cut and the source's edge, unless a recognized word lies in it: a render would show such
+ * a sliver as a flash frame (or every timeline drop it, issue 38). One of the two cuts
+ * reaches over it, so the two touch: a word cut where there is one (it removes a little
+ * more of the pause it already borders; a pause cut keeps its guard bands), else the
+ * earlier; at an edge the cut reaches the edge (a split clip's stretches join there).
+ */
+export const MIN_KEPT_MS = MIN_CUT_MS;
+
+function closeSlivers(cuts: Cut[], words: readonly SpokenWord[], duration: number): Cut[] {
+  const holdsAWord = (from: number, to: number): boolean => words.some((word) => (word.start_ms < to && from < word.end_ms) || (word.start_ms === word.end_ms && from <= word.start_ms && word.start_ms < to));
+  const first = cuts[0];
+  if (first && first.start_ms > 0 && first.start_ms < MIN_KEPT_MS && !holdsAWord(0, first.start_ms)) first.start_ms = 0;
+  for (let index = 1; index < cuts.length; index += 1) {
+    const [before, after] = [cuts[index - 1]!, cuts[index]!];
+    const gap = after.start_ms - before.end_ms;
+    if (gap <= 0 || gap >= MIN_KEPT_MS || holdsAWord(before.end_ms, after.start_ms)) continue;
+    if (after.words && !before.words) after.start_ms = before.end_ms;
+    else before.end_ms = after.start_ms;
+  }
+  const last = cuts.at(-1);
+  if (last && last.end_ms < duration && duration - last.end_ms < MIN_KEPT_MS && !holdsAWord(last.end_ms, duration)) last.end_ms = duration;
+  return cuts;
 }
 
 export function countEdits(edits: readonly { type: CutType }[]): EditCounts {
@@ -151,7 +186,8 @@ function meanProbability(words: readonly SpokenWord[]): number | null {
  *   (phraseResemblance over up to 4 words), and where the recording's sound is known the
  *   mean of that and the sound's (1 at a mean distance of SAME_SOUND, 0 at OTHER_SOUND;
  *   the take and the restart where the finder heard them, Cut.heard): a take misheard as
- *   its restart's words but sounding otherwise is less sure;
+ *   its restart's words but sounding otherwise is less sure; a take the 'sounds-alike' rule
+ *   found (its words heard otherwise) by its sound alone;
  * - a filler: the recognizer's mean confidence in its words.
  */
 export function confidenceOf(cut: Cut, signals: SourceSignals): number {
@@ -174,7 +210,9 @@ export function confidenceOf(cut: Cut, signals: SourceSignals): number {
       const take = cut.heard?.take ?? { start_ms: words[cut.words.from]!.start_ms, end_ms: words[cut.words.to - 1]!.end_ms };
       const restartMs = cut.heard?.restart_ms ?? words[cut.words.to]?.start_ms;
       const sound = restartMs !== undefined ? comparerOf(signals.envelope)?.compare(take, restartMs) : undefined;
-      const resemblance = sound ? (wordsAlike + clamp01((OTHER_SOUND - sound.mean) / (OTHER_SOUND - SAME_SOUND))) / 2 : wordsAlike;
+      const soundAlike = sound ? clamp01((OTHER_SOUND - sound.mean) / (OTHER_SOUND - SAME_SOUND)) : null;
+      // a take found by its sound alone: the words, heard otherwise, say nothing of it
+      const resemblance = soundAlike === null ? wordsAlike : cut.rule === 'sounds-alike' ? soundAlike : (wordsAlike + soundAlike) / 2;
       confidence = resemblance * heard;
     } else confidence = heard;
   }
@@ -183,19 +221,22 @@ export function confidenceOf(cut: Cut, signals: SourceSignals): number {
 
 /**
  * The AI edits of one source's cuts (source time), and how many of each kind. Where the
- * evidence is weak, its pauses are offered inactive, and their reason says why.
+ * evidence is weak, its pauses are offered inactive, and so is any edit less sure than
+ * APPLY_CONFIDENCE; their reason says why.
  */
 export function sourcePlanOf(cuts: readonly Cut[], signals: SourceSignals): SourcePlan {
   const weak = signals.evidence?.weak ?? null;
   const edits = cuts.map((cut): PlannedEdit => {
-    const offeredOnly = cut.type === 'silence' && weak !== null;
+    const confidence = confidenceOf(cut, signals);
+    const why = cut.type === 'silence' && weak !== null ? weak : confidence < APPLY_CONFIDENCE ? `confidence ${confidence.toFixed(2)} is under ${APPLY_CONFIDENCE}` : null;
+    const offeredOnly = ACTIVE_BY_DEFAULT[cut.type] && why !== null;
     return {
       type: cut.type,
       start_ms: cut.start_ms,
       end_ms: cut.end_ms,
       active: ACTIVE_BY_DEFAULT[cut.type] && !offeredOnly,
-      reason: offeredOnly ? `${cut.reason} (offered, not cut: ${weak})` : cut.reason,
-      confidence: confidenceOf(cut, signals),
+      reason: offeredOnly ? `${cut.reason} (offered, not cut: ${why})` : cut.reason,
+      confidence,
       source_index: signals.source_index,
     };
   });

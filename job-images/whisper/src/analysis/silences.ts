@@ -1,6 +1,6 @@
 import { snapToQuietest } from './boundaries.ts';
 import type { EnergyEnvelope } from './energy.ts';
-import { detectSpeech, silencesBetween } from './speech.ts';
+import { detectSpeech, silencesBetween, type SpeechDetection } from './speech.ts';
 import { MIN_CUT_MS, type Cut, type Span } from './spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
 
@@ -15,6 +15,20 @@ export function silencesFromEnvelope(envelope: EnergyEnvelope, durationMs = enve
   return silencesBetween(detectSpeech(envelope, durationMs).speech, durationMs, MIN_SILENCE_MS);
 }
 
+/**
+ * The pauses a listener hears: the stretches between the detector's speech regions, its
+ * breaths and clicks (detectSpeech's `breaths`) among them, unless the recognizer heard a
+ * word in one (a word's middle inside it: then it is speech): a breath is part of its
+ * pause, it never splits one nor keeps it uncut (issue 38). With them, the breaths taken as
+ * pauses.
+ */
+export function pausesHeard(detection: Pick<SpeechDetection, 'speech' | 'breaths'>, words: readonly SpokenWord[], durationMs: number): { silences: Span[]; breaths: Span[] } {
+  const spoken = (breath: Span): boolean => words.some((word) => breath.start_ms <= (word.start_ms + word.end_ms) / 2 && (word.start_ms + word.end_ms) / 2 < breath.end_ms);
+  const voiced = detection.breaths.filter(spoken);
+  const speech = voiced.length ? [...detection.speech, ...voiced].sort((a, b) => a.start_ms - b.start_ms) : detection.speech;
+  return { silences: silencesBetween(speech, durationMs, MIN_SILENCE_MS), breaths: detection.breaths.filter((breath) => !spoken(breath)) };
+}
+
 export interface SilenceCutInput {
   duration_ms: number;
   /** normalizeWords(…): in time order. */
@@ -24,6 +38,8 @@ export interface SilenceCutInput {
   envelope: EnergyEnvelope | null;
   /** minimumPauseMs(pacing_level). */
   minimum_pause_ms: number;
+  /** Breaths and clicks taken as part of the pauses (pausesHeard): a cut over one says so. */
+  breaths?: readonly Span[];
 }
 
 /** The silences inside [0, duration], whole milliseconds, in time order, overlapping or touching ones merged. */
@@ -187,7 +203,8 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
       // A boundary at a source edge stays there: there is nothing to join it to.
       const start = lowest === 0 ? 0 : snapToQuietest(lowest, lowest, highest - MIN_CUT_MS, envelope);
       const end = highest === duration ? duration : snapToQuietest(highest, start + MIN_CUT_MS, highest, envelope);
-      cuts.push({ type: 'silence', start_ms: start, end_ms: end, reason: `Pause of ${(pauseMs / 1000).toFixed(1)} s`, words: null });
+      const breathed = input.breaths?.some((breath) => breath.start_ms < end && start < breath.end_ms) ?? false;
+      cuts.push({ type: 'silence', start_ms: start, end_ms: end, reason: `Pause of ${(pauseMs / 1000).toFixed(1)} s${breathed ? ' (a breath in it, removed with it)' : ''}`, words: null });
     }
   }
   return cuts;

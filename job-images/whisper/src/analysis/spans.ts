@@ -1,4 +1,5 @@
 import type { AiEditType } from '../../../../crds/contract/programs/analyze.ts';
+import type { FalseStartRule } from './false-start-rules.ts';
 
 /** The AI edit kinds the analysis produces (the spec's "AI-detected kind"): the contract's. */
 export type CutType = AiEditType;
@@ -23,6 +24,8 @@ export interface Cut extends Span {
   words: WordRun | null;
   /** A false start found with the recording's sound: where the detector heard its take, and its restart begin. */
   heard?: { take: Span; restart_ms: number };
+  /** The rule that found a false start (FALSE_START_RULES): its reason names it, and its confidence weighs what the rule compared. */
+  rule?: FalseStartRule;
 }
 
 /** Shorter cuts are not worth an edit: a jump of under a tenth of a second is not heard as tighter pacing. */

@@ -16,7 +16,16 @@ import type { Span } from './spans.ts';
  *   above the floor, within ON_BELOW_SPEECH_DB of the speech level) and extends both
  *   ways while it stays at or above `off_db` (just over the floor): a word's acoustic
  *   onset and its tail down to the local floor belong to it;
- * - a seed with fewer than MIN_SPEECH_FRAMES frames at `on_db` (a click) is not speech.
+ * - a seed with fewer than MIN_SPEECH_FRAMES frames at `on_db` (a click) is not speech;
+ * - a word's end is found in the band where it stands out of the floor: a region also
+ *   extends while its level above HIGH_BAND_HZ stays over that band's own `off` (a final
+ *   "s" under mains hum, which has nothing up there, issue 38);
+ * - a region whose own level lies OWN_LEVEL_BELOW_SPEECH_DB under the recording's is judged
+ *   by its own: a quiet sentence between loud ones keeps its tail down to its own `off`;
+ * - a quiet sentence is found at its neighbourhood's level (NEIGHBOURHOOD_MS), not only at
+ *   the recording's;
+ * - a short region that never comes near the speech level (a breath, a mouth click) is no
+ *   speech but a breath: a pause holds it unless the recognizer heard a word in it.
  *
  * Every level is relative to the recording's own floor and speech level, so gain alone
  * does not change what is speech. Where the speech level stands less than
@@ -32,10 +41,39 @@ const DEEPEST_FLOOR_DB = 60;
 /** `off_db`: this far over the floor, and no deeper than OFF_BELOW_SPEECH_DB under the speech level (so a floor from digital silence to −38 dBFS moves a boundary little). */
 const OFF_OVER_FLOOR_DB = 6;
 const OFF_BELOW_SPEECH_DB = 28;
+/**
+ * The band above HIGH_BAND_HZ ends a word this far under that band's speech level: a final
+ * "s" stands 25–35 dB under the vowels' upper formants there, and carries the word's end
+ * where a low floor (mains hum) drowns it in the broadband level.
+ */
+const HIGH_OFF_BELOW_SPEECH_DB = 40;
 /** `on_db`: this far over `off_db` at least, and no more than ON_BELOW_SPEECH_DB under the speech level. */
 const ON_OVER_OFF_DB = 6;
 const ON_BELOW_SPEECH_DB = 25;
 const MIN_SPEECH_FRAMES = 4;
+/**
+ * A region whose own speech level lies this far under the recording's is judged by its own
+ * level: its edges extend down to OFF_BELOW_SPEECH_DB under it (a quiet sentence among loud
+ * ones keeps its tail, issue 38), never under the floor + OFF_OVER_FLOOR_DB.
+ */
+const OWN_LEVEL_BELOW_SPEECH_DB = 20;
+/**
+ * A quiet sentence is found at its neighbourhood's level: within NEIGHBOURHOOD_MS either
+ * way of a frame, the loudest smoothed frame less NEIGHBOURHOOD_CREST_DB stands for the
+ * speech level there, where it lies OWN_LEVEL_BELOW_SPEECH_DB under the recording's and at
+ * least WEAK_MARGIN_DB over the floor (a sentence, not room tone): `on` is then that level
+ * less ON_BELOW_SPEECH_DB, never under `off` + ON_OVER_OFF_DB.
+ */
+const NEIGHBOURHOOD_MS = 500;
+const NEIGHBOURHOOD_CREST_DB = 5;
+/**
+ * A breath or a mouth click: a region of at most BREATH_MAX_MS with fewer than
+ * MIN_SPEECH_FRAMES frames within BREATH_UNDER_SPEECH_DB of the speech level. A spoken
+ * syllable at the talk's level has more; a breath (about 20–25 dB under the voice) or a
+ * click (one or two loud frames) has not.
+ */
+const BREATH_MAX_MS = 600;
+const BREATH_UNDER_SPEECH_DB = 20;
 /** Under this margin (speech level over floor) the evidence is weak. */
 export const WEAK_MARGIN_DB = 15;
 /** A floor above this (dBFS RMS) is no quiet room. */
@@ -44,8 +82,10 @@ export const LOUD_FLOOR_DBFS = -30;
 const SILENT_DB = -120;
 
 export interface SpeechDetection {
-  /** Speech regions, ms, in order and disjoint. */
+  /** Speech regions, ms, in order and disjoint; no breath among them. */
   speech: Span[];
+  /** The regions that sound like a breath or a click (BREATH_MAX_MS), apart from `speech`: pauses, unless the recognizer heard a word in one (pausesHeard). */
+  breaths: Span[];
   /** Estimated noise floor, dBFS (SILENT_DB for digital silence). */
   floor_db: number;
   /** Estimated speech level, dBFS. */
@@ -58,14 +98,13 @@ export interface SpeechDetection {
   weak: string | null;
 }
 
-function percentile(sorted: Float64Array, share: number): number {
+function percentile(sorted: ArrayLike<number>, share: number): number {
   if (sorted.length === 0) return SILENT_DB;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(share * (sorted.length - 1))))]!;
 }
 
 /** Level of each frame, dBFS, as the power mean over SMOOTH_FRAMES frames centred on it. */
-function smoothedLevels(envelope: EnergyEnvelope): Float64Array {
-  const { rms } = envelope;
+function smoothedLevels(rms: ArrayLike<number>): Float64Array {
   const levels = new Float64Array(rms.length);
   const half = Math.floor(SMOOTH_FRAMES / 2);
   for (let frame = 0; frame < rms.length; frame += 1) {
@@ -88,15 +127,48 @@ function rawLevel(envelope: EnergyEnvelope, frame: number): number {
   return Number.isFinite(value) ? Math.max(SILENT_DB, toDbfs(value)) : SILENT_DB;
 }
 
-/** Speech regions of a source's envelope, and the levels they were found with. */
-export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms.length * envelope.frame_ms): SpeechDetection {
-  const levels = smoothedLevels(envelope);
+/** One band's smoothed levels and the levels found in them: its floor (as used), its speech level and `off`. */
+interface BandLevels {
+  levels: Float64Array;
+  floor: number;
+  floorUsed: number;
+  speech: number;
+  off: number;
+  /** How far under its speech level the band's `off` may lie. */
+  belowSpeechDb: number;
+}
+
+function bandLevels(rms: ArrayLike<number>, belowSpeechDb = OFF_BELOW_SPEECH_DB): BandLevels {
+  const levels = smoothedLevels(rms);
   const sorted = Float64Array.from(levels).sort();
   const floor = percentile(sorted, FLOOR_PERCENTILE);
-  const speechDb = percentile(sorted, SPEECH_PERCENTILE);
-  const floorUsed = Math.max(floor, speechDb - DEEPEST_FLOOR_DB);
+  const speech = percentile(sorted, SPEECH_PERCENTILE);
+  const floorUsed = Math.max(floor, speech - DEEPEST_FLOOR_DB);
+  return { levels, floor, floorUsed, speech, off: Math.max(floorUsed + OFF_OVER_FLOOR_DB, speech - belowSpeechDb), belowSpeechDb };
+}
+
+/** `off` for frames [from, to) of a band judged by their own level, where it lies OWN_LEVEL_BELOW_SPEECH_DB under the band's speech level (else the band's). */
+function ownOff(band: BandLevels, from: number, to: number): number {
+  const own = percentile(band.levels.slice(from, to).sort(), SPEECH_PERCENTILE);
+  if (own > band.speech - OWN_LEVEL_BELOW_SPEECH_DB) return band.off;
+  return Math.min(band.off, Math.max(band.floorUsed + OFF_OVER_FLOOR_DB, own - band.belowSpeechDb));
+}
+
+/**
+ * Speech regions of a source's envelope, and the levels they were found with. A region
+ * starts at `on_db` (broadband) and extends while the frame stands over `off_db` in the
+ * broadband level or over its own band's `off` above HIGH_BAND_HZ (the cepstra's
+ * `high_band`, where the envelope has them): a final "s" under mains hum belongs to its
+ * word. A region judged quiet for the recording (OWN_LEVEL_BELOW_SPEECH_DB) then extends
+ * down to its own level's `off`. Regions that sound like a breath or a click are also listed
+ * as `breaths`.
+ */
+export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms.length * envelope.frame_ms): SpeechDetection {
+  const broad = bandLevels(envelope.rms);
+  const { levels, floor, floorUsed, speech: speechDb, off } = broad;
+  const highRms = envelope.cepstra?.high_band;
+  const high = highRms && highRms.length > 0 ? bandLevels(highRms, HIGH_OFF_BELOW_SPEECH_DB) : null;
   const margin = speechDb - floorUsed;
-  const off = Math.max(floorUsed + OFF_OVER_FLOOR_DB, speechDb - OFF_BELOW_SPEECH_DB);
   const on = Math.max(off + ON_OVER_OFF_DB, speechDb - ON_BELOW_SPEECH_DB);
   let weak: string | null = null;
   if (levels.length > 0 && speechDb <= SILENT_DB) weak = 'no sound at all';
@@ -104,30 +176,68 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
   else if (levels.length > 0 && margin < WEAK_MARGIN_DB) weak = `speech only ${margin.toFixed(0)} dB over the noise floor (${WEAK_MARGIN_DB} dB needed)`;
 
   const frameMs = envelope.frame_ms;
-  const speech: Span[] = [];
+  const nearby = slidingMax(levels, Math.max(1, Math.round(NEIGHBOURHOOD_MS / frameMs)));
+  // the level that starts speech at a frame: the recording's `on`, or a quiet neighbourhood's own
+  const onAt = (frame: number): number => {
+    const local = nearby[frame]! - NEIGHBOURHOOD_CREST_DB;
+    if (local >= speechDb - OWN_LEVEL_BELOW_SPEECH_DB || local < floorUsed + WEAK_MARGIN_DB) return on;
+    const localOff = Math.max(floorUsed + OFF_OVER_FLOOR_DB, local - OFF_BELOW_SPEECH_DB);
+    return Math.min(on, Math.max(localOff + ON_OVER_OFF_DB, local - ON_BELOW_SPEECH_DB));
+  };
+  const audible = (frame: number, broadOff: number, highOff: number): boolean => levels[frame]! >= broadOff || (high !== null && (high.levels[frame] ?? SILENT_DB) >= highOff);
+  const extend = (from: number, to: number, broadOff: number, highOff: number): [number, number] => {
+    while (from > 0 && audible(from - 1, broadOff, highOff)) from -= 1;
+    while (to < levels.length && audible(to, broadOff, highOff)) to += 1;
+    return [from, to];
+  };
+  const regions: (Span & { breath: boolean })[] = [];
   let frame = 0;
   while (frame < levels.length) {
-    if (levels[frame]! < on) {
+    if (levels[frame]! < onAt(frame)) {
       frame += 1;
       continue;
     }
-    let start = frame;
-    while (start > 0 && levels[start - 1]! >= off) start -= 1;
-    let end = frame;
+    const seedOn = onAt(frame);
+    let [start, end] = extend(frame, frame, Math.min(off, levels[frame]!), high?.off ?? Infinity);
     let seeds = 0;
-    while (end < levels.length && levels[end]! >= off) {
-      if (rawLevel(envelope, end) >= on) seeds += 1;
-      end += 1;
+    let near = 0;
+    for (let at = start; at < end; at += 1) {
+      const raw = rawLevel(envelope, at);
+      if (raw >= seedOn && at >= frame) seeds += 1;
+      if (raw >= speechDb - BREATH_UNDER_SPEECH_DB) near += 1;
     }
     if (seeds >= MIN_SPEECH_FRAMES) {
+      // a quiet sentence among loud ones: its own level decides where it ends
+      [start, end] = extend(start, end, ownOff(broad, start, end), high ? ownOff(high, start, end) : Infinity);
       const span = { start_ms: start * frameMs, end_ms: Math.min(durationMs, end * frameMs) };
-      const last = speech.at(-1);
-      if (last && span.start_ms <= last.end_ms) last.end_ms = Math.max(last.end_ms, span.end_ms);
-      else if (span.end_ms > span.start_ms) speech.push(span);
+      const last = regions.at(-1);
+      // regions that run into each other are one, and no breath
+      if (last && span.start_ms <= last.end_ms) [last.end_ms, last.breath] = [Math.max(last.end_ms, span.end_ms), false];
+      else if (span.end_ms > span.start_ms) regions.push({ ...span, breath: near < MIN_SPEECH_FRAMES && span.end_ms - span.start_ms <= BREATH_MAX_MS });
     }
     frame = Math.max(end, frame + 1);
   }
-  return { speech, floor_db: floor, speech_db: speechDb, margin_db: margin, on_db: on, off_db: off, weak };
+  const speech = regions.filter((region) => !region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+  const breaths = regions.filter((region) => region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+  return { speech, breaths, floor_db: floor, speech_db: speechDb, margin_db: margin, on_db: on, off_db: off, weak };
+}
+
+/** For each frame, the greatest of `values` within `reach` frames either way (a monotonic queue: linear time). */
+function slidingMax(values: Float64Array, reach: number): Float64Array {
+  const out = new Float64Array(values.length);
+  const queue: number[] = [];
+  let head = 0;
+  for (let index = 0; index < values.length + reach; index += 1) {
+    if (index < values.length) {
+      while (queue.length > head && values[queue.at(-1)!]! <= values[index]!) queue.pop();
+      queue.push(index);
+    }
+    const centre = index - reach;
+    if (centre < 0) continue;
+    while (queue[head]! < centre - reach) head += 1;
+    out[centre] = values[queue[head]!]!;
+  }
+  return out;
 }
 
 /** The stretches of [0, duration] between speech regions, at least `minimumMs` long. */

@@ -1,6 +1,6 @@
 import type { EnergyEnvelope } from './energy.ts';
 import { planSourceEdits, type PlanSettings, type SourcePlan } from './plan.ts';
-import { MIN_SILENCE_MS } from './silences.ts';
+import { MIN_SILENCE_MS, pausesHeard } from './silences.ts';
 import { detectSpeech, silencesBetween, withFloor, type SpeechDetection } from './speech.ts';
 import type { Span } from './spans.ts';
 import type { SpokenWord } from './words.ts';
@@ -21,9 +21,11 @@ export function hearStretch(envelope: EnergyEnvelope, durationMs: number): Heard
 
 /** The edits an editor would make of a heard stretch and its words, as the analyze program plans them. */
 export function planHeardStretch(sourceIndex: number, durationMs: number, heard: HeardStretch, words: readonly SpokenWord[], settings: PlanSettings): SourcePlan {
-  const { detection, silences, envelope } = heard;
+  const { detection, envelope } = heard;
   const evidence = { margin_db: detection.margin_db, weak: detection.weak };
-  return planSourceEdits({ source_index: sourceIndex, duration_ms: durationMs, words, silences, envelope, evidence }, settings);
+  // a breath the recognizer heard no word in is part of its pause
+  const { silences, breaths } = pausesHeard(detection, words, durationMs);
+  return planSourceEdits({ source_index: sourceIndex, duration_ms: durationMs, words, silences, breaths, envelope, evidence }, settings);
 }
 
 /** A stretch heard and planned in one step (the benches plan as the program does). */
