@@ -44,10 +44,10 @@ export function Captions({ projectId, runId }: { projectId: string; runId: strin
       {lines && lines.length === 0 && <p class="muted">No caption lines yet.</p>}
       {lines && lines.length > 0 && (
         <ol class="captions">
-          {lines.map((line) => (
+          {lines.map((line, index) => (
             <li key={line.uuid}>
               <input
-                aria-label={`Caption line ${line.sequence + 1}`}
+                aria-label={`Caption line ${index + 1}`}
                 value={line.text}
                 onKeyDown={(event) => event.key === 'Enter' && (event.currentTarget as HTMLInputElement).blur()}
                 onBlur={(event) => void edit(line, (event.currentTarget as HTMLInputElement).value)}

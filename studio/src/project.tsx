@@ -28,7 +28,7 @@ export function ProjectPage({ id, session }: { id: string; session: Session }) {
   const loadProject = useCallback(async () => {
     const read = await get<Project>(`/api/v1/projects/${id}`);
     setProject(read);
-    if (read.active_run_id) setEdits(await get<Edit[]>(`/api/v1/projects/${id}/edits/`));
+    if (read.active_run_id) setEdits((await get<{ data: Edit[] }>(`/api/v1/projects/${id}/edits/`)).data);
   }, [id]);
   const loadMedia = useCallback(async () => {
     const page = await get<Page<MediaItem>>(`/api/v1/media${query({ scope: 'project', scope_project_id: id, items_per_page: 100 })}`);
@@ -191,7 +191,7 @@ function AnalyzePanel({ projectId, analyzing, progress, onStarted }: { projectId
     if (!name) return;
     setError(null);
     try {
-      const created = await post<Preset>('/api/v1/users/me/presets', { name, pacing_level: pacing, false_start_sensitivity: sensitivity, language: language.trim() || null });
+      const created = await post<Preset>('/api/v1/users/me/presets', { name, pacing_level: pacing, false_start_sensitivity: sensitivity, language: language.trim() || null, audio_clean: false, censorship_mode: 'none' });
       setPresets((current) => [...current, created]);
       setPresetId(created.uuid);
     } catch (caught) {
@@ -213,7 +213,7 @@ function AnalyzePanel({ projectId, analyzing, progress, onStarted }: { projectId
       <h2 id="analyze-title">Analyze</h2>
       <div class="row">
         <Field label="Preset">
-          <select value={presetId} onChange={(event) => setPresetId((event.currentTarget as HTMLSelectElement).value)}>
+          <select aria-label="Preset" value={presetId} onChange={(event) => setPresetId((event.currentTarget as HTMLSelectElement).value)}>
             <option value="">Custom settings</option>
             {presets.map((candidate) => (
               <option key={candidate.uuid} value={candidate.uuid}>

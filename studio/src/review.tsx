@@ -37,6 +37,8 @@ export function Review({ project, media, edits, onEdits }: { project: Project; m
   const video = useRef<HTMLVideoElement>(null);
   const waveform = useRef<HTMLDivElement>(null);
   const regions = useRef<RegionsPlugin | null>(null);
+  /** Bumped when a waveform is made: the regions are drawn on it. */
+  const [surfaces, setSurfaces] = useState(0);
   /** Where an audition stops, and whether it skips the cut it plays around. */
   const audition = useRef<{ stopAt: number; skip: boolean } | null>(null);
   const editsRef = useRef(edits);
@@ -95,11 +97,13 @@ export function Review({ project, media, edits, onEdits }: { project: Project; m
       plugins: [plugin],
     });
     regions.current = plugin;
-    plugin.on('region-updated', (region: Region) => {
+    setSurfaces((count) => count + 1);
+    plugin.on('region-updated', (region: Region, side?: 'start' | 'end') => {
       const edit = editsRef.current.find((candidate) => candidate.uuid === region.id);
       if (!edit) return;
-      const start_ms = snapToFrame(region.start * 1000, rate);
-      const end_ms = snapToFrame((region.end ?? region.start) * 1000, rate);
+      // only the edge dragged moves, onto the frame grid; the other stays where the api has it
+      const start_ms = side === 'end' ? edit.start_ms : snapToFrame(region.start * 1000, rate);
+      const end_ms = side === 'start' ? edit.end_ms : snapToFrame(region.end * 1000, rate);
       region.setOptions({ start: start_ms / 1000, end: end_ms / 1000 });
       setError(null);
       save(edit.uuid, { start_ms, end_ms }).catch((caught: unknown) => {
@@ -133,7 +137,7 @@ export function Review({ project, media, edits, onEdits }: { project: Project; m
         color: edit.uuid === selected ? 'rgba(194, 65, 12, 0.45)' : edit.active ? 'rgba(185, 28, 28, 0.28)' : 'rgba(100, 116, 139, 0.22)',
       });
     }
-  }, [edits, selected, regions.current]);
+  }, [edits, selected, surfaces]);
 
   // preview: active cuts skipped while playing; an audition stops at its end
   useEffect(() => {

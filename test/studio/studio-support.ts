@@ -21,11 +21,11 @@ export function pngSize(png: Buffer): { width: number; height: number } {
   return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
 
-/** A screenshot of the whole viewport under SCREENSHOT_DIR; returns its path and size. */
-export async function screenshot(page: Page, name: string): Promise<{ path: string; width: number; height: number; bytes: number }> {
+/** A screenshot of the viewport (or the whole page) under SCREENSHOT_DIR; returns its path and size. */
+export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<{ path: string; width: number; height: number; bytes: number }> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
-  const png = await page.screenshot({ fullPage: false });
+  const png = await page.screenshot({ fullPage: options.fullPage ?? false });
   await writeFile(path, png);
   console.log(`      screenshot: ${path}`);
   return { path, ...pngSize(png), bytes: png.length };

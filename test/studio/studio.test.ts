@@ -57,6 +57,9 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     if (this.currentTest?.state === 'failed') walkBroken = true;
   });
 
+  /** The project's edits as the api has them now. */
+  const editsNow = async (): Promise<ApiEdit[]> => (await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))).data;
+
   /** Scans the page as it is now and keeps the findings under `name`. */
   const scan = async (name: string) => scans.set(name, await axeScan(page));
 
@@ -194,17 +197,21 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     await page.getByLabel('Language (blank: detect)').fill('en');
     await page.getByLabel('Preset name').fill('Tight');
     await page.getByRole('button', { name: 'Save as preset' }).click();
-    await settled(async () => expect(await page.getByLabel('Preset', { exact: true }).locator('option:checked').innerText()).to.equal('Tight'));
-    const presets = await json(await api.fetch('/api/v1/users/me/presets'));
-    const saved = (Array.isArray(presets) ? presets : presets.data) as { name: string; language: string | null }[];
-    expect(saved.map((preset) => [preset.name, preset.language])).to.deep.include(['Tight', 'en']);
+    // saved through the api, then chosen in the page's preset list
+    const tight = await settled(async () => {
+      const presets = await json(await api.fetch('/api/v1/users/me/presets'));
+      const saved = ((Array.isArray(presets) ? presets : presets.data) as { uuid: string; name: string; language: string | null }[]).find((preset) => preset.name === 'Tight');
+      expect(saved?.language).to.equal('en');
+      return saved!;
+    });
+    await settled(async () => expect(await page.getByLabel('Preset', { exact: true }).inputValue()).to.equal(tight.uuid));
 
     await page.getByRole('button', { name: 'Analyze' }).click();
     await page.waitForSelector('[role=progressbar][aria-label^="Analysis"]', { timeout: 30_000 });
     await screenshot(page, '06-analyzing');
     await page.getByRole('heading', { name: 'Review' }).waitFor({ timeout: 240_000 });
 
-    const edits = (await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[];
+    const edits = await editsNow();
     const suggested = edits.filter((edit) => edit.type !== 'manual' && edit.type !== 'asset');
     expect(suggested.length, JSON.stringify(edits)).to.be.at.least(2);
     await page.locator('table.suggestions tbody tr').first().waitFor();
@@ -224,7 +231,8 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     // the waveform is drawn from the api's peaks, a region per suggestion
     expect(await page.locator('.waveform [part~="region"]').count()).to.equal(suggested.length);
     await scan('review');
-    await screenshot(page, '07-review');
+    const review = await screenshot(page, '07-review', { fullPage: true });
+    expect(review.height).to.be.above(900); // the transcript, the waveform and the list below the fold
   });
 
   it('the suggestions sort by confidence, both ways, and by time', async () => {
@@ -245,14 +253,14 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     await row.waitFor();
     const uuid = (await row.getAttribute('id'))!.replace('suggestion-', '');
     await page.keyboard.press('r');
-    await settled(async () => expect((await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))).find((edit: ApiEdit) => edit.uuid === uuid).active).to.equal(false));
+    await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid).active).to.equal(false));
     expect(await row.getAttribute('data-active')).to.equal('false');
     await page.keyboard.press('a');
-    await settled(async () => expect((await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))).find((edit: ApiEdit) => edit.uuid === uuid).active).to.equal(true));
+    await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid).active).to.equal(true));
   });
 
   it('accept all above a confidence and reject all below it, in one press each', async () => {
-    const before = (await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[];
+    const before = await editsNow();
     const scored = before.filter((edit) => edit.confidence !== null);
     // the highest score as the threshold: at least one suggestion at or above it, the others below
     const threshold = Math.floor(Math.max(...scored.map((edit) => edit.confidence!)) * 100);
@@ -262,7 +270,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     if (await reject.isEnabled()) await reject.click();
     await page.getByRole('button', { name: /^Accept all ≥/ }).click();
     await settled(async () => {
-      const after = (await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[];
+      const after = await editsNow();
       for (const edit of after.filter((candidate) => candidate.confidence !== null)) {
         expect(edit.active, JSON.stringify(edit)).to.equal(edit.confidence! >= threshold / 100);
       }
@@ -270,11 +278,11 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     // back to every suggestion accepted for the rest of the walk
     await setRange(page, '.bulk input[type=range]', 0);
     await page.getByRole('button', { name: /^Accept all ≥/ }).click();
-    await settled(async () => expect(((await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[]).every((edit) => edit.active)).to.equal(true));
+    await settled(async () => expect((await editsNow()).every((edit) => edit.active)).to.equal(true));
   });
 
   it("a cut's edge dragged on the waveform is saved by the api, snapped to the source's frame grid (25 fps: 40 ms)", async () => {
-    const edits = (await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[];
+    const edits = await editsNow();
     const pause = edits.filter((edit) => edit.type === 'silence').sort((a, b) => b.end_ms - b.start_ms - (a.end_ms - a.start_ms))[0];
     expect(pause, JSON.stringify(edits)).to.not.equal(undefined);
     const handle = page.locator(`.waveform [part~="${pause!.uuid}"] [part~="region-handle-right"]`);
@@ -284,7 +292,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     for (let step = 1; step <= 5; step++) await page.mouse.move(box.x + box.width / 2 - step * 4, box.y + box.height / 2);
     await page.mouse.up();
     const moved = await settled(async () => {
-      const now = ((await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[]).find((edit) => edit.uuid === pause!.uuid)!;
+      const now = (await editsNow()).find((edit) => edit.uuid === pause!.uuid)!;
       expect(now.end_ms).to.be.below(pause!.end_ms);
       return now;
     });
@@ -293,7 +301,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
   });
 
   it('the preview plays the proxy with the active cuts skipped, and a cut is auditioned with and without it', async () => {
-    const edits = ((await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[]).filter((edit) => edit.active && edit.end_ms - edit.start_ms >= 800);
+    const edits = (await editsNow()).filter((edit) => edit.active && edit.end_ms - edit.start_ms >= 800);
     const cut = edits.sort((a, b) => b.start_ms - a.start_ms)[0]!;
     const samples = await page.evaluate(async ({ startMs }) => {
       const w = globalThis as unknown as PageGlobals;
@@ -352,13 +360,13 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     await page.getByLabel('Draft name').fill('All cuts');
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByText('Saved “All cuts”.').waitFor();
-    const edits = (await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[];
+    const edits = await editsNow();
     const one = edits.find((edit) => edit.type !== 'manual')!;
     await page.locator(`#suggestion-${one.uuid} button`).click();
-    await settled(async () => expect(((await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[]).find((edit) => edit.uuid === one.uuid)!.active).to.equal(false));
+    await settled(async () => expect((await editsNow()).find((edit) => edit.uuid === one.uuid)!.active).to.equal(false));
     await page.locator('.drafts li', { hasText: 'All cuts' }).getByRole('button', { name: 'Open' }).click();
     await page.getByText('Opened “All cuts”.').waitFor();
-    await settled(async () => expect(((await json(await api.fetch(`/api/v1/projects/${projectId}/edits/`))) as ApiEdit[]).find((edit) => edit.uuid === one.uuid)!.active).to.equal(true));
+    await settled(async () => expect((await editsNow()).find((edit) => edit.uuid === one.uuid)!.active).to.equal(true));
     expect(await page.locator(`#suggestion-${one.uuid}`).getAttribute('data-active')).to.equal('true');
   });
 
@@ -377,7 +385,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     expect(progressValues.filter((value) => value > 0), `progress shown: ${progressValues.join(',')}`).to.not.be.empty;
     expect(await page.locator('.exports .mark').count()).to.equal(0); // the bar is gone once complete
     await scan('exported');
-    await screenshot(page, '09-exported');
+    await screenshot(page, '09-exported', { fullPage: true });
 
     const video = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Download video' }).click();
@@ -404,7 +412,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
       return w.document.documentElement.scrollWidth - w.innerWidth;
     });
     expect(overflow).to.be.at.most(0);
-    const narrow = await screenshot(page, '10-narrow-review');
+    const narrow = await screenshot(page, '10-narrow-review', { fullPage: true });
     expect(narrow.width).to.equal(390);
     await page.setViewportSize({ width: 1280, height: 900 });
   });
