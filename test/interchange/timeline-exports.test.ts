@@ -120,13 +120,25 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
   });
 
   /** A project playing one real upload; returns its id, the local file and its media file id. */
-  async function projectWithVideo(owner: SignedIn, options: { seconds: number; fps: number; width?: number; height?: number }): Promise<{ projectId: string; path: string; name: string; fileId: string }> {
+  async function projectWithVideo(owner: SignedIn, options: { seconds: number; fps: number; width?: number; height?: number; gopFrames?: number }): Promise<{ projectId: string; path: string; name: string; fileId: string }> {
     const projectId = (await json(await owner.client.post('/api/v1/projects/', { name: 'Talk' }))).uuid as string;
     const name = `talk-${randomUUID().slice(0, 8)}.mp4`;
-    const path = await makeVideo(dir, name, { width: options.width ?? 640, height: options.height ?? 360, seconds: options.seconds, fps: options.fps });
+    const size = { width: options.width ?? 640, height: options.height ?? 360 };
+    const path = options.gopFrames ? await shortGopVideo(join(dir, name), { ...size, seconds: options.seconds, fps: options.fps, gopFrames: options.gopFrames }) : await makeVideo(dir, name, { ...size, seconds: options.seconds, fps: options.fps });
     const uploaded = await uploadMedia(owner.client, path, { contentType: 'video/mp4', scopeProjectId: projectId });
     await fileWhen(app.services.orm, uploaded.mediaFileId, (file) => file.status === 'UPLOADED', 60_000);
     return { projectId, path, name, fileId: uploaded.mediaFileId };
+  }
+
+  /** A testsrc2 H.264/AAC MP4 with a keyframe every `gopFrames`, so a cut-only export of it takes the smart path (whole GOPs inside its kept ranges). */
+  async function shortGopVideo(path: string, options: { width: number; height: number; seconds: number; fps: number; gopFrames: number }): Promise<string> {
+    await run('ffmpeg', [
+      '-v', 'error', '-y',
+      '-f', 'lavfi', '-i', `testsrc2=s=${options.width}x${options.height}:r=${options.fps}:d=${options.seconds}`,
+      '-f', 'lavfi', '-i', `sine=frequency=440:d=${options.seconds}`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-g', String(options.gopFrames), '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', path,
+    ]);
+    return path;
   }
 
   /** Words every 500 ms (300 ms long) from `fromMs`, a sentence of `perSentence` words at a time. */
@@ -242,6 +254,75 @@ describe('timeline exports: the cut in editor formats, captions and transcripts 
     expect(srt.headers.get('content-disposition')).to.include('.srt');
     expect(await srt.text()).to.match(/^1\n00:00:00,000 --> /);
   });
+
+  /** The frames of the edit in every timeline file: the answer's count, and the main track read back from each format; melt's render of the MLT. */
+  async function timelineFrames(owner: SignedIn, projectId: string, path: string, name: string): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    const mediaRoot = join(dir, `media-${randomUUID().slice(0, 8)}`);
+    await run('mkdir', ['-p', mediaRoot]);
+    await copyFile(path, join(mediaRoot, name));
+    for (const format of ['fcpxml', 'xmeml', 'mlt', 'edl', 'otio']) {
+      const body = await timeline(owner, projectId, `format=${format}&source_ref=path&media_root=${encodeURIComponent(mediaRoot)}`);
+      counts[`${format} duration_frames`] = body.duration_frames;
+      counts[`${format} clips`] = keptOf(format, body.content, body.frame_rate).reduce((sum, [, , duration]) => sum + duration!, 0);
+      if (format === 'mlt') {
+        const mlt = join(dir, `edit-${randomUUID().slice(0, 8)}.mlt`);
+        await writeFile(mlt, body.content);
+        const melted = join(dir, `melt-${randomUUID().slice(0, 8)}.mp4`);
+        await run('melt', ['-quiet', mlt, '-consumer', `avformat:${melted}`, 'vcodec=libx264', 'preset=ultrafast', 'an=1'], { maxBuffer: 16 * 1024 * 1024 });
+        counts['melt render of the mlt'] = await frameCount(melted);
+      }
+    }
+    return counts;
+  }
+
+  it('a 40-second talk with three silence cuts has as many frames in the MP4 as in every timeline file', async () => {
+    const { projectId, path, name } = await projectWithVideo(user, { seconds: 40, fps: 30, width: 1280, height: 720, gopFrames: 30 });
+    // the third cut starts at 23,210 ms, between frames 696 (23,200 ms) and 697: the nearest edge is 696's start, so frame 696 is cut
+    await analyse(user, projectId, wordsFrom(0, 60), [
+      { type: 'silence', start_ms: 5_000, end_ms: 6_150, active: true, reason: 'pause 1.2 s' },
+      { type: 'silence', start_ms: 12_400, end_ms: 13_900, active: true, reason: 'pause 1.5 s' },
+      { type: 'silence', start_ms: 23_210, end_ms: 24_700, active: true, reason: 'pause 1.5 s' },
+    ]);
+    const files = await timelineFrames(user, projectId, path, name);
+    const cutOnly = await exportAndDownload(user, projectId, { name: 'Cut', export_settings: { resolution: '720p' } });
+    const flipped = await exportAndDownload(user, projectId, { name: 'Flipped', export_settings: { resolution: '720p', video_flip_h: true } });
+    const paths = await Promise.all([cutOnly, flipped].map(async ({ exportId }) => (await app.services.orm.em.fork().findOneOrFail(Export, exportId)).renderPath));
+    expect(paths).to.deep.equal(['smart', 'full']);
+    const mp4 = { 'MP4, smart path': await frameCount(cutOnly.path), 'MP4, full render': await frameCount(flipped.path) };
+    console.log(`      frames: ${JSON.stringify({ ...mp4, ...files })}`);
+    // 1200 frames less 35 + 45 + 45 cut
+    for (const [what, frames] of Object.entries({ ...mp4, ...files })) expect(frames, what).to.equal(1075);
+  });
+
+  it('two manual cuts 10 ms apart leave no flash frame', async () => {
+    const { projectId, path, name } = await projectWithVideo(user, { seconds: 4, fps: 30, width: 1280, height: 720, gopFrames: 15 });
+    await analyse(user, projectId, wordsFrom(0, 8), [
+      { type: 'manual', start_ms: 1_000, end_ms: 1_500, active: true, reason: 'cough' },
+      { type: 'manual', start_ms: 1_510, end_ms: 2_000, active: true, reason: 'cough' },
+    ]);
+    const files = await timelineFrames(user, projectId, path, name);
+    const rendered = await exportAndDownload(user, projectId, { name: 'Cut', export_settings: { resolution: '720p' } });
+    const job = await app.services.orm.em.fork().findOneOrFail(Job, { subjectId: rendered.exportId });
+    const input = job.input as unknown as RenderRequestInput;
+    // the 10 ms between the cuts (source frame 45 would have shown alone) is cut with them
+    expect(input.segments.map((segment) => [segment.sourceStartMs, segment.sourceEndMs])).to.deep.equal([[0, 1_000], [2_000, 4_000]]);
+    const frames = { MP4: await frameCount(rendered.path), ...files };
+    console.log(`      frames: ${JSON.stringify(frames)}`);
+    for (const [what, count] of Object.entries(frames)) expect(count, what).to.equal(90);
+    // the MP4's frame 30 (right after the first cut) is source frame 60, not a flash of frame 45
+    const [asKept, asSliver] = [await framePsnr(rendered.path, 30, path, 60), await framePsnr(rendered.path, 30, path, 45)];
+    console.log(`      MP4 frame 30 against source frame 60: ${asKept.toFixed(1)} dB, against source frame 45: ${asSliver.toFixed(1)} dB`);
+    expect(asKept).to.be.at.least(35);
+    expect(asSliver).to.be.below(asKept - 10);
+  });
+
+  /** PSNR (dB) of frame `frameA` of one file against frame `frameB` of another. */
+  async function framePsnr(a: string, frameA: number, b: string, frameB: number): Promise<number> {
+    const { stderr } = await run('ffmpeg', ['-hide_banner', '-i', a, '-i', b, '-lavfi', `[0:v]select=eq(n\\,${frameA}),setpts=N[x];[1:v]select=eq(n\\,${frameB}),setpts=N[y];[x][y]psnr`, '-f', 'null', '-']);
+    const value = /PSNR .* average:(\S+)/.exec(stderr)![1]!;
+    return value === 'inf' ? Infinity : Number(value);
+  }
 
   it('every format reads back (independent parsers, xmllint for XML well-formedness) to the same kept segments, frame-exact on 30000/1001, the rate kept rational', async () => {
     const { projectId } = await projectWithVideo(user, { seconds: 5, fps: 30000 / 1001 });

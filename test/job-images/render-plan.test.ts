@@ -150,9 +150,15 @@ describe('render plan (as data: given this timeline, this graph)', () => {
   });
 
   describe('frame grid', () => {
-    it('times between frames snap to the next frame, so segments start and end on whole frames', () => {
+    it('times between frames go to the nearest frame edge (the one frame rule of crds/contract/editing), so segments start and end on whole frames', () => {
       const plan = planRender(input({ segments: [{ sourceId: 'main', sourceStartMs: 510, sourceEndMs: 1490, outStartMs: 0 }] }), probes, files);
-      expect(plan.segments[0]).to.include({ frameCount: 29, sourceStartSeconds: 16 / 30, sourceEndSeconds: 1.5 });
+      expect(plan.segments[0]).to.include({ frameCount: 30, sourceStartSeconds: 0.5, sourceEndSeconds: 1.5 });
+    });
+
+    it("the request's frame rate is the output's, whatever the footage's probe says (the editing core chose it)", () => {
+      const plan = planRender(input({ frameRate: { num: 25, den: 1 }, segments: [{ sourceId: 'main', sourceStartMs: 0, sourceEndMs: 1000, outStartMs: 0 }] }), probes, files);
+      expect(plan.frameRate).to.deep.equal({ num: 25, den: 1 });
+      expect(plan.frameCount).to.equal(25);
     });
 
     it('NTSC rates stay exact: samples follow the cumulative frame times, so audio never drifts', () => {
@@ -174,9 +180,9 @@ describe('render plan (as data: given this timeline, this graph)', () => {
       expect(outputFrameRate(input(), new Map([['main', videoProbe({ rate: '90000/1' })]]))).to.deep.equal({ num: 30, den: 1 });
     });
 
-    it('a segment past the end of its source is clamped to the source; one shorter than a frame is left out', () => {
+    it('a segment past the end of its source is clamped to the source; one that names no frame is left out', () => {
       const segments = [
-        { sourceId: 'main', sourceStartMs: 10, sourceEndMs: 30, outStartMs: 0 },
+        { sourceId: 'main', sourceStartMs: 10, sourceEndMs: 14, outStartMs: 0 },
         { sourceId: 'main', sourceStartMs: 7500, sourceEndMs: 9000, outStartMs: 20 },
       ];
       const plan = planRender(input({ segments }), probes, files);
@@ -184,7 +190,7 @@ describe('render plan (as data: given this timeline, this graph)', () => {
     });
 
     it('nothing left to render is a plan error', () => {
-      expect(() => planRender(input({ segments: [{ sourceId: 'main', sourceStartMs: 10, sourceEndMs: 30, outStartMs: 0 }] }), probes, files)).to.throw(RenderPlanError);
+      expect(() => planRender(input({ segments: [{ sourceId: 'main', sourceStartMs: 10, sourceEndMs: 14, outStartMs: 0 }] }), probes, files)).to.throw(RenderPlanError);
     });
 
     it('segments that continue each other in the source are no cut: no fade between them', () => {
@@ -406,14 +412,15 @@ describe('render plan (as data: given this timeline, this graph)', () => {
       duckMain: true,
     } as const;
 
-    it('overlay: sized by the output width, flipped, rotated on transparency, faded to its opacity, placed at its corner for its span', () => {
+    it('overlay: sized by the output width, flipped, rotated on transparency, faded to its opacity, placed at its corner on exactly the frames of its span (half a frame either side of their start times)', () => {
       const plan = planRender(input({ assets: [asset] }), probes, files);
       expect(plan.inputs[1]).to.deep.equal(['-loop', '1', '-framerate', '30', '-t', '1.3', '-i', '/w/logo.png']);
       const chains = chainsOf(plan.filterGraph);
       expect(chains).to.include(
         '[1:v:0]setpts=PTS-STARTPTS+0.2/TB,scale=320:-2,setsar=1,hflip,format=rgba,rotate=1.570796:ow=rotw(1.570796):oh=roth(1.570796):c=none,colorchannelmixer=aa=0.5[asset0v]',
       );
-      expect(chains).to.include("[vpost0][asset0v]overlay=x=W-w-22:y=22:eof_action=repeat:enable='between(t,0.2,1.5)'[vout]");
+      expect(chains).to.include("[vpost0][asset0v]overlay=x=W-w-22:y=22:eof_action=repeat:enable='between(t,0.183333,1.483333)'[vout]");
+      expect(plan.assetFrames).to.deep.equal([{ asset: 0, firstFrame: 6, endFrame: 45 }]);
       // an image has no sound; ducking still lowers the main audio under it
       expect(chains.at(-1)).to.equal("[acat]asetnsamples=n=480:p=0,volume=0.25:enable='between(t,0.2,1.5)'[aout]");
     });
@@ -426,7 +433,7 @@ describe('render plan (as data: given this timeline, this graph)', () => {
     it('replace: the asset fills the frame (letterboxed) for its span', () => {
       const chains = chainsOf(planRender(input({ assets: [{ ...asset, visualMode: 'replace', audioMode: 'mute', duckMain: false }] }), probes, files).filterGraph);
       expect(chains).to.include('[1:v:0]setpts=PTS-STARTPTS+0.2/TB,scale=1280:640,setsar=1,pad=1280:720:0:40:color=0x00FF00,format=yuv420p[asset0v]');
-      expect(chains).to.include("[vpost0][asset0v]overlay=x=0:y=0:eof_action=repeat:enable='between(t,0.2,1.5)'[vout]");
+      expect(chains).to.include("[vpost0][asset0v]overlay=x=0:y=0:eof_action=repeat:enable='between(t,0.183333,1.483333)'[vout]");
       expect(chains.at(-1)).to.equal('[acat]anull[aout]');
     });
 

@@ -68,10 +68,12 @@ describe('smart render plan (the plan as data)', () => {
     expect(plan.frameCount).to.equal(168);
   });
 
-  it('a frame is kept when its start time t satisfies start ≤ t < end', () => {
-    // 1000 ms is frame 30's start exactly; 1034 ms is just past frame 31's (1033.3 ms).
+  it("a range keeps the frames between the frame edges nearest its ends, as the full render does (the contract's one rule)", () => {
+    // 1000 ms is frame 30's start exactly; 1034 ms is nearest frame 31's (1033.3 ms), 1051 ms frame 32's (1066.7 ms)
     const plan = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 1000, sourceEndMs: 1034 }], rate30);
-    expect(plan.segments).to.deep.equal([{ startPts: frameTicks(30), endPts: frameTicks(32), frames: 2 }]);
+    expect(plan.segments).to.deep.equal([{ startPts: frameTicks(30), endPts: frameTicks(31), frames: 1 }]);
+    const later = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 1000, sourceEndMs: 1051 }], rate30);
+    expect(later.segments).to.deep.equal([{ startPts: frameTicks(30), endPts: frameTicks(32), frames: 2 }]);
   });
 
   it('a range holding no whole GOP is re-encoded as one part', () => {
