@@ -86,6 +86,16 @@ export function query(values: Record<string, string | number | boolean | null | 
   return text ? `?${text}` : '';
 }
 
+/** Every item of a paginated list (the api serves at most 100 a page). */
+export async function allPages<T>(path: string, params: Record<string, string | number | boolean | null | undefined> = {}): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; ; page++) {
+    const answer = await get<Page<T>>(`${path}${query({ ...params, page, items_per_page: 100 })}`);
+    items.push(...answer.data);
+    if (!answer.has_more || answer.data.length === 0) return items;
+  }
+}
+
 // The shapes the studio reads (fields it does not use are left out).
 
 export interface Billing {

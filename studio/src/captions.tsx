@@ -1,13 +1,13 @@
 // Caption lines of the active run, edited line by line (the original text stays beside).
 import { useEffect, useState } from 'preact/hooks';
-import { get, patch, post, query, type CaptionLine, type Page } from './api.ts';
+import { allPages, patch, post, query, type CaptionLine } from './api.ts';
 import { ErrorNote } from './ui.tsx';
 
 export function Captions({ projectId, runId }: { projectId: string; runId: string }) {
   const [lines, setLines] = useState<CaptionLine[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const load = () => get<Page<CaptionLine>>(`/api/v1/projects/${projectId}/caption-lines${query({ items_per_page: 500 })}`).then((page) => setLines(page.data), setError);
+  const load = () => allPages<CaptionLine>(`/api/v1/projects/${projectId}/caption-lines`).then(setLines, setError);
   useEffect(() => void load(), [projectId, runId]);
   const generate = async (maxWords: number) => {
     setError(null);

@@ -1,7 +1,7 @@
 // Export: settings, progress at the 5/30/85 marks from the project stream, completion, and the
 // downloads: the video, the timeline files for an editor, the caption files.
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, query, type Export, type Page } from './api.ts';
+import { allPages, get, post, query, type Export } from './api.ts';
 import type { ExportEvent } from './project.tsx';
 import { ErrorNote, ProgressBar } from './ui.tsx';
 
@@ -21,7 +21,7 @@ export function Exports({ projectId, lastEvent }: { projectId: string; lastEvent
   const [exports, setExports] = useState<Export[]>([]);
   const [progress, setProgress] = useState<Record<string, { value: number; message: string }>>({});
   const [error, setError] = useState<unknown>(null);
-  const load = () => get<Page<Export>>(`/api/v1/projects/${projectId}/exports/`).then((page) => setExports(page.data), setError);
+  const load = () => allPages<Export>(`/api/v1/projects/${projectId}/exports/`).then(setExports, setError);
   useEffect(() => void load(), [projectId]);
 
   useEffect(() => {

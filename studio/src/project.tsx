@@ -1,6 +1,6 @@
 // One project: its media (upload, processing), analysis, review, captions, drafts and exports.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { get, post, query, type Edit, type Estimate, type Export, type MediaItem, type Page, type Preset, type Project } from './api.ts';
+import { allPages, get, post, type Edit, type Estimate, type Export, type MediaItem, type Page, type Preset, type Project } from './api.ts';
 import { Captions } from './captions.tsx';
 import { Drafts } from './drafts.tsx';
 import { Exports } from './exports.tsx';
@@ -31,8 +31,7 @@ export function ProjectPage({ id, session }: { id: string; session: Session }) {
     if (read.active_run_id) setEdits((await get<{ data: Edit[] }>(`/api/v1/projects/${id}/edits/`)).data);
   }, [id]);
   const loadMedia = useCallback(async () => {
-    const page = await get<Page<MediaItem>>(`/api/v1/media${query({ scope: 'project', scope_project_id: id, items_per_page: 100 })}`);
-    setMedia(page.data);
+    setMedia(await allPages<MediaItem>('/api/v1/media', { scope: 'project', scope_project_id: id }));
   }, [id]);
 
   useEffect(() => {

@@ -1,6 +1,6 @@
 // The creator's projects, newest first, and a new one.
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, type Page, type Project } from './api.ts';
+import { allPages, post, type Project } from './api.ts';
 import type { Session } from './main.tsx';
 import { linkProps, navigate } from './router.ts';
 import { ErrorNote, Field } from './ui.tsx';
@@ -9,7 +9,7 @@ export function Projects({ session }: { session: Session }) {
   const [projects, setProjects] = useState<Project[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    get<Page<Project>>('/api/v1/projects/?items_per_page=100').then((page) => setProjects(page.data), setError);
+    allPages<Project>('/api/v1/projects/').then(setProjects, setError);
   }, []);
   const create = async (event: Event) => {
     event.preventDefault();

@@ -86,7 +86,6 @@ export interface PageGlobals {
   };
   innerWidth: number;
   performance: { now(): number };
-  requestAnimationFrame(callback: () => void): number;
   MutationObserver: new (callback: () => void) => { observe(target: unknown, options: object): void };
   recordExportProgress(value: number): void;
 }
@@ -94,6 +93,8 @@ export interface PageGlobals {
 export interface PageVideo {
   currentTime: number;
   readyState: number;
+  networkState: number;
+  error: { code: number } | null;
   play(): Promise<void>;
   pause(): void;
   addEventListener(type: string, listener: () => void, options?: { once: boolean }): void;

@@ -53,8 +53,11 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
   beforeEach(function () {
     if (walkBroken) this.skip();
   });
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') walkBroken = true;
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return;
+    walkBroken = true;
+    // what the page showed when the step failed
+    await screenshot(page, 'failed-step', { fullPage: true }).catch(() => undefined);
   });
 
   /** The project's edits as the api has them now. */
@@ -253,10 +256,10 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     await row.waitFor();
     const uuid = (await row.getAttribute('id'))!.replace('suggestion-', '');
     await page.keyboard.press('r');
-    await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid).active).to.equal(false));
+    await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid)!.active).to.equal(false));
     expect(await row.getAttribute('data-active')).to.equal('false');
     await page.keyboard.press('a');
-    await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid).active).to.equal(true));
+    await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid)!.active).to.equal(true));
   });
 
   it('accept all above a confidence and reject all below it, in one press each', async () => {
@@ -286,6 +289,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     const pause = edits.filter((edit) => edit.type === 'silence').sort((a, b) => b.end_ms - b.start_ms - (a.end_ms - a.start_ms))[0];
     expect(pause, JSON.stringify(edits)).to.not.equal(undefined);
     const handle = page.locator(`.waveform [part~="${pause!.uuid}"] [part~="region-handle-right"]`);
+    await handle.waitFor(); // regions are drawn again after each change of the edits
     const box = (await handle.boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await page.mouse.down();
@@ -300,20 +304,24 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     expect(moved.start_ms).to.equal(pause!.start_ms);
   });
 
-  it('the preview plays the proxy with the active cuts skipped, and a cut is auditioned with and without it', async () => {
+  it('the preview plays the proxy with the active cuts skipped, and a cut is auditioned with and without it', async function () {
+    this.timeout(90_000);
     const edits = (await editsNow()).filter((edit) => edit.active && edit.end_ms - edit.start_ms >= 800);
     const cut = edits.sort((a, b) => b.start_ms - a.start_ms)[0]!;
     const samples = await page.evaluate(async ({ startMs }) => {
       const w = globalThis as unknown as PageGlobals;
       const video = w.document.querySelector('video')!;
-      if (video.readyState < 1) await new Promise<void>((resolve) => video.addEventListener('loadedmetadata', resolve, { once: true }));
+      // a player that never gets going fails the step with its state, not the suite's timeout
+      const stalled = (what: string) =>
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: readyState ${video.readyState}, networkState ${video.networkState}, error ${video.error?.code ?? 'none'}`)), 15_000));
+      if (video.readyState < 1) await Promise.race([new Promise<void>((resolve) => video.addEventListener('loadedmetadata', resolve, { once: true })), stalled('no metadata')]);
       video.currentTime = Math.max(0, startMs / 1000 - 0.4);
-      await video.play();
+      await Promise.race([video.play(), stalled('play() did not start')]);
       const seen: number[] = [];
       const until = w.performance.now() + 2500;
       while (w.performance.now() < until) {
         seen.push(video.currentTime * 1000);
-        await new Promise<void>((resolve) => w.requestAnimationFrame(resolve));
+        await new Promise<void>((resolve) => setTimeout(resolve, 16));
       }
       video.pause();
       return seen;
@@ -333,7 +341,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
       while (w.performance.now() < until && !inCut) {
         const ms = video.currentTime * 1000;
         inCut = ms > startMs + 100 && ms < endMs - 100;
-        await new Promise<void>((resolve) => w.requestAnimationFrame(resolve));
+        await new Promise<void>((resolve) => setTimeout(resolve, 16));
       }
       video.pause();
       return inCut;
