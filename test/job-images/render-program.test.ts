@@ -308,10 +308,10 @@ describe('render program, end to end (node job-images/ffmpeg/src/main.ts)', func
 
   describe('9:16 letterbox, flip, captions, censor mute and a cut through a steady tone', () => {
     let job: RenderRun;
-    // a 440 Hz tone cut after frame 30 and before frame 66: the phase jumps there, so an unfaded join clicks
+    // a 440 Hz tone cut after frame 30 and before frame 66 (times are frame edges, as the editing core writes them): the phase jumps there, so an unfaded join clicks
     const segments = [
       { sourceId: 'halves', sourceStartMs: 0, sourceEndMs: 1033, outStartMs: 0 },
-      { sourceId: 'halves', sourceStartMs: 2167, sourceEndMs: 3500, outStartMs: 1033 },
+      { sourceId: 'halves', sourceStartMs: 2200, sourceEndMs: 3500, outStartMs: 1033 },
     ];
     const join = 31 * FRAME;
     before(async () => {
