@@ -7,6 +7,17 @@
  * pink, brown, 50 Hz hum with harmonics, a room bed, a babble of six recorded voices; speech
  * levels from −30 to −3 dBFS peak; room reverberation; AAC at 96 kbit/s; telephone band).
  *
+ * Four conditions of issue 38 are built from the same recordings: `breaths-pink-60` puts a
+ * mouth click (4 ms at −12 dBFS peak) a fifth into every long pause and a breath (350 ms of
+ * band-limited noise shaped as an inhalation, −38 dBFS RMS; synthetic: the recordings' own
+ * breaths are trimmed away) ending 300 ms before its middle; `level-swing-27-pink-60` says
+ * every other clip 27 dB quieter (sentences alternating between −3 and −30 dBFS peaks);
+ * `hum60-35` lays 60 Hz mains hum with its harmonics (all under 400 Hz) at −35 dBFS under the
+ * talks, whose final sibilants stand out only above 1 kHz; `alike-openings-pink-60` runs on
+ * talks of their own (assembleAlikeTalks): Allison's prompts that open with the same words and
+ * go on otherwise, said one after the other with no false start, where any false-start cut
+ * is wrong. Audible speech is measured in the broadband level and above 1 kHz.
+ *
  * Two parts:
  *
  * 1. The detector and the pause planning (speech.ts, plan.ts), every talk in every
@@ -83,7 +94,7 @@ import { MIN_SILENCE_MS } from '../../job-images/whisper/src/analysis/silences.t
 import { silencesBetween } from '../../job-images/whisper/src/analysis/speech.ts';
 import type { Span } from '../../job-images/whisper/src/analysis/spans.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
-import { assembleTalks, loadClips, type Talk } from '../../hack/fixtures/recorded-speech.ts';
+import { assembleAlikeTalks, assembleTalks, loadClips, type Talk } from '../../hack/fixtures/recorded-speech.ts';
 import { emptyScore, envelopeOf, noiseFloor, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, withNoiseFloor, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
 import { ensurePeer, peerAnalysis } from './peer.ts';
 
@@ -118,6 +129,11 @@ const CONDITIONS: Condition[] = [
   { name: 'reverb-pink-50', peakDb: -3, noise: { kind: 'pink', rmsDb: -50 }, path: 'reverb' },
   { name: 'aac96-pink-50', peakDb: -3, noise: { kind: 'pink', rmsDb: -50 }, path: 'aac96' },
   { name: 'telephone-pink-50', peakDb: -3, noise: { kind: 'pink', rmsDb: -50 }, path: 'telephone' },
+  // issue 38: what a speaker and a room add that the conditions above lack
+  { name: 'breaths-pink-60', peakDb: -3, noise: { kind: 'pink', rmsDb: -60 }, path: null, speaker: { breaths: true } },
+  { name: 'level-swing-27-pink-60', peakDb: -3, noise: { kind: 'pink', rmsDb: -60 }, path: null, speaker: { levelSwingDb: 27 } },
+  { name: 'hum60-35', peakDb: -3, noise: { kind: 'hum60', rmsDb: -35 }, path: null },
+  { name: 'alike-openings-pink-60', peakDb: -3, noise: { kind: 'pink', rmsDb: -60 }, path: null, corpus: 'alike-openings' },
 ];
 
 const { values: options } = parseArgs({
@@ -178,6 +194,10 @@ const everyTalk = assembleTalks(clips, TALK_MS);
 const limit = Number(options.talks ?? Infinity);
 const talks = [...everyTalk.filter((talk) => talk.english).slice(0, limit), ...everyTalk.filter((talk) => !talk.english).slice(0, limit)];
 const englishTalks = everyTalk.filter((talk) => talk.english).slice(0, Number(options['recognizer-talks'] ?? Infinity));
+// sentences that open alike, one after the other, and no false start (issue 38)
+const alikeTalks = assembleAlikeTalks(clips, TALK_MS);
+const talksOf = (condition: Condition): Talk[] => (condition.corpus === 'alike-openings' ? alikeTalks.slice(0, limit) : talks);
+const englishTalksOf = (condition: Condition): Talk[] => (condition.corpus === 'alike-openings' ? alikeTalks.slice(0, Number(options['recognizer-talks'] ?? Infinity)) : englishTalks);
 const audioMs = talks.reduce((sum, talk) => sum + talk.durationMs, 0);
 const speakers = new Map<string, number>();
 for (const talk of talks) for (const span of talk.speech) speakers.set(span.speaker, (speakers.get(span.speaker) ?? 0) + span.end_ms - span.start_ms);
@@ -187,6 +207,7 @@ say(
   `corpus: ${talks.length} talks (${talks.filter((talk) => talk.english).length} English), ${minutes(audioMs)} min, speech by speaker (min, share): ` +
     [...speakers].map(([name, ms]) => `${name} ${minutes(ms)} (${((100 * ms) / speechMs).toFixed(0)} %)`).join(', '),
 );
+say(`talks of sentences opening alike (alike-openings conditions): ${alikeTalks.length}, ${minutes(alikeTalks.reduce((sum, talk) => sum + talk.durationMs, 0))} min`);
 say(`pauses: ${count('natural')} natural (0.2–0.6 s), ${count('long')} long (1–4 s), ${count('false_start')} false starts; pacing ${PACING} (pauses of ${minimumPauseMs(PACING)} ms or more are cut)`);
 
 const dir = await mkdtemp(join(tmpdir(), 'cutroom-robustness-'));
@@ -246,7 +267,8 @@ try {
       const fixed = emptyScore();
       let detectMs = 0;
       let weak = 0;
-      for (const [index, talk] of talks.entries()) {
+      const conditionTalks = talksOf(condition);
+      for (const [index, talk] of conditionTalks.entries()) {
         const bytes = await renderTo(talk, condition, index);
         const envelope = envelopeOf(bytes);
         const words = recognizedClips(talk, 77 + index);
@@ -262,7 +284,7 @@ try {
       say(
         `${condition.name.padEnd(22)} speech-cutting cuts ${adaptive.speechCuts} (fixed rule ${fixed.speechCuts}), long pauses halved ${(adaptive.longHalved / adaptive.long).toFixed(3)} ` +
           `(fixed rule ${(fixed.longHalved / fixed.long).toFixed(3)}), natural kept ${(adaptive.naturalKept / adaptive.natural).toFixed(3)}, boundary error median ` +
-          `${median(adaptive.boundaryErrors).toFixed(0)} ms, detector and planning ${(detectMs / (audioMs / 60_000)).toFixed(1)} ms per audio minute, weak sources ${weak}/${talks.length}`,
+          `${median(adaptive.boundaryErrors).toFixed(0)} ms, detector and planning ${(detectMs / (conditionTalks.reduce((sum, talk) => sum + talk.durationMs, 0) / 60_000)).toFixed(1)} ms per audio minute, weak sources ${weak}/${conditionTalks.length}`,
       );
       pauseResults(slugOf(condition), condition, adaptive, worst);
     }
@@ -311,8 +333,9 @@ async function endToEnd(): Promise<void> {
       // One talk through the program: its speech as recorded made once (the program hears it
       // with the floor, the scorer measures it without), the analysis scored, and kept with
       // --keep. The first talk of each condition is timed against a direct transcription, alone.
+      const conditionTalks = englishTalksOf(condition);
       const analyzeOne = async (index: number): Promise<void> => {
-        const talk = englishTalks[index]!;
+        const talk = conditionTalks[index]!;
         const path = join(dir, `e2e-${index}.wav`);
         const speech = await recordedSpeech(talk, condition, dir);
         const floor = noiseFloor(condition, speech.length, 1000 + index, voices);
@@ -365,7 +388,7 @@ async function endToEnd(): Promise<void> {
         await peer();
       };
       await analyzeOne(0);
-      const rest = englishTalks.slice(1).map((_, i) => i + 1);
+      const rest = conditionTalks.slice(1).map((_, i) => i + 1);
       await Promise.all(Array.from({ length: jobs }, async () => {
         for (let index = rest.shift(); index !== undefined; index = rest.shift()) await analyzeOne(index);
       }));
@@ -375,7 +398,7 @@ async function endToEnd(): Promise<void> {
       say(
         `${condition.name.padEnd(22)} speech-cutting cuts ${score.audibleSpeechCuts} (into a clip's span, its tails under the floor too: ${score.speechCuts}), long pauses halved ${(score.longHalved / score.long).toFixed(3)}, natural kept ` +
           `${(score.naturalKept / score.natural).toFixed(3)}, false starts ${score.takesFound}/${score.takes} found, ${score.falseStartCutsOnTakes}/${score.falseStartCuts} cuts on a take, ` +
-          `boundary error median ${median(score.boundaryErrors).toFixed(0)} ms, WER ${wer.toFixed(3)}, analysis ÷ recognizer ${timeRatio.toFixed(3)} (the program's own ${ownSeconds.toFixed(2)} s; wall times ${wallRatio.toFixed(3)}), weak sources ${weak}/${englishTalks.length}`,
+          `boundary error median ${median(score.boundaryErrors).toFixed(0)} ms, WER ${wer.toFixed(3)}, analysis ÷ recognizer ${timeRatio.toFixed(3)} (the program's own ${ownSeconds.toFixed(2)} s; wall times ${wallRatio.toFixed(3)}), weak sources ${weak}/${conditionTalks.length}`,
       );
       const slug = `e2e_${slugOf(condition)}`;
       // a cut into speech is one into its audible sound; one into a clip's span is reported
@@ -400,7 +423,7 @@ async function endToEnd(): Promise<void> {
         say(
           `${`  peer (auto-editor)`.padEnd(22)} speech-cutting cuts ${peerScore.audibleSpeechCuts} (into a clip's span: ${peerScore.speechCuts}), long pauses halved ${(peerScore.longHalved / peerScore.long).toFixed(3)}, ` +
             `natural kept ${(peerScore.naturalKept / peerScore.natural).toFixed(3)}, boundary error median ${median(peerScore.boundaryErrors).toFixed(0)} ms, ` +
-            `${(peerSeconds / (englishMs / 60_000)).toFixed(2)} s per audio minute`,
+            `${(peerSeconds / (conditionTalks.reduce((sum, talk) => sum + talk.durationMs, 0) / 60_000)).toFixed(2)} s per audio minute`,
         );
         // the same figures and targets as the program's, next to them, reported only
         pauseResults(`${slug}_peer`, condition, { ...peerScore, speechCuts: peerScore.audibleSpeechCuts }, peerWorst, false);

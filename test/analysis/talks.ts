@@ -7,6 +7,8 @@ import { normalizeWords, type SpokenWord } from '../../job-images/whisper/src/an
 import { allisonPrompt, SAMPLE_RATE } from '../../hack/fixtures/recorded-speech.ts';
 import { noise, type Noise } from '../../hack/fixtures/recording-conditions.ts';
 
+export { highPassed } from '../../hack/fixtures/recording-conditions.ts';
+
 export interface PromptTalk {
   /** The talk as recorded: prompts, pauses, what was put in them, the floor. */
   samples: Float32Array;
@@ -97,19 +99,3 @@ export function audibleMsIn(cut: Span, audible: (frame: number) => boolean): num
 
 export const overlapMs = (a: Span, b: Span): number => Math.max(0, Math.min(a.end_ms, b.end_ms) - Math.max(a.start_ms, b.start_ms));
 
-/** `samples` through a second-order high-pass at `hz` (RBJ's biquad, Q 0.707): what stands out above a mains hum. */
-export function highPassed(samples: Float32Array, hz: number): Float32Array {
-  const w = (2 * Math.PI * hz) / SAMPLE_RATE;
-  const alpha = Math.sin(w) / (2 * Math.SQRT1_2);
-  const cos = Math.cos(w);
-  const [b0, b1, b2, a0, a1, a2] = [(1 + cos) / 2, -(1 + cos), (1 + cos) / 2, 1 + alpha, -2 * cos, 1 - alpha];
-  const out = new Float32Array(samples.length);
-  let [x1, x2, y1, y2] = [0, 0, 0, 0];
-  for (let index = 0; index < samples.length; index += 1) {
-    const x = samples[index]!;
-    const y = (b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2) / a0;
-    [x2, x1, y2, y1] = [x1, x, y1, y];
-    out[index] = y;
-  }
-  return out;
-}

@@ -107,14 +107,17 @@ describe('cuts a creator can trust unreviewed (issue 38)', function () {
       }
     });
 
-    it(`a take that says, in its middle, a word its restart says otherwise (heard with confidence ${CONFIDENT_WORD} or more) is no false start`, () => {
-      expect(wordsSaidOtherwise(['dial', 'one', 'if', 'you', 'wish'], ['dial', 'two', 'if', 'you', 'wish', 'to'])).to.deep.equal([1]);
-      expect(wordsSaidOtherwise(['so', 'today', 'i', 'want', 'to', 'talk', 'about'], ['so', 'today', 'i', 'want', 'to', 'show', 'you'])).to.deep.equal([]);
-      // a take the letters rule would take ("4 or 6 to decrease or increase the conference" said again loosely) when nothing says otherwise
+    it(`a take that says, in its middle, a word its restart says otherwise (heard with confidence ${CONFIDENT_WORD} or more) is only offered, its reason naming the word`, () => {
+      expect(wordsSaidOtherwise(['dial', 'one', 'if', 'you', 'wish'], ['dial', 'two', 'if', 'you', 'wish', 'to'])).to.deep.equal({ inside: [1], after: [] });
+      expect(wordsSaidOtherwise(['so', 'today', 'i', 'want', 'to', 'talk', 'about'], ['so', 'today', 'i', 'want', 'to', 'show', 'you'])).to.deep.equal({ inside: [], after: [5, 6] });
+      // a take the letters rule takes at the highest sensitivity ("4 or 6 to decrease or increase the conference" said again loosely)
       const script = 'press four to decrease or increase the conference | press five to decrease or increase the conference volume now';
-      const cuts = (probability: number) => findFalseStartCuts(words(script, probability), 100, { duration_ms: 10_000, envelope: null });
-      expect(cuts(0.3), 'heard unsure, the words may be misheard').to.have.length(1);
-      expect(cuts(0.9), 'heard sure, "four" and "five" are two sentences').to.deep.equal([]);
+      const plan = (probability: number) => planSourceEdits({ source_index: 0, duration_ms: 10_000, words: words(script, probability), silences: [], envelope: null }, { pacing_level: 50, false_start_sensitivity: 100 });
+      const [unsure] = findFalseStartCuts(words(script, 0.3), 100, { duration_ms: 10_000, envelope: null });
+      expect(unsure!.doubt, 'heard unsure, "four" may be a misheard "five"').to.equal(undefined);
+      const [sure] = plan(0.9).edits.filter((edit) => edit.type === 'false_start');
+      expect(sure, 'heard sure, "four" and "five" are two sentences').to.include({ active: false });
+      expect(sure!.reason).to.match(/\(offered, not cut: "four" is not said again\)$/);
     });
 
     it('a false start removes the take, never its restart: a pause after the restart\'s first word, which the recognizer stretched over it, is no pause before the restart', () => {

@@ -55,7 +55,8 @@ function stretchOf(audio: HeardAudio, startMs: number, durationMs: number): { en
   const [first, last] = [Math.floor(startMs / frame), Math.ceil((startMs + durationMs) / frame)];
   const envelope: EnergyEnvelope = { frame_ms: frame, rms: audio.envelope.rms.slice(first, last) };
   const cepstra = audio.envelope.cepstra;
-  if (cepstra) envelope.cepstra = { ...cepstra, values: cepstra.values.slice(first * cepstra.dims, last * cepstra.dims), high_band: cepstra.high_band?.slice(first, last) };
+  if (cepstra) envelope.cepstra = { ...cepstra, values: cepstra.values.slice(first * cepstra.dims, last * cepstra.dims) };
+  if (audio.envelope.high_rms) envelope.high_rms = audio.envelope.high_rms.slice(first, last);
   const endMs = startMs + durationMs;
   const words = audio.words
     .filter((word) => {

@@ -13,12 +13,6 @@ export interface Cepstra {
   dims: number;
   /** frames × dims, frame after frame. */
   values: Float32Array;
-  /**
-   * Each frame's RMS above HIGH_BAND_HZ (the same window, after pre-emphasis: a level to compare
-   * with the recording's own only): where a sibilant or a fricative stands out of a low floor
-   * (mains hum, a fan's rumble) that drowns it in the broadband level.
-   */
-  high_band?: Float32Array;
 }
 
 export const CEPSTRA_FRAME_MS = 10;
@@ -113,7 +107,16 @@ export class CepstraBuilder {
       this.pending[this.held++] = 0;
       if (this.held === this.window.length) this.frameAt();
     }
-    return { frame_ms: CEPSTRA_FRAME_MS, dims: DIMS, values: Float32Array.from(this.out), high_band: Float32Array.from(this.high) };
+    return { frame_ms: CEPSTRA_FRAME_MS, dims: DIMS, values: Float32Array.from(this.out) };
+  }
+
+  /**
+   * Each frame's RMS above HIGH_BAND_HZ (the same window, after pre-emphasis: a level to compare
+   * with the recording's own only), once finish() has run: where a sibilant or a fricative
+   * stands out of a low floor (mains hum, a fan's rumble) that drowns it in the broadband level.
+   */
+  highBand(): Float32Array {
+    return Float32Array.from(this.high);
   }
 
   /** Computes the frame whose window is pending[0, window) and drops one hop. */

@@ -16,6 +16,8 @@ export interface EnergyEnvelope {
   noise_rms?: number;
   /** What the frames sound like (false starts are matched by it); absent where only loudness was measured. */
   cepstra?: Cepstra;
+  /** Each frame's level above 1 kHz (CepstraBuilder.highBand: a word's hiss); absent where only loudness was measured. */
+  high_rms?: Float32Array;
 }
 
 /** Where the samples of a 16-bit PCM WAV are, from its header. */
@@ -122,7 +124,10 @@ export class EnergyEnvelopeBuilder {
   finish(): EnergyEnvelope {
     if (this.frameSamples > 0) this.closeFrame();
     const envelope: EnergyEnvelope = { frame_ms: this.frameMs, rms: Float32Array.from(this.frames) };
-    if (this.cepstra) envelope.cepstra = this.cepstra.finish();
+    if (this.cepstra) {
+      envelope.cepstra = this.cepstra.finish();
+      envelope.high_rms = this.cepstra.highBand();
+    }
     return envelope;
   }
 

@@ -121,15 +121,22 @@ export function wordsSaidAgain(take: readonly string[], restart: readonly string
 /** Two words are one said again when at most this share of their letters differs. */
 export const SAME_WORD_DISTANCE = 0.34;
 
+/** The take's words its restart does not say again (indices into the take), as wordsSaidOtherwise finds them. */
+export interface Unsaid {
+  /** Before a take word the restart does say again: what the two say differently in the middle. */
+  inside: number[];
+  /** After the last take word the restart says again: where the take trails off. */
+  after: number[];
+}
+
 /**
- * The take's words (indices into `take`) that its restart does not say again although it
- * says a later take word again: what the two say differently in the middle ("dial one if
- * you wish to …" / "dial two if you wish to …"). The words are matched in order (the longest
- * common run, words within SAME_WORD_DISTANCE alike); a take that only trails off
- * differently at its end ("… talk about" / "… show you") has none.
+ * The take's words that its restart does not say again: `inside`, those followed by a take
+ * word the restart does say again ("dial one if you wish to …" / "dial two if you wish to …"),
+ * and `after`, those where the take trails off differently ("… talk about" / "… show you").
+ * The words are matched in order (the longest common run; `alike` says which two are one
+ * word, by default those within SAME_WORD_DISTANCE).
  */
-export function wordsSaidOtherwise(take: readonly string[], restart: readonly string[], distance: (a: string, b: string) => number = letterDistance): number[] {
-  const alike = (i: number, j: number): boolean => distance(take[i]!, restart[j]!) <= SAME_WORD_DISTANCE;
+export function wordsSaidOtherwise(take: readonly string[], restart: readonly string[], alike: (i: number, j: number) => boolean = (i, j) => letterDistance(take[i]!, restart[j]!) <= SAME_WORD_DISTANCE): Unsaid {
   // longest common subsequence, table from the ends
   const n = take.length;
   const m = restart.length;
@@ -142,5 +149,6 @@ export function wordsSaidOtherwise(take: readonly string[], restart: readonly st
     else j += 1;
   }
   const lastSaid = said.lastIndexOf(true);
-  return said.flatMap((isSaid, index) => (!isSaid && index < lastSaid ? [index] : []));
+  const unsaid = said.flatMap((isSaid, index) => (isSaid ? [] : [index]));
+  return { inside: unsaid.filter((index) => index < lastSaid), after: unsaid.filter((index) => index > lastSaid) };
 }

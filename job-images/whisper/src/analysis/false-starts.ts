@@ -8,7 +8,7 @@ import { HESITATIONS } from './fillers.ts';
 import { quoteWords, type Cut, type Span, type WordRun } from './spans.ts';
 import type { SpokenWord } from './words.ts';
 
-export { letterDistance, phraseResemblance, wordsSaidAgain, wordsSaidOtherwise, type ResemblanceOptions, type SaidAgain } from './false-start-words.ts';
+export { letterDistance, phraseResemblance, wordsSaidAgain, wordsSaidOtherwise, type ResemblanceOptions, type SaidAgain, type Unsaid } from './false-start-words.ts';
 export { soundsAlike, type TakeSounds } from './false-start-sound.ts';
 export { FALSE_START_RULES, type FalseStartRule } from './false-start-rules.ts';
 
@@ -79,8 +79,8 @@ export { FALSE_START_RULES, type FalseStartRule } from './false-start-rules.ts';
  * detector heard), resemblance (false-start-words.ts: words and letters), sound
  * (false-start-sound.ts), and the ordered named rules (false-start-rules.ts); the first rule
  * that holds names the cut. A take that says a word otherwise in the middle, heard with
- * confidence (CONFIDENT_WORD), is no false take whatever rule holds: "dial one if you wish to
- * … | dial two if you wish to …" are two sentences, not a take and its restart (issue 38).
+ * confidence (CONFIDENT_WORD), is doubtful whatever rule holds ("dial one if you wish to … |
+ * dial two if you wish to …" are two sentences): it is only offered (`doubt`, issue 38).
  *
  * Of the takes a restart matches, the earliest goes (the longest false take); every word
  * of a matched take is dropped, so takes restarted one after the other go as one edit,
@@ -148,6 +148,8 @@ const spoken = (word: SpokenWord): number => word.end_ms - word.start_ms;
 export interface FalseTake extends WordRun {
   pauses: WordPauses;
   rule: FalseStartRule;
+  /** What a take of the run says, heard sure, that its restart does not (saidOtherwise): then it is only offered. */
+  doubt?: string;
 }
 
 /**
@@ -168,6 +170,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
     return known;
   };
   const droppedBy = new Array<FalseStartRule | undefined>(words.length);
+  // what a take says that its restart does not (saidOtherwise), by the take's first word
+  const doubts = new Array<string | undefined>(words.length);
   const restarts = new Set<number>();
   // the pause the detector heard before each content word (pauseBefore), by word: it depends on the word alone
   const pausesBefore = new Array<Span | undefined>(words.length);
@@ -192,19 +196,23 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
       if (endsSentence(words, content[from]!, content[restart - 1]!)) continue;
       const candidate = candidateOf({ words, content, from, restart, restarts, threshold, afterBreak, firstAlike, matchAt, distance, sounds, takePause, pausedBefore });
       const rule = FALSE_START_RULES.find((each) => each.holds(candidate));
-      if (!rule || saysOtherwise(words, content, from, restart, distance)) continue;
+      if (!rule) continue;
+      const otherwise = saidOtherwise(words, content, from, restart, distance);
       for (let index = content[from]!; index < content[restart]!; index += 1) droppedBy[index] ??= rule.name;
+      if (otherwise) doubts[content[from]!] ??= otherwise;
       restarts.add(restart);
       break;
     }
   }
-  const runs: (WordRun & { rule: FalseStartRule })[] = [];
+  const runs: (WordRun & { rule: FalseStartRule; doubt?: string })[] = [];
   for (let index = 0; index < words.length; index += 1) {
     const rule = droppedBy[index];
     if (!rule) continue;
     const last = runs.at(-1);
     if (last && last.to === index) last.to = index + 1;
     else runs.push({ from: index, to: index + 1, rule });
+    const doubt = doubts[index];
+    if (doubt) runs.at(-1)!.doubt ??= doubt;
   }
   return runs.map((run) => ({ ...run, pauses: { before: pausesBefore[run.from], after: pausesBefore[run.to] } }));
 }
@@ -287,14 +295,30 @@ function candidateOf(context: CandidateContext): Candidate {
 }
 
 /**
- * Whether the take says, in its middle, a word its restart says otherwise, heard with
- * confidence (CONFIDENT_WORD; a recognizer that gives no probabilities is never sure): two
- * sentences that open alike ("press three to … | press two to …"), not a take broken off.
+ * What the take says that its restart does not, heard with confidence (CONFIDENT_WORD; a
+ * recognizer that gives no probabilities is never sure), in words for a reason: a word in
+ * its middle the restart says otherwise ("press three to … | press two to …"), or more than
+ * UNSAID_WORDS where it trails off (a sentence of its own, not a take broken off). Two words
+ * heard sure are one word only when they are the same; a word heard unsure may be a near
+ * neighbour misheard (SAME_WORD_DISTANCE). undefined: nothing, or nothing heard sure.
  */
-function saysOtherwise(words: readonly SpokenWord[], content: readonly number[], from: number, restart: number, distance: (a: string, b: string) => number): boolean {
+function saidOtherwise(words: readonly SpokenWord[], content: readonly number[], from: number, restart: number, distance: (a: string, b: string) => number): string | undefined {
   const take = content.slice(from, restart).map((index) => words[index]!);
-  const again = content.slice(restart, restart + take.length + UNSAID_WORDS).map((index) => words[index]!.match);
-  return wordsSaidOtherwise(take.map((word) => word.match), again, distance).some((index) => (take[index]!.probability ?? 0) >= CONFIDENT_WORD);
+  const again = content.slice(restart, restart + take.length + UNSAID_WORDS).map((index) => words[index]!);
+  const sure = (word: SpokenWord): boolean => (word.probability ?? 0) >= CONFIDENT_WORD;
+  const alike = (i: number, j: number): boolean => {
+    const [a, b] = [take[i]!, again[j]!];
+    return a.match === b.match || (!(sure(a) && sure(b)) && distance(a.match, b.match) <= SAME_WORD_DISTANCE);
+  };
+  const unsaid = wordsSaidOtherwise(
+    take.map((word) => word.match),
+    again.map((word) => word.match),
+    alike,
+  );
+  const inside = unsaid.inside.filter((index) => sure(take[index]!));
+  if (inside.length) return `${quoteWords(inside.map((index) => take[index]!.text))} is not said again`;
+  const after = unsaid.after.filter((index) => sure(take[index]!));
+  return after.length > UNSAID_WORDS ? `${quoteWords(after.map((index) => take[index]!.text))} is not said again` : undefined;
 }
 
 /**
@@ -320,7 +344,7 @@ export function findFalseStartCuts(
     if (!cut) return [];
     const restartWords = words.slice(take.to, take.to + take.to - take.from + UNSAID_WORDS).map((word) => word.text);
     const rule = FALSE_START_RULES.find((each) => each.name === take.rule)!;
-    const named: Cut = { ...cut, reason: `${cut.reason}, said again as ${quoteWords(restartWords)} (${rule.says})`, rule: take.rule };
+    const named: Cut = { ...cut, reason: `${cut.reason}, said again as ${quoteWords(restartWords)} (${rule.says})`, rule: take.rule, ...(take.doubt ? { doubt: take.doubt } : {}) };
     if (!heard || take.to >= words.length) return named;
     // the take as the finder compared it: its sound where the detector heard it, against the restart from where it heard that begin
     const span = heardSpan(heard.silences, { start_ms: words[take.from]!.start_ms, end_ms: words[take.to - 1]!.end_ms }, take.pauses.before);

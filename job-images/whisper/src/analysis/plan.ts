@@ -222,13 +222,14 @@ export function confidenceOf(cut: Cut, signals: SourceSignals): number {
 /**
  * The AI edits of one source's cuts (source time), and how many of each kind. Where the
  * evidence is weak, its pauses are offered inactive, and so is any edit less sure than
- * APPLY_CONFIDENCE; their reason says why.
+ * APPLY_CONFIDENCE, and a false start whose take says what its restart does not (Cut.doubt);
+ * their reason says why.
  */
 export function sourcePlanOf(cuts: readonly Cut[], signals: SourceSignals): SourcePlan {
   const weak = signals.evidence?.weak ?? null;
   const edits = cuts.map((cut): PlannedEdit => {
     const confidence = confidenceOf(cut, signals);
-    const why = cut.type === 'silence' && weak !== null ? weak : confidence < APPLY_CONFIDENCE ? `confidence ${confidence.toFixed(2)} is under ${APPLY_CONFIDENCE}` : null;
+    const why = cut.type === 'silence' && weak !== null ? weak : (cut.doubt ?? (confidence < APPLY_CONFIDENCE ? `confidence ${confidence.toFixed(2)} is under ${APPLY_CONFIDENCE}` : null));
     const offeredOnly = ACTIVE_BY_DEFAULT[cut.type] && why !== null;
     return {
       type: cut.type,

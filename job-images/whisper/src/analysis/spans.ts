@@ -26,6 +26,8 @@ export interface Cut extends Span {
   heard?: { take: Span; restart_ms: number };
   /** The rule that found a false start (FALSE_START_RULES): its reason names it, and its confidence weighs what the rule compared. */
   rule?: FalseStartRule;
+  /** Why a false start is doubtful although a rule holds (what its take says that its restart does not): it is offered, not applied. */
+  doubt?: string;
 }
 
 /** Shorter cuts are not worth an edit: a jump of under a tenth of a second is not heard as tighter pacing. */

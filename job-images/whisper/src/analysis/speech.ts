@@ -157,8 +157,8 @@ function ownOff(band: BandLevels, from: number, to: number): number {
 /**
  * Speech regions of a source's envelope, and the levels they were found with. A region
  * starts at `on_db` (broadband) and extends while the frame stands over `off_db` in the
- * broadband level or over its own band's `off` above HIGH_BAND_HZ (the cepstra's
- * `high_band`, where the envelope has them): a final "s" under mains hum belongs to its
+ * broadband level or over its own band's `off` above 1 kHz (the envelope's
+ * `high_rms`, where it has one): a final "s" under mains hum belongs to its
  * word. A region judged quiet for the recording (OWN_LEVEL_BELOW_SPEECH_DB) then extends
  * down to its own level's `off`. Regions that sound like a breath or a click are also listed
  * as `breaths`.
@@ -166,7 +166,7 @@ function ownOff(band: BandLevels, from: number, to: number): number {
 export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms.length * envelope.frame_ms): SpeechDetection {
   const broad = bandLevels(envelope.rms);
   const { levels, floor, floorUsed, speech: speechDb, off } = broad;
-  const highRms = envelope.cepstra?.high_band;
+  const highRms = envelope.high_rms;
   const high = highRms && highRms.length > 0 ? bandLevels(highRms, HIGH_OFF_BELOW_SPEECH_DB) : null;
   const margin = speechDb - floorUsed;
   const on = Math.max(off + ON_OVER_OFF_DB, speechDb - ON_BELOW_SPEECH_DB);
