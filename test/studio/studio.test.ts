@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
+import { makeVideo } from '../../hack/fixtures/media.ts';
 import { mb } from '../../hack/fixtures/units.ts';
 import { launchChromium } from '../support/browser.ts';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
@@ -464,6 +465,55 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
       expect(listed.data.map((item: { original_filename: string }) => item.original_filename)).to.not.include('other.mp4');
     });
     await page.unroute(/partNumber=3/);
+  });
+
+  it('with the user stream cut, an item still processing is polled every 3 s until it is ready', async () => {
+    const clip = await makeVideo(dir, 'clip.mp4', { seconds: 2 });
+    await page.route('**/api/v1/user-stream', (route) => route.abort());
+    const polls: number[] = [];
+    const onRequest = (request: { url(): string }) => {
+      if (request.url().includes('/api/v1/media?')) polls.push(Date.now());
+    };
+    page.on('request', onRequest);
+    try {
+      await page.reload();
+      await page.getByLabel('Upload a recording (video or audio)').setInputFiles(clip);
+      await page.locator('.media li', { hasText: 'clip.mp4' }).and(page.locator('[data-status=uploaded]')).waitFor({ timeout: 60_000 });
+    } finally {
+      page.off('request', onRequest);
+      await page.unroute('**/api/v1/user-stream');
+    }
+    // loaded on open and after the upload; what brought "uploaded" was a poll 3 s after another
+    const gaps = polls.slice(1).map((at, index) => at - polls[index]!);
+    expect(gaps.some((gap) => gap >= 2_500 && gap <= 4_500), `requests ${gaps.join(', ')} ms apart`).to.equal(true);
+  });
+
+  it('a 60-minute talk\'s transcript (10,000 words) stays a few dozen rows in the page and scrolls to its last word', async () => {
+    // the project's transcript replaced in the database by one of a 60-minute talk (no analysis of an hour runs in a test)
+    const words = Array.from({ length: 10_000 }, (_, index) => ({ word: ` word${index}`, start_ms: index * 360, end_ms: index * 360 + 300, confidence: 0.9, source_index: 0 }));
+    await app.services.orm.em.getConnection().execute('update projects set transcript = ? where id = ?', [JSON.stringify({ language: 'en', text: '', words }), projectId]);
+    await page.reload();
+    const transcript = page.locator('.transcript');
+    await transcript.waitFor();
+    expect(await transcript.getAttribute('data-words')).to.equal('10000');
+    const rows = await page.locator('.transcript .line').count();
+    expect(rows).to.be.within(1, 60);
+    const frames = await transcript.evaluate(async (element) => {
+      const box = element as unknown as { scrollTop: number; scrollHeight: number };
+      const gaps: number[] = [];
+      let last = performance.now();
+      for (let step = 1; step <= 40; step++) {
+        box.scrollTop = (box.scrollHeight * step) / 40;
+        await new Promise<void>((resolve) => setTimeout(resolve, 16));
+        const now = performance.now();
+        gaps.push(now - last);
+        last = now;
+      }
+      return gaps;
+    });
+    console.log(`      10,000 words: ${rows} rows in the page; 40 scroll steps, median ${[...frames].sort((a, b) => a - b)[20]!.toFixed(0)} ms, worst ${Math.max(...frames).toFixed(0)} ms`);
+    await page.getByText('word9999').waitFor();
+    expect(await page.locator('.transcript .line').count()).to.be.at.most(60);
   });
 
   it("errors from the api are shown in the user's language (Accept-Language: pt, es)", async () => {
