@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { makeVideo } from '../../hack/fixtures/media.ts';
 import { mb } from '../../hack/fixtures/units.ts';
+import type { Edit } from '../../studio/src/api.ts';
 import { launchChromium } from '../support/browser.ts';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { SmtpSink } from '../support/smtp.ts';
@@ -14,15 +15,8 @@ import { makeSpokenTrack, makeSpokenVideo, type SpokenTrack } from '../support/s
 import { Client, createAccount, uniqueUsername } from '../support/users.ts';
 import { axeScan, ensureStudioBuilt, screenshot, serious, setRange, settled, type AxeViolation, type PageGlobals } from './studio-support.ts';
 
-interface ApiEdit {
-  uuid: string;
-  type: string;
-  start_ms: number;
-  end_ms: number;
-  active: boolean;
-  reason: string;
-  confidence: number | null;
-}
+/** An edit as the api answers it: the studio's own type of it. */
+type ApiEdit = Edit;
 
 /**
  * A creator's whole path through the studio in Debian's Chromium, against the real stack the
