@@ -1,4 +1,5 @@
-// Media whose every frame says what it is: a 64×32 grey picture whose bottom row of 8×16
+// Media whose every frame says what it is: a 64×36 grey picture (16:9, so a render fills its
+// frame with it) whose row of 8×16
 // blocks spells the frame's index (five octal digits) and its source's number (three), with
 // two calibration blocks above (the darkest and the lightest level) so that a decoder reads
 // the digits back whatever range conversion a player applied. Lossless (FFV1 in Matroska),
@@ -10,7 +11,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 export const TAGGED_WIDTH = 64;
-export const TAGGED_HEIGHT = 32;
+export const TAGGED_HEIGHT = 36;
 const BLOCK = 8;
 const INDEX_DIGITS = 5;
 

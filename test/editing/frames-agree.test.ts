@@ -138,6 +138,8 @@ interface Resolved {
   files: Record<TimelineFormat, string>;
   /** The FCPXML written without markers and chapters (the lite reader takes a marker inside a clip for a gap of its own). */
   fcpxmlWithoutMarkers: string;
+  /** Where the plan's own ffmpeg run writes its MP4. */
+  rendered: string;
 }
 
 /** A segment or overlay clip in the one form every reader is compared in. */
@@ -163,6 +165,13 @@ function expectedFrames(resolved: Resolved): TaggedFrame[] {
     for (let k = window.firstFrame; k < window.endFrame; k++) frames[k] = { source: numberOf(asset.mediaFileId), index: Math.min(last, first + k - window.firstFrame) };
   }
   return frames;
+}
+
+/** The first output frame where what was shown is not what was planned; null when none is. */
+function firstDifference(planned: readonly TaggedFrame[], shown: readonly TaggedFrame[]): { frame: number; planned: string; shown: string } | null {
+  const text = (frame: TaggedFrame | undefined) => (frame === undefined ? 'none' : frame === null ? 'black' : `source ${frame.source} frame ${frame.index}`);
+  const differs = planned.findIndex((frame, k) => text(frame) !== text(shown[k]));
+  return differs === -1 ? null : { frame: differs, planned: text(planned[differs]), shown: text(shown[differs]) };
 }
 
 interface ReadTrack {
@@ -245,11 +254,13 @@ describe('editing core: the render, melt and OpenTimelineIO agree frame for fram
         },
         watermark: false,
       });
+      const folder = join(dir, `case-${cases.length}`);
+      await mkdir(folder);
       const plan = planRender(input, new Map(used.map((id) => [id, sources.get(id)!.probe])), {
         sources: new Map(used.map((id) => [id, sources.get(id)!.path])),
         captions: join(dir, 'captions.ass'),
         fontsDir: dir,
-        output: join(dir, 'out.mp4'),
+        output: join(folder, 'render.mp4'),
         intermediateVideo: join(dir, 'picture.mp4'),
         intermediateAudio: join(dir, 'sound.wav'),
       });
@@ -273,8 +284,6 @@ describe('editing core: the render, melt and OpenTimelineIO agree frame for fram
         chapters: [],
         reference: (source) => sources.get(source.id as PoolId)!.path,
       });
-      const folder = join(dir, `case-${cases.length}`);
-      await mkdir(folder);
       const written = {} as Record<TimelineFormat, string>;
       for (const [format, extension] of [['fcpxml', 'fcpxml'], ['xmeml', 'xml'], ['mlt', 'mlt'], ['edl', 'edl'], ['otio', 'otio']] as const) {
         written[format] = join(folder, `edit.${extension}`);
@@ -282,7 +291,7 @@ describe('editing core: the render, melt and OpenTimelineIO agree frame for fram
       }
       const fcpxmlWithoutMarkers = join(folder, 'clips-only.fcpxml');
       await writeFile(fcpxmlWithoutMarkers, writeTimeline('fcpxml', { ...doc, markers: [], chapters: [] }).content);
-      cases.push({ edit, output, placed, plan, files: written, fcpxmlWithoutMarkers });
+      cases.push({ edit, output, placed, plan, files: written, fcpxmlWithoutMarkers, rendered: join(folder, 'render.mp4') });
     }
     const sizes = cases.map((resolved) => ({ segments: resolved.output.segments.length, frames: resolved.output.frameCount }));
     console.log(
@@ -364,6 +373,25 @@ describe('editing core: the render, melt and OpenTimelineIO agree frame for fram
     console.log(`      the lite FCPXML adapter read ${whole.length} files at 24, 25 and 60 fps`);
   });
 
+  it("the render program's own ffmpeg run of the plan shows the frames the plan says, as melt does (one edit at each rate, real renders)", async () => {
+    // at each rate the edit with the most pieces, one with an insert where there is one
+    const score = (resolved: Resolved) => resolved.output.segments.length + (resolved.output.segments.some((segment) => segment.inserted) ? 100 : 0);
+    const chosen = RATES.map((rate) => cases.filter((resolved) => resolved.edit.rate === rate).sort((a, b) => score(b) - score(a))[0]!);
+    for (const resolved of chosen) {
+      const label = `case ${resolved.edit.index} at ${resolved.edit.rate.num}/${resolved.edit.rate.den}`;
+      const output = resolved.rendered;
+      await run('ffmpeg', resolved.plan.renderArgs, { maxBuffer: 64 * 1024 * 1024 });
+      const shown = await readTags(output);
+      // the render draws overlays small in a corner, away from the tags: what it shows there is the segments' frames
+      const expected = expectedFrames({ ...resolved, plan: { ...resolved.plan, assetFrames: [] } });
+      const differs = firstDifference(expected, shown);
+      expect({ frames: shown.length, firstDifference: differs }, label).to.deep.equal({ frames: expected.length, firstDifference: null });
+      const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', output]);
+      console.log(`      ${label}: the MP4 has ${stdout.trim()} frames (ffprobe -count_frames), the plan ${resolved.plan.frameCount}, each frame the planned source frame`);
+      expect(Number(stdout.trim()), label).to.equal(resolved.plan.frameCount);
+    }
+  });
+
   it('melt renders each MLT file to exactly the frames the render plan shows: frame count, and each frame\'s source and index', async () => {
     const started = Date.now();
     let frames = 0;
@@ -374,10 +402,7 @@ describe('editing core: the render, melt and OpenTimelineIO agree frame for fram
       const shown = await readTags(melted);
       await rm(melted, { force: true });
       const expected = expectedFrames(resolved);
-      const text = (frame: TaggedFrame | undefined) => (frame === undefined ? 'none' : frame === null ? 'black' : `source ${frame.source} frame ${frame.index}`);
-      const differs = expected.findIndex((frame, k) => text(frame) !== text(shown[k]));
-      const at = differs === -1 ? null : { frame: differs, planned: text(expected[differs]), melt: text(shown[differs]) };
-      expect({ frames: shown.length, firstDifference: at }, label).to.deep.equal({ frames: expected.length, firstDifference: null });
+      expect({ frames: shown.length, firstDifference: firstDifference(expected, shown) }, label).to.deep.equal({ frames: expected.length, firstDifference: null });
       frames += shown.length;
     }
     console.log(`      melt rendered ${cases.length} edits, ${frames} frames, each frame as planned, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
