@@ -59,7 +59,7 @@ const API_VERSION = '0.1.0';
 export interface ServiceOverrides {
   logDestination?: DestinationStream;
   clock?: Clock;
-  /** The cluster the kubernetes job backend talks to (tests: the API simulator). */
+  /** The cluster the kubernetes job backend talks to (tests: the control plane of test/support/kube-cluster.ts). */
   kubeConfig?: KubeConfig;
   /** Local backend at process start: run again the jobs a previous process left running (api/src/main.ts). */
   recoverJobs?: boolean;

@@ -35,9 +35,11 @@ export interface ChaosEnvironment {
   workDir: string;
 }
 
-/** A cluster for the operator (tests: the API simulator with a stand-in kubelet that runs every Job's program). */
+/** A cluster for the operator (the suite: its own control plane, whose test node runs every Job's program). */
 export interface ChaosCluster {
+  /** The operator's client configuration; the api's too unless `apiKubeconfigPath` names its own. */
   kubeconfigPath: string;
+  apiKubeconfigPath?: string;
   namespace: string;
   /** The operator's own settings for this cluster (a new POD_NAME per call: each start is a new replica). */
   operatorEnv: () => Record<string, string>;
@@ -118,7 +120,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     if (cluster) {
       const kubePort = await freePort();
       const kube = { KUBECONFIG: cluster.kubeconfigPath, KUBE_NAMESPACE: cluster.namespace };
-      const kubeApi = apiProcess('api (kubernetes backend)', () => ({ ...common, ...kube, HOST: '127.0.0.1', PORT: String(kubePort), JOB_BACKEND: 'kubernetes' }));
+      const kubeApi = apiProcess('api (kubernetes backend)', () => ({
+        ...common, ...kube, KUBECONFIG: cluster.apiKubeconfigPath ?? cluster.kubeconfigPath, HOST: '127.0.0.1', PORT: String(kubePort), JOB_BACKEND: 'kubernetes',
+      }));
       processes.push(kubeApi);
       operator = operatorProcess('operator', () => ({ ...common, ...kube, ...cluster.operatorEnv() }));
       processes.push(operator);

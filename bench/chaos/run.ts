@@ -4,7 +4,7 @@
  * whole process group — while users keep asking for jobs of every program over HTTP; then
  * the invariants are checked (bench/chaos/invariants.ts). Its own database, Redis prefix,
  * bucket, Whisper and Mux double. The operator's half runs in the suite only: the Kubernetes
- * API simulator lives in test/, which nothing in bench/ imports.
+ * control plane and its test node live in test/support/, which nothing in bench/ imports.
  *
  *   node bench/chaos/run.ts      CHAOS_KILLS=100 CHAOS_USERS=4 CHAOS_SEED=<seed to replay>
  *   (needs PostgreSQL at TEST_POSTGRES_URL's server and Redis at REDIS_URL, as hack/test.sh starts them)

@@ -17,7 +17,7 @@ export interface OperatorOptions {
   /** The domain's slice of the api's variables: database, Redis, S3, jobs and log level (the operator runs the completion handlers). */
   config: DomainConfig;
   operatorConfig: OperatorConfig;
-  /** The cluster (tests: the API simulator); in-cluster or ~/.kube/config by default. */
+  /** The cluster (tests: the control plane of test/support/kube-cluster.ts); in-cluster or ~/.kube/config by default. */
   kubeConfig?: KubeConfig;
   logDestination?: DestinationStream;
 }

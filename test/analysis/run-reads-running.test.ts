@@ -9,8 +9,8 @@ import { MediaFile } from '../../api/src/media/entities.ts';
 
 /**
  * Issue 22 item 7: an analysis run reads `running` while its job runs (it read `queued` until
- * it ended). The job goes to a cluster nobody runs (the API simulator), so the test reports
- * its start as a backend does.
+ * it ended). The job goes to a namespace of the test control plane where no operator runs, so
+ * the test reports its start as a backend does.
  */
 describe('an analysis run reads running while it runs', function () {
   this.timeout(60_000);

@@ -20,7 +20,8 @@ import { Project } from '../../api/src/projects/entities.ts';
  * Issue 25 item 3: renders were unbounded. An INSERT could last 24.8 days, canvases and
  * edits had no count limit, and an export checked neither its length nor how many pieces
  * it joins (400 one-second stills gave ffmpeg 401 inputs and 2.7 GB). The jobs go to a
- * cluster nobody runs (the API simulator): only what the api accepts and asks for is tested.
+ * namespace of the test control plane where no operator runs: only what the api accepts and asks
+ * for is tested.
  */
 describe('attack: unbounded renders (an export of any length or piece count, a 24.8-day INSERT, canvases and edits without end)', function () {
   this.timeout(120_000);

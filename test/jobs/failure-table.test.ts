@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { Services } from '../../api/src/app.ts';
 import { failureText } from '../../api/src/i18n/failure-text.ts';
@@ -14,15 +15,20 @@ import { JobOutbox } from '../../api/src/jobs/outbox.ts';
 import { JobService } from '../../api/src/jobs/service.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 import { ERROR_FILE_NAME, outputKey, RESULT_FILE_NAME, type ErrorFile, type FailureParams } from '../../crds/contract/outcome.ts';
+import { cutroomGroup, cutroomVersion } from '../../crds/contract/resources.ts';
 import type { JobResource } from '../../crds/contract/resources.ts';
-import { startKubeSim, type KubeSim } from '../kube-sim/index.ts';
-import { jobOf, resourceOf, startTestOperator, storedUpload, type TestOperator } from '../operator/operator-support.ts';
+import { applyCrds, kubeCluster, testNamespace } from '../support/kube-cluster.ts';
+import type { KubeCluster } from '../support/kube-cluster.ts';
+import { kubeNode } from '../support/kube-node.ts';
+import type { KubeNode } from '../support/kube-node.ts';
+import { startFaultProxy } from '../support/kube-faults.ts';
+import type { FaultProxy } from '../support/kube-faults.ts';
+import { jobsOwnedBy, operatorEnv, resourceIn, startTestOperatorWith, storedUpload, type TestOperator } from '../operator/operator-support.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { eventually } from '../support/wait.ts';
 import type { Behaviour } from './misbehaving-program.ts';
 
 const misbehavingProgram = fileURLToPath(new URL('./misbehaving-program.ts', import.meta.url));
-const namespace = 'cutroom-failure-table';
 
 /** How a job ended, as the rows and the read models keep it. */
 interface Ending {
@@ -80,9 +86,13 @@ function localBackend(services: Services, dir: string): { jobs: JobService; runn
 /** The catalog's text of a code in a language, with its params. */
 const catalogText = (locale: 'en' | 'pt', code: string, params: FailureParams | null) => translate(locale, `failure.${code}` as MessageKey, params ?? {});
 
-describe('job failures: one code and one message whichever backend ran the job', function () {
+describe('job failures: one code and one message whichever backend ran the job (the kubernetes one a real API server, Job controller and node)', function () {
   this.timeout(60_000);
-  let sim: KubeSim;
+  let cluster: KubeCluster;
+  let node: KubeNode;
+  let proxy: FaultProxy;
+  let namespace: string;
+  let admin: KubeConfig;
   let app: TestApp;
   let operator: TestOperator;
   let local: ReturnType<typeof localBackend>;
@@ -90,22 +100,32 @@ describe('job failures: one code and one message whichever backend ran the job',
   let source: string;
 
   before(async () => {
-    sim = await startKubeSim({ bookmarkIntervalMs: 0 });
+    cluster = await kubeCluster();
+    await applyCrds(cluster);
+    node = await kubeNode(cluster);
+    // The node holds this namespace's Pods: each case plays the container's end the failure needs.
+    namespace = await testNamespace(cluster, 'failure-table');
+    node.hold(namespace);
+    admin = cluster.kubeConfig(namespace);
+    // The job Pods' ServiceAccount, as the chart makes it: the server admits no Pod without it.
+    await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'cutroom-artifact-job' } } });
+    proxy = await startFaultProxy(cluster);
     dir = await mkdtemp(join(tmpdir(), 'cutroom-failure-table-'));
     source = join(dir, 'source.mp4');
     await writeFile(source, randomBytes(2048));
     // The app's backend is kubernetes (its outbox takes only those rows); the local rows are this test's runner's.
-    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: sim.kubeConfig(namespace) });
+    app = await startTestApp({ JOB_BACKEND: 'kubernetes', KUBE_NAMESPACE: namespace }, { kubeConfig: admin });
     local = localBackend(app.services, dir);
-    operator = await startTestOperator(sim, namespace);
-    await sim.waitFor(() => operator.isLeader, 3000);
+    // One Pod per Job, as the chart's release has it (jobs.backoffLimit): the Pod's failure is the Job's.
+    operator = await startTestOperatorWith(proxy.kubeConfig(namespace), operatorEnv(namespace, { JOB_BACKOFF_LIMIT: '0' }));
+    await eventually(async () => (operator.isLeader ? true : undefined), 'the operator to lead', 5000, 20);
   });
   after(async () => {
     await local?.outbox.close();
     await local?.runner.close();
     await operator?.stop();
     await app?.close();
-    await sim?.close();
+    await proxy?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -147,23 +167,32 @@ describe('job failures: one code and one message whichever backend ran the job',
   }
 
   /**
-   * Runs the job on the cluster: the api creates the resource, the operator its batch Job,
-   * and `play` does what the kubelet, the job controller and the program would (outcome
-   * files in S3, pod and Job status).
+   * Runs the job on the cluster: the api creates the resource, the operator its batch Job, the
+   * Job controller its Pod, and `play` does what the container and the program would (outcome
+   * files in S3, the container's end); the Job controller concludes the Job from the Pod.
    */
   async function runOnCluster(input: ProgramInput, options: { timeoutSeconds?: number; beforeSubmit?: () => void; play?: (run: ClusterRun) => Promise<void> | void } = {}): Promise<Ending> {
     options.beforeSubmit?.();
     const { job, upload } = await submit(app.services.jobs, input, options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {});
     if (options.play) {
-      const resource = await sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, `artifact-${job.id}`), 5000);
-      const batchJob = await jobOf(sim, namespace, resource);
-      await options.play({ job, resource, batchJob, jobName: batchJob.metadata!.name! });
+      const resource = await eventually(() => resourceIn(admin, 'ArtifactJob', namespace, `artifact-${job.id}`), `the resource of ${job.id}`, 5000, 20);
+      const owned = await eventually(async () => {
+        const found = await jobsOwnedBy(admin, namespace, resource);
+        return found.length > 0 ? found : undefined;
+      }, `the Job of ${job.id}`, 10_000, 20);
+      expect(owned).to.have.length(1);
+      await options.play({ job, resource, batchJob: owned[0]!, jobName: owned[0]!.metadata!.name! });
     }
     return endingOf(job.id, upload.file.id);
   }
 
   /** The resource once the operator has written `phase` (its own record that it saw the Job there). */
-  const whenPhase = (name: string, phase: string) => sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, name)?.status?.phase === phase, 5000);
+  const whenPhase = (name: string, phase: string) =>
+    eventually(async () => ((await resourceIn(admin, 'ArtifactJob', namespace, name))?.status?.phase === phase ? true : undefined), `${name} ${phase}`, 10_000, 20);
+  /** The held Pod of a Job, once the Job controller made it and the scheduler bound it. */
+  const podOf = (jobName: string) => eventually(async () => (await node.held(namespace, jobName))[0], `the Pod of ${jobName}`, 10_000, 20);
+  const startJob = async (jobName: string) => node.play(await podOf(jobName), 'running');
+  const endJob = async (jobName: string, end: { exitCode: number; message?: string; reason?: string }) => node.play(await podOf(jobName), end);
 
   /** A failed job as both backends must leave it: row failed, file FAILED, the code and the catalog's text. */
   function expectFailure(ending: Ending, code: string, params: FailureParams | null | 'detail') {
@@ -203,9 +232,9 @@ describe('job failures: one code and one message whichever backend ran the job',
       params: coded.params,
       input: { behaviour: 'coded', failure: coded },
       cluster: async ({ job, jobName }) => {
-        sim.startJob(namespace, jobName);
+        await startJob(jobName);
         await putObject(job.outputPrefix, ERROR_FILE_NAME, coded);
-        sim.failJob(namespace, jobName, { exitCode: 1, message: coded.message });
+        await endJob(jobName, { exitCode: 1, message: coded.message });
       },
     },
     {
@@ -213,10 +242,10 @@ describe('job failures: one code and one message whichever backend ran the job',
       code: 'job.crashed',
       params: 'detail',
       input: { behaviour: 'crash' },
-      cluster: ({ jobName }) => {
-        sim.startJob(namespace, jobName);
+      cluster: async ({ jobName }) => {
+        await startJob(jobName);
         // FallbackToLogsOnError: the termination message is the log tail.
-        sim.failJob(namespace, jobName, { exitCode: 3, message: 'Segmentation fault (core dumped)' });
+        await endJob(jobName, { exitCode: 3, message: 'Segmentation fault (core dumped)' });
       },
     },
     {
@@ -224,9 +253,9 @@ describe('job failures: one code and one message whichever backend ran the job',
       code: 'job.no_result',
       params: null,
       input: { behaviour: 'no-result' },
-      cluster: ({ jobName }) => {
-        sim.startJob(namespace, jobName);
-        sim.completeJob(namespace, jobName);
+      cluster: async ({ jobName }) => {
+        await startJob(jobName);
+        await endJob(jobName, { exitCode: 0 });
       },
     },
     {
@@ -235,9 +264,9 @@ describe('job failures: one code and one message whichever backend ran the job',
       params: null,
       input: { behaviour: 'unreadable-result' },
       cluster: async ({ job, jobName }) => {
-        sim.startJob(namespace, jobName);
+        await startJob(jobName);
         await putObject(job.outputPrefix, RESULT_FILE_NAME, ['not', 'an', 'object']);
-        sim.completeJob(namespace, jobName);
+        await endJob(jobName, { exitCode: 0 });
       },
     },
     {
@@ -250,9 +279,15 @@ describe('job failures: one code and one message whichever backend ran the job',
       timeoutSeconds: 1,
       cluster: async ({ job, batchJob, jobName }) => {
         expect(batchJob.spec!.activeDeadlineSeconds, 'one timeout setting: the spec carries it to the Job').to.equal(1);
-        sim.startJob(namespace, jobName);
+        // What a program stopped at the deadline leaves; the real Job controller fails the Job (DeadlineExceeded) a second after it started.
         await putObject(job.outputPrefix, ERROR_FILE_NAME, sigtermed);
-        sim.failJob(namespace, jobName, { reason: 'DeadlineExceeded', exitCode: 143, message: sigtermed.message });
+        await startJob(jobName).catch(() => undefined);
+        const batch = admin.makeApiClient(BatchV1Api);
+        const failed = await eventually(async () => {
+          const current = await batch.readNamespacedJob({ name: jobName, namespace });
+          return current.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+        }, `${jobName} failed`, 15_000, 50);
+        expect(failed.reason).to.equal('DeadlineExceeded');
       },
     },
     {
@@ -266,7 +301,7 @@ describe('job failures: one code and one message whichever backend ran the job',
         await local.jobs.cancel(em(), job.id);
       },
       cluster: async ({ job, resource, jobName }) => {
-        sim.startJob(namespace, jobName);
+        await startJob(jobName);
         await whenPhase(resource.metadata.name!, 'Running');
         await app.services.jobs.cancel(em(), job.id);
       },
@@ -301,19 +336,10 @@ describe('job failures: one code and one message whichever backend ran the job',
     it('the pod is OOMKilled → job.out_of_memory, whatever the program wrote', async () => {
       const ending = await runOnCluster({ behaviour: 'wait' }, {
         play: async ({ job, jobName }) => {
-          sim.startJob(namespace, jobName);
+          await startJob(jobName);
           await putObject(job.outputPrefix, ERROR_FILE_NAME, sigtermed);
-          // As on a cluster: the kubelet records the container's end, then the job controller fails the Job.
-          const [pod] = sim.jobPods(namespace, jobName);
-          const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-          sim.mergePatch('pods', namespace, pod!.metadata.name!, {
-            status: {
-              phase: 'Failed',
-              containerStatuses: [{ name: 'program', image: 'registry.test/cutroom/job-ffmpeg:1.0.0', imageID: '', ready: false, started: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: at, finishedAt: at } } }],
-            },
-          }, 'status');
-          const failed = (type: string) => ({ type, status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: at, lastTransitionTime: at });
-          sim.mergePatch('jobs', namespace, jobName, { status: { active: 0, ready: 0, failed: 1, conditions: [failed('FailureTarget'), failed('Failed')] } }, 'status');
+          // As on a cluster: the kubelet records the container's end (killed for its memory), then the Job controller fails the Job.
+          await endJob(jobName, { exitCode: 137, reason: 'OOMKilled' });
         },
       });
       expectFailure(ending, 'job.out_of_memory', null);
@@ -322,8 +348,8 @@ describe('job failures: one code and one message whichever backend ran the job',
     it('the Job disappears before its outcome was read → job.lost', async () => {
       const ending = await runOnCluster({ behaviour: 'wait' }, {
         play: async ({ resource, jobName }) => {
-          await sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, resource.metadata.name!)?.status?.jobName === jobName, 5000);
-          sim.delete('jobs', namespace, jobName);
+          await eventually(async () => ((await resourceIn(admin, 'ArtifactJob', namespace, resource.metadata.name!))?.status?.jobName === jobName ? true : undefined), 'the Job recorded', 5000, 20);
+          await admin.makeApiClient(BatchV1Api).deleteNamespacedJob({ name: jobName, namespace, propagationPolicy: 'Background' });
         },
       });
       expectFailure(ending, 'job.lost', 'detail');
@@ -332,7 +358,7 @@ describe('job failures: one code and one message whichever backend ran the job',
     it('the cluster refuses the Job (422) → job.rejected', async () => {
       const message = 'Job.batch "x" is invalid: spec.template.spec.containers[0].image: Required value';
       const ending = await runOnCluster({ behaviour: 'wait' }, {
-        beforeSubmit: () => sim.failNext({ method: 'POST', path: `/apis/batch/v1/namespaces/${namespace}/jobs`, code: 422, reason: 'Invalid', message }, 1),
+        beforeSubmit: () => void proxy.failNext({ method: 'POST', path: `/apis/batch/v1/namespaces/${namespace}/jobs`, code: 422, reason: 'Invalid', message }, 1),
       });
       expectFailure(ending, 'job.rejected', 'detail');
     });
@@ -348,11 +374,14 @@ describe('job failures: one code and one message whichever backend ran the job',
         status: 'queued', backend: 'kubernetes', dispatchedAt: new Date(),
       });
       await rows.flush();
-      sim.create('renderjobs', namespace, {
-        apiVersion: 'cutroom.dev/v1alpha1',
-        kind: 'RenderJob',
-        metadata: { name: `misfiled-${jobId}` },
-        spec: { jobId, program: 'artifact', userId: upload.userId, mediaFileId: upload.file.id, input: {}, outputPrefix },
+      await admin.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+        group: cutroomGroup, version: cutroomVersion, namespace, plural: 'renderjobs',
+        body: {
+          apiVersion: 'cutroom.dev/v1alpha1',
+          kind: 'RenderJob',
+          metadata: { name: `misfiled-${jobId}` },
+          spec: { jobId, program: 'artifact', userId: upload.userId, mediaFileId: upload.file.id, input: {}, outputPrefix },
+        },
       });
       expectFailure(await endingOf(jobId, upload.file.id), 'job.invalid_spec', 'detail');
     });

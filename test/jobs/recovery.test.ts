@@ -9,7 +9,6 @@ import { storedUpload } from '../support/stored-upload.ts';
 import { makeVideo } from '../support/media.ts';
 import { MediaFile } from '../../api/src/media/entities.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
-import type { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';
 
 // Recovery dispatches oldest first; rows dated long ago go ahead of any other test's leftovers.
 const longAgo = (seconds: number) => new Date(Date.UTC(2000, 0, 1, 0, 0, seconds));

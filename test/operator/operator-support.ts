@@ -1,12 +1,7 @@
-// Support for the operator's tests: an operator started in-process against the API
-// simulator (with the run's real PostgreSQL, Redis and S3), a stand-in kubelet that
-// runs a Job's real program, and readers for metrics.
-import { spawn } from 'node:child_process';
+// Support for the operator's tests: an operator started in-process against a real API server
+// (with the run's real PostgreSQL, Redis and S3), the api's job service on a namespace, and
+// readers for metrics, resources and the Jobs they own.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -15,7 +10,6 @@ import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { loadConfig } from '../../api/src/config.ts';
 import type { ObjectStorage } from '../../api/src/storage/storage.ts';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { KubernetesJobDispatcher } from '../../api/src/jobs/kubernetes-dispatcher.ts';
 import { JobService } from '../../api/src/jobs/service.ts';
 import { JobOutbox } from '../../api/src/jobs/outbox.ts';
@@ -23,12 +17,10 @@ import type { Services } from '../../api/src/app.ts';
 import type { ArtifactResult } from '../../crds/contract/programs/artifact.ts';
 import { cutroomGroup, cutroomVersion, jobKinds } from '../../crds/contract/resources.ts';
 import type { JobKind, JobResource } from '../../crds/contract/resources.ts';
-import { parseProgressLine } from '../../crds/contract/progress-lines.ts';
 import { loadOperatorConfig } from '../../operator/src/config.ts';
 import type { OperatorConfig } from '../../operator/src/config.ts';
 import { startOperator } from '../../operator/src/operator.ts';
 import type { RunningOperator } from '../../operator/src/operator.ts';
-import type { KubeSim } from '../kube-sim/index.ts';
 import type { LogLine } from '../support/harness.ts';
 import { listenToUser } from '../support/events.ts';
 import { eventually } from '../support/wait.ts';
@@ -66,11 +58,6 @@ export interface TestOperator extends RunningOperator {
   logs: LogLine[];
 }
 
-/** An operator replica on the simulator's namespace, with the run's database, Redis and S3. */
-export async function startTestOperator(sim: KubeSim, namespace: string, env: Record<string, string> = {}): Promise<TestOperator> {
-  return startTestOperatorWith(sim.kubeConfig(namespace), operatorEnv(namespace, env));
-}
-
 /** An operator replica with these client settings and this environment, with the run's database, Redis and S3. */
 export async function startTestOperatorWith(kubeConfig: KubeConfig, env: Record<string, string>): Promise<TestOperator> {
   const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_POOL_MAX: '3' });
@@ -95,21 +82,6 @@ export async function metricValue(registry: Registry, name: string, labels: Reco
   return matching.reduce((sum, value) => sum + value.value, 0);
 }
 
-export function resourceOf(sim: KubeSim, kind: JobKind, namespace: string, name: string): JobResource | undefined {
-  return sim.get(jobKinds[kind].plural, namespace, name) as JobResource | undefined;
-}
-
-/** Waits for the Job of a resource (there must be exactly one) and returns it. */
-export async function jobOf(sim: KubeSim, namespace: string, resource: JobResource, timeoutMs = 5000): Promise<V1Job> {
-  const uid = resource.metadata.uid;
-  const jobs = await sim.waitFor(() => {
-    const owned = sim.list('jobs', namespace).filter((job) => job.metadata.ownerReferences?.some((ref) => ref.uid === uid));
-    return owned.length > 0 && owned;
-  }, timeoutMs);
-  if (jobs.length !== 1) throw new Error(`expected one Job for ${resource.metadata.name}, found ${jobs.length}`);
-  return jobs[0] as V1Job;
-}
-
 /** An artifact job submitted for a file stored as an upload leaves it, its owner's channel listened to. */
 async function submitStoredUpload(services: Services, jobs: JobService, path: string) {
   const upload = await storedUpload(services, path, 'video/mp4');
@@ -122,87 +94,6 @@ async function submitStoredUpload(services: Services, jobs: JobService, path: st
   });
   const name = `artifact-${job.id}`;
   return { upload, events, job, name };
-}
-
-/**
- * An artifact job for a file stored as an upload leaves it: the job recorded and its
- * resource created through `jobs` (the api's job service), the operator's Job waited for,
- * and the owner's event channel listened to.
- */
-export async function submitUploadJob(sim: KubeSim, namespace: string, services: Services, jobs: JobService, path: string) {
-  const { upload, events, job, name } = await submitStoredUpload(services, jobs, path);
-  const resource = await sim.waitFor(() => resourceOf(sim, 'ArtifactJob', namespace, name), 3000);
-  const jobName = (await jobOf(sim, namespace, resource)).metadata!.name!;
-  return { upload, events, job, name, resource, jobName };
-}
-
-export interface PodRun {
-  exitCode: number | null;
-  /** What the program left in its termination log. */
-  terminationMessage: string;
-  progressPatches: { step: string; progress: number }[];
-}
-
-/**
- * Plays the kubelet for one Job: starts its pod (sim.startJob), runs the container's
- * command from the repository root with the container's env plus the S3 settings the
- * ConfigMap and Secret would bring (envFrom), then ends the Job the way the pod ended,
- * with the program's termination message. The program reports progress on stdout here
- * (no in-cluster credentials), and each report is applied as the status merge patch the
- * program's Kubernetes reporter sends.
- */
-export async function runJobPod(sim: KubeSim, namespace: string, jobName: string): Promise<PodRun> {
-  const job = sim.get('jobs', namespace, jobName) as V1Job | undefined;
-  const container = job?.spec?.template.spec?.containers[0];
-  if (!container?.command || container.command[0] !== 'node') throw new Error(`Job ${jobName} has no node command`);
-  const env = Object.fromEntries((container.env ?? []).map((entry) => [entry.name, entry.value ?? '']));
-  const resource = { plural: env.CUTROOM_CR_PLURAL!, name: env.CUTROOM_CR_NAME! };
-  const dir = await mkdtemp(join(tmpdir(), 'cutroom-pod-'));
-  const terminationLog = join(dir, 'termination-log');
-  await writeFile(terminationLog, '');
-  sim.startJob(namespace, jobName);
-  const progressPatches: PodRun['progressPatches'] = [];
-  try {
-    const exitCode = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(process.execPath, container.command!.slice(1), {
-        cwd: repoRoot,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
-          ...env,
-          S3_ENDPOINT: process.env.S3_ENDPOINT!,
-          S3_REGION: process.env.S3_REGION!,
-          S3_BUCKET: process.env.S3_BUCKET!,
-          S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID!,
-          S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY!,
-          S3_FORCE_PATH_STYLE: process.env.S3_FORCE_PATH_STYLE!,
-          CUTROOM_PROGRESS: 'stdout',
-          CUTROOM_TERMINATION_LOG: terminationLog,
-        },
-      });
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const event = parseProgressLine(line);
-        if (!event) return;
-        progressPatches.push({ step: event.step, progress: event.progress });
-        sim.mergePatch(resource.plural, namespace, resource.name, { status: { step: event.step, progress: event.progress, etaSeconds: event.eta_seconds ?? null } }, 'status');
-      });
-      child.stderr.resume();
-      child.once('error', reject);
-      child.once('close', resolve);
-    });
-    const terminationMessage = (await readFile(terminationLog, 'utf8')).trim();
-    if (exitCode === 0) sim.completeJob(namespace, jobName);
-    else sim.failJob(namespace, jobName, { message: terminationMessage, exitCode: exitCode ?? 137 });
-    return { exitCode, terminationMessage, progressPatches };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** The api's job service with the kubernetes backend on another namespace (one per test keeps leases apart). */
-export function jobServiceIn(services: Services, sim: KubeSim, namespace: string): JobService {
-  return jobServiceWith(services, sim.kubeConfig(namespace), namespace);
 }
 
 /** The api's job service with the kubernetes backend, creating resources with these client settings. */
@@ -263,7 +154,7 @@ export async function jobsOwnedBy(kubeConfig: KubeConfig, namespace: string, res
  */
 export async function submitUploadJobOn(kubeConfig: KubeConfig, namespace: string, services: Services, jobs: JobService, path: string) {
   const { upload, events, job, name } = await submitStoredUpload(services, jobs, path);
-  const resource = await eventually(() => resourceIn(kubeConfig, 'ArtifactJob', namespace, name), `the resource ${name}`, 5000, 20);
+  const resource = await eventually(() => resourceIn(kubeConfig, 'ArtifactJob', namespace, name), `the resource ${name}`, 15_000, 20);
   const owned = await eventually(async () => {
     const found = await jobsOwnedBy(kubeConfig, namespace, resource);
     return found.length > 0 ? found : undefined;

@@ -21,6 +21,9 @@ export interface InjectedFault {
   /** The request's path (no query). */
   path: string;
   code: number;
+  /** The Status body's reason and message (defaults: InternalError, a fault injected by the test proxy). */
+  reason?: string;
+  message?: string;
 }
 
 export interface RecordedRequest {
@@ -76,7 +79,7 @@ export async function startFaultProxy(cluster: KubeCluster): Promise<FaultProxy>
       fault.left -= 1;
       incoming.resume();
       response.writeHead(fault.fault.code, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(status(fault.fault.code, 'InternalError', 'a fault injected by the test proxy')));
+      response.end(JSON.stringify(status(fault.fault.code, fault.fault.reason ?? 'InternalError', fault.fault.message ?? 'a fault injected by the test proxy')));
       return;
     }
     const watch = isWatch(url.searchParams);

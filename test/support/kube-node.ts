@@ -34,8 +34,8 @@ export interface KubeNode {
   hold(namespace: string): void;
   /** The held Pods of a namespace that the API server still has, by Job name. */
   held(namespace: string, jobName: string): Promise<V1Pod[]>;
-  /** Reports a held Pod's container running, or ended with this exit code and message. */
-  play(pod: V1Pod, as: 'running' | { exitCode: number; message?: string }): Promise<void>;
+  /** Reports a held Pod's container running, or ended with this exit code, message and reason (default Completed or Error). */
+  play(pod: V1Pod, as: 'running' | { exitCode: number; message?: string; reason?: string }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -108,7 +108,7 @@ function runningStatus(container: V1Container, startedAt: Date): V1PodStatus {
 }
 
 /** A Pod's status once its container ended with this exit code and termination message. */
-function endedStatus(container: V1Container, exitCode: number, message: string, startedAt: Date, finishedAt: Date): V1PodStatus {
+function endedStatus(container: V1Container, exitCode: number, message: string, startedAt: Date, finishedAt: Date, reason = exitCode === 0 ? 'Completed' : 'Error'): V1PodStatus {
   return {
     phase: exitCode === 0 ? 'Succeeded' : 'Failed',
     conditions: [
@@ -117,7 +117,7 @@ function endedStatus(container: V1Container, exitCode: number, message: string, 
     ],
     containerStatuses: [{
       name: container.name, image: container.image ?? '', imageID: '', ready: false, started: false, restartCount: 0,
-      state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}), startedAt, finishedAt } },
+      state: { terminated: { exitCode, reason, ...(message ? { message } : {}), startedAt, finishedAt } },
     }],
   };
 }
@@ -392,7 +392,7 @@ export async function startKubeNode(cluster: KubeCluster, name = `node-${process
         playedSince.set(uid, now());
         return patchStatus(pod, runningStatus(container, playedSince.get(uid)!));
       }
-      return patchStatus(pod, endedStatus(container, as.exitCode, as.message ?? '', playedSince.get(uid) ?? now(), now()));
+      return patchStatus(pod, endedStatus(container, as.exitCode, as.message ?? '', playedSince.get(uid) ?? now(), now(), as.reason));
     },
     async stop() {
       stopped = true;

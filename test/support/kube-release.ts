@@ -14,7 +14,9 @@ export interface Release {
   name: string;
   /** The operator Deployment's container env, as the chart rendered it (plain values only). */
   operatorEnv: Record<string, string>;
-  /** Client configurations as the chart's ServiceAccounts. */
+  /** The chart's ServiceAccounts of the operator and the api, and client configurations as them. */
+  operatorServiceAccount: string;
+  apiServiceAccount: string;
   operatorKubeConfig: KubeConfig;
   apiKubeConfig: KubeConfig;
   /** A bearer token of a ServiceAccount of the namespace. */
@@ -65,12 +67,16 @@ export async function installRelease(cluster: KubeCluster, prefix: string, value
     if (!token) throw new Error(`no token for the ServiceAccount ${serviceAccount}`);
     return token;
   };
+  const operatorServiceAccount = operator.spec!.template.spec!.serviceAccountName!;
+  const apiServiceAccount = api.spec!.template.spec!.serviceAccountName!;
   return {
     namespace,
     name,
     operatorEnv,
-    operatorKubeConfig: cluster.kubeConfig(namespace, await tokenOf(operator.spec!.template.spec!.serviceAccountName!)),
-    apiKubeConfig: cluster.kubeConfig(namespace, await tokenOf(api.spec!.template.spec!.serviceAccountName!)),
+    operatorServiceAccount,
+    apiServiceAccount,
+    operatorKubeConfig: cluster.kubeConfig(namespace, await tokenOf(operatorServiceAccount)),
+    apiKubeConfig: cluster.kubeConfig(namespace, await tokenOf(apiServiceAccount)),
     tokenOf,
   };
 }
