@@ -534,6 +534,32 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     expect(check.authenticated).to.equal(false);
   });
 
+  it('with no AI minutes, Analyze is explained (402: what it needs and the balance) and the trial button shown in the billing badge unlocks it', async () => {
+    const broke = await createAccount(app); // verified, Free, no trial: a balance of 0
+    const clip = await makeVideo(dir, 'short.mp4', { seconds: 4 });
+    await page.goto(`${app.url}/studio/signin`);
+    await page.getByLabel('Username or e-mail').fill(broke.username);
+    await page.getByLabel('Password', { exact: true }).fill(broke.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect(await page.getByTestId('billing').innerText()).to.match(/Free/).and.match(/0\.0 AI min left/);
+    await page.getByLabel('New project').fill('No minutes');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByLabel('Upload a recording (video or audio)').setInputFiles(clip);
+    await page.getByRole('button', { name: 'Analyze' }).waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('estimate').innerText()).to.equal('About 0.1 AI minutes; you have 0.0.');
+    await page.getByRole('button', { name: 'Analyze' }).click();
+    const alert = page.locator('section[aria-labelledby=analyze-title] [role=alert]');
+    await alert.waitFor();
+    expect(await alert.innerText()).to.contain('This needs 0.1 AI minutes and your balance is 0.').and.contain('Not enough AI minutes');
+    await screenshot(page, '12-no-minutes');
+    await page.getByRole('button', { name: 'Start 7-day trial' }).click();
+    await settled(async () => expect(await page.getByTestId('billing').innerText()).to.match(/Creator/).and.match(/30\.0 AI min left/));
+    await page.getByRole('button', { name: 'Analyze' }).click();
+    await page.getByRole('button', { name: 'Analyzing…' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  });
+
   it('a reset-password link from the e-mail opens the studio page that sets the new password', async () => {
     const since = sink.messages.length;
     await page.goto(`${app.url}/studio/forgot-password`);
