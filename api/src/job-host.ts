@@ -11,7 +11,9 @@ import { openOrm } from './db/orm.ts';
 import { createRedis } from './redis.ts';
 import { objectStorageFrom, type ObjectStorage } from './storage/storage.ts';
 import { BillingService } from './billing/billing-service.ts';
+import { Announcer } from './events/announcer.ts';
 import { EventBus } from './events/bus.ts';
+import { progressSnapshot } from './events/catalog.ts';
 import { ProgressRelay } from './events/progress-relay.ts';
 import { renderCompletion } from './exports/completion.ts';
 import { renderProgress } from './exports/progress.ts';
@@ -22,7 +24,7 @@ import { JobService } from './jobs/service.ts';
 import { artifactCompletion } from './media/artifact-completion.ts';
 import { producedMediaCompletion } from './media/media-edits/produced-media-completion.ts';
 import { proxyCompletion } from './media/proxy-completion.ts';
-import { analysisCompletion, analysisProgress, analysisSnapshot } from './analysis/completion.ts';
+import { analysisCompletion, analysisProgress } from './analysis/completion.ts';
 import type { JobMetrics } from './ops/metrics.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import { WebhookEvents } from './webhooks/events.ts';
@@ -88,7 +90,7 @@ export async function createJobHost(config: DomainConfig, options: JobHostOption
   // Plan and ledger changes, and every settled job's events, are owed to the user's webhooks in their own transactions.
   const webhooks = new WebhookEvents({ clock, logger });
   billing.useChangeListener(webhooks.billingChanged);
-  const bus = new EventBus(redis, config.REDIS_KEY_PREFIX, analysisSnapshot);
+  const bus = new EventBus(redis, config.REDIS_KEY_PREFIX, progressSnapshot);
   const outboxChannel = `${config.REDIS_KEY_PREFIX}jobs`;
   const media = { orm, logger, storage, billing, stillDurationMs: config.IMAGE_STILL_DURATION_MS };
   const handlers: CompletionHandlers = {
@@ -97,7 +99,7 @@ export async function createJobHost(config: DomainConfig, options: JobHostOption
     'media-import': producedMediaCompletion(media),
     proxy: proxyCompletion(media),
     analyze: analysisCompletion({ storage, logger }),
-    render: renderCompletion({ storage, logger, webhooks, publish: (projectId, event) => bus.publishToProject(projectId, event) }),
+    render: renderCompletion({ storage, logger, announcer: new Announcer(bus, webhooks) }),
   };
   const exportOwnerLocale = async (exportId: string) => {
     const [row] = await orm.em.getConnection().execute<{ locale: string }[]>(`select u.locale from exports e join users u on u.id = e.user_id where e.id = ?`, [exportId]);

@@ -273,7 +273,9 @@ class Publisher {
 
   toProject(user: BenchUser): Promise<void> {
     const seq = this.#next(this.#bus.projectChannel(user.projectId));
-    return this.#bus.publishToProject(user.projectId, { type: 'export_started', data: { export_uuid: user.projectId, seq, sent: performance.now() } });
+    // seq and sent ride along for the bench's own reading; the catalog's export_started has export_uuid alone
+    const data = { export_uuid: user.projectId, seq, sent: performance.now() };
+    return this.#bus.publishToProject(user.projectId, { type: 'export_started', data });
   }
 }
 

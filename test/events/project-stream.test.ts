@@ -181,8 +181,8 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
       const early = await openSse(user.client, eventsOf(projectId));
       try {
         expect(dataOf(await early.first())).to.include({ progress: 55 });
-        await app.services.bus.publishToProject(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: 3 } });
-        expect(dataOf(await early.next(isEvent('analysis_complete')))).to.deep.equal({ project_uuid: projectId, edit_count: 3 });
+        await app.services.bus.publishToProject(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, analysis_run_id: projectId, edit_count: 3 } });
+        expect(dataOf(await early.next(isEvent('analysis_complete')))).to.deep.equal({ project_uuid: projectId, analysis_run_id: projectId, edit_count: 3 });
         const late = await openSse(user.client, eventsOf(projectId));
         try {
           expect(await late.first()).to.equal(': connected');
@@ -279,7 +279,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
         });
         await runner.idle();
         const row = await app.services.orm.em.fork().findOneOrFail(Job, analyzeJob);
-        await app.services.bus.publishToProject(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: 0 } });
+        await app.services.bus.publishToProject(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, analysis_run_id: projectId, edit_count: 0 } });
         const { before } = await stream.until(isEvent('analysis_complete'));
         const sent = before.filter(isEvent('analysis_progress')).map(dataOf) as { step: string; progress: number }[];
         expect([...new Set(sent.map(({ step }) => step))]).to.deep.equal(['download', 'probe', 'process', 'upload']);
@@ -317,7 +317,7 @@ describe('project stream: GET /api/v1/projects/{project_uuid}/events', function 
           await relay.relay(job, { step, progress: value, etaSeconds: null });
         }
         // Ordering barrier: the channel delivers in publish order.
-        await app.services.bus.publishToProject(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, edit_count: 0 } });
+        await app.services.bus.publishToProject(projectId, { type: 'analysis_complete', data: { project_uuid: projectId, analysis_run_id: projectId, edit_count: 0 } });
         const { before } = await stream.until(isEvent('analysis_complete'));
         const sent = before.filter(isEvent('analysis_progress')).map(dataOf);
         expect(sent.map(({ step, progress: value }) => [step, value])).to.deep.equal([

@@ -173,8 +173,8 @@ describe('two api replicas on one PostgreSQL and one Redis', function () {
       const projectId = (await json(await user.on(a).post('/api/v1/projects/', { name: 'Replicated' }))).uuid as string;
       const stream = await open(user.on(b), `/api/v1/projects/${projectId}/events`);
       await stream.next((frame) => frame === ': connected');
-      await a.services.bus.publishToProject(projectId, { type: 'analysis_started', data: { project_uuid: projectId } });
-      expect(dataOf(await stream.next(isEvent('analysis_started'), 5000))).to.deep.equal({ project_uuid: projectId });
+      await a.services.bus.publishToProject(projectId, { type: 'analysis_started', data: { project_uuid: projectId, analysis_run_id: projectId } });
+      expect(dataOf(await stream.next(isEvent('analysis_started'), 5000))).to.deep.equal({ project_uuid: projectId, analysis_run_id: projectId });
     });
   });
 

@@ -12,16 +12,11 @@ import { Project } from '../projects/entities.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
 import { isNotFound } from '../../../crds/contract/s3-client.ts';
 import type { ProgressPolicy } from '../events/progress-relay.ts';
-import type { SnapshotRule } from '../events/bus.ts';
+import type { StreamEvent } from '../events/catalog.ts';
 import { AnalysisRun } from './entities.ts';
 
-/** The project-stream events the analysis publishes (events/ delivers them). */
-/** Each carries the run's id (analysis_run_id), so a client tells one analysis from the next. */
-export type AnalysisEvent =
-  | { type: 'analysis_started'; data: { project_uuid: string; analysis_run_id: string } }
-  | { type: 'analysis_progress'; data: { project_uuid: string; analysis_run_id: string | null; step: string; progress: number } }
-  | { type: 'analysis_complete'; data: { project_uuid: string; analysis_run_id: string; edit_count: number } }
-  | { type: 'analysis_failed'; data: { project_uuid: string; analysis_run_id: string; error: string } };
+/** The project-stream events of an analysis (declared in events/catalog.ts); each names its run (analysis_run_id). */
+type AnalysisEvent = StreamEvent<'analysis_progress' | 'analysis_complete' | 'analysis_failed'>;
 
 /**
  * `analyze` progress on the project stream: every step change, and within a step at most
@@ -35,9 +30,6 @@ export const analysisProgress: ProgressPolicy = {
     data: { project_uuid: job.projectId, analysis_run_id: job.subjectId ?? null, step, progress },
   }),
 };
-
-/** The spec's late-subscriber rule: the latest analysis_progress of a project is kept 1 hour and dropped when the analysis ends. */
-export const analysisSnapshot: SnapshotRule = { kept: 'analysis_progress', clearedBy: ['analysis_complete', 'analysis_failed'], seconds: 3600 };
 
 export interface AnalysisCompletionDeps {
   storage: ObjectStorage;

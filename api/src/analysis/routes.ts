@@ -8,12 +8,10 @@ import type { AnalysisService } from './service.ts';
 
 export interface AnalysisRouteDeps {
   analysis: AnalysisService;
-  /** analysis_started on the project stream, after the request's commit. */
-  announceStarted(projectId: string, runId: string): Promise<void>;
 }
 
 /** Analyze, estimated credits, runs and their activation (the active run's edits: edits/routes.ts). */
-export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceStarted }: AnalysisRouteDeps): void {
+export function registerAnalysisRoutes(router: ApiRouter, { analysis }: AnalysisRouteDeps): void {
   router.add({
     method: 'post',
     path: '/api/v1/projects/{project_uuid}/analyze',
@@ -32,8 +30,7 @@ export function registerAnalysisRoutes(router: ApiRouter, { analysis, announceSt
       422: { description: 'Every source is silent' },
     },
     handler: async (ctx, { params, body }) => {
-      const { project, run } = await analysis.analyze(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body);
-      await announceStarted(project.id, run.id);
+      const { project } = await analysis.analyze(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body);
       ctx.body = projectRead(project);
     },
   });

@@ -11,7 +11,7 @@ import type { AnalyzeRequest } from './schemas.ts';
 import type { JobService } from '../jobs/service.ts';
 import { Project, type ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
-import type { WebhookEvents } from '../webhooks/events.ts';
+import type { Announcer } from '../events/announcer.ts';
 import { AnalysisRun, type AnalysisRunRow } from './entities.ts';
 
 /**
@@ -40,8 +40,8 @@ export interface AnalysisDeps {
   jobs: JobService;
   billing: BillingService;
   projects: ProjectService;
-  /** Records `analysis.started` for the owner's webhooks, with the run and the job. */
-  webhooks?: Pick<WebhookEvents, 'record'>;
+  /** Sends analysis_started (and its webhook, recorded with the run and the job) once the analyze commits. */
+  announcer?: Pick<Announcer, 'announce'>;
 }
 
 /** What analyzing a project would take: its spine's sources and the AI minutes of their audio. */
@@ -114,7 +114,7 @@ export class AnalysisService {
     if (settings.director_notes?.trim() && !(await this.#d.billing.limitsOf(em, userId)).canUseAiDirector) {
       throw LimitReached('analysis.director_not_included', { code: 'AiDirectorNotIncluded' });
     }
-    return em.transactional(async (tx) => {
+    const queued = await em.transactional(async (tx) => {
       const project = await tx.findOneOrFail(Project, projectId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (project.status === 'analyzing') throw Conflict('analysis.already_analyzing');
       const { sources, minutes } = await this.plan(tx, projectId);
@@ -142,9 +142,12 @@ export class AnalysisService {
       run.jobId = job.id;
       project.status = 'analyzing';
       await tx.flush();
-      await this.#d.webhooks?.record(tx, userId, { type: 'analysis.started', data: { project_uuid: projectId, analysis_run_id: run.id } });
-      return { project, run };
+      const started = { type: 'analysis_started' as const, data: { project_uuid: projectId, analysis_run_id: run.id } };
+      const announce = await this.#d.announcer?.announce(tx, started.data.analysis_run_id, { to: 'project', projectId, event: started });
+      return { project, run, announce };
     });
+    await queued.announce?.();
+    return { project: queued.project, run: queued.run };
   }
 
   async runs(em: EntityManager, userId: string, projectId: string, limit: number): Promise<AnalysisRunRow[]> {

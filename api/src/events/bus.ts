@@ -1,33 +1,15 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import type { ProjectEvent, ProjectEventType, SnapshotRule, UserEvent } from './catalog.ts';
 
-/** Media events of one user, as the user stream sends them. */
-export type UserEvent =
-  | { type: 'media_ready'; data: { media_file_uuid: string; media_item_uuid: string; display_name: string | null; proxy_status: string } }
-  | { type: 'media_failed'; data: { media_file_uuid: string; media_item_uuid: string; display_name: string | null; error: string } };
-
-/**
- * An event of a project's stream: a lowercase name and its JSON data. The features
- * declare theirs (analysis/completion.ts AnalysisEvent, exports/progress.ts ExportProgressEvent).
- */
-export interface ProjectEvent {
-  type: string;
-  data: object;
-}
-
-/**
- * A late-subscriber rule of the project stream: the latest event of type `kept` is kept
- * `seconds` for a stream that opens later, and dropped by any of `clearedBy`. The feature
- * whose events these are supplies it (analysis/completion.ts analysisSnapshot).
- */
-export interface SnapshotRule {
-  kept: string;
-  clearedBy: readonly string[];
-  seconds: number;
-}
+export type { ProjectEvent, SnapshotRule, UserEvent } from './catalog.ts';
 
 export const progressSnapshotKey = (projectId: string) => `progress-snapshot:${projectId}`;
 
-/** An event a settled job owes someone: saved with the settlement, published after it (jobs.outcome_events). */
+/**
+ * An event owed to a user's or a project's stream: a settled job's (saved with the settlement in
+ * jobs.outcome_events, published after it) or a change's (events/announcer.ts). Either way its
+ * webhook is recorded in the same transaction and it is published once.
+ */
 export type OutcomeEvent = { to: 'user'; userId: string; event: UserEvent } | { to: 'project'; projectId: string; event: ProjectEvent };
 
 /** How long a published outcome's marker is kept: far longer than any redelivery of the same settlement. */
@@ -48,7 +30,7 @@ export class EventBus {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #snapshot: SnapshotRule | undefined;
-  readonly #clearsSnapshot: ReadonlySet<string>;
+  readonly #clearsSnapshot: ReadonlySet<ProjectEventType>;
 
   constructor(redis: Redis, prefix: string, snapshot?: SnapshotRule) {
     this.#redis = redis;

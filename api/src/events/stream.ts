@@ -12,6 +12,7 @@ import type { ApiRouter, ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import { openBody, type OpenBody } from '../http/detached-response.ts';
 import type { EventBus } from './bus.ts';
+import { eventCatalog, streamEventTypes, type Stream } from './catalog.ts';
 import type { StreamMetrics } from '../ops/metrics.ts';
 import type { StreamBudget, StreamConnections, StreamKind } from './stream-connections.ts';
 import type { ChannelSubscriber } from './stream-subscriber.ts';
@@ -46,8 +47,22 @@ function sseFrame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** A stream's events as the document describes them, from the catalog: each frame's name, its data's fields, and when it is sent. */
+function framesOf(stream: Stream): string {
+  const frames = streamEventTypes(stream).map((type) => {
+    const { data, about } = eventCatalog[type];
+    return `\`${type}\` { ${Object.keys(data.shape).join(', ')} }: ${about}`;
+  });
+  return `An endless text/event-stream of frames \`event: <name>\` with JSON \`data\`, and keepalive comments. Events: ${frames.join('; ')}.`;
+}
+
+/** The names of a stream's events, in the catalog's order. */
+const namesOf = (stream: Stream, last: string) => {
+  const names = streamEventTypes(stream);
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')}${last}${names.at(-1)}` : names.join('');
+};
+
 const streamResponses = {
-  200: { description: 'An endless text/event-stream', contentType: 'text/event-stream' },
   401: { description: 'No active session, or an unknown, revoked or expired API key' },
   403: { description: 'The API key lacks the read scope' },
   429: { description: 'Too many open streams of this kind for this user (SSE_MAX_CONNECTIONS_PER_USER per kind)' },
@@ -59,10 +74,10 @@ export function registerUserStream(router: ApiRouter, deps: UserStreamDeps): voi
   router.add({
     method: 'get',
     path: '/api/v1/user-stream',
-    summary: "Server-sent events of the caller's media: media_ready and media_failed, with a keepalive comment.",
+    summary: `Server-sent events of the caller's media: ${namesOf('user', ' and ')}, with a keepalive comment.`,
     tags: ['events'],
     access: 'session',
-    responses: streamResponses,
+    responses: { ...streamResponses, 200: { description: framesOf('user'), contentType: 'text/event-stream' } },
     handler: (ctx) => openEventStream(ctx, deps, { kind: 'user', channel: deps.bus.userChannel(requireAuth(ctx).user.id) }),
   });
 }
@@ -73,12 +88,14 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
     method: 'get',
     path: '/api/v1/projects/{project_uuid}/events',
     summary:
-      "Server-sent events of one project: analysis_started, analysis_progress, analysis_complete, analysis_failed, export_started, export_progress, export_complete, export_failed. Every export event carries export_uuid and every analysis event analysis_run_id (the run's id), so concurrent exports and successive analyses are told apart. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
+      `Server-sent events of one project: ${namesOf('project', ', ')}. ` +
+      "Every export event carries export_uuid and every analysis event analysis_run_id (the run's id), so concurrent exports and successive analyses are told apart. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
     tags: ['events'],
     access: 'session',
     params: ProjectUuidParams,
     responses: {
       ...streamResponses,
+      200: { description: framesOf('project'), contentType: 'text/event-stream' },
       401: { description: 'No active session (or the user was deleted), or an unknown, revoked or expired API key' },
       403: { description: "Another user's project, or the API key lacks the read scope" },
       404: { description: 'No such project' },

@@ -1,26 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { Announcer } from '../events/announcer.ts';
+import type { StreamEvent } from '../events/catalog.ts';
 import type { CompletionHandler, JobFailed } from '../jobs/completion.ts';
 import type { JobRow } from '../jobs/entities.ts';
 import { removeJobFiles } from '../jobs/outcome.ts';
 import { requiredSubject } from '../jobs/subjects.ts';
 import { failureColumns, failureTextsForOwners } from '../media/failure-events.ts';
 import type { ObjectStorage } from '../storage/storage.ts';
-import type { WebhookEvents } from '../webhooks/events.ts';
 import { Export } from './entities.ts';
 
-/** The project-stream events of an export (events/ delivers them). */
-type ExportEvent =
-  | { type: 'export_started'; data: { export_uuid: string } }
-  | { type: 'export_complete'; data: { export_uuid: string; storage_key: string } }
-  | { type: 'export_failed'; data: { export_uuid: string; error: string } };
+/** The project-stream events of an export's outcome (declared in events/catalog.ts). */
+type ExportEvent = StreamEvent<'export_complete' | 'export_failed'>;
 
 export interface RenderCompletionDeps {
   storage: ObjectStorage;
   logger: Logger;
-  publish(projectId: string, event: ExportEvent): Promise<void>;
-  /** Records `export.started` for the owner's webhooks, in the transaction that marks the export rendering. */
-  webhooks?: Pick<WebhookEvents, 'record'>;
+  /** Sends export_started (and its webhook, recorded in the transaction that marks the export rendering) once it commits. */
+  announcer: Pick<Announcer, 'announce'>;
 }
 
 /** The export a render makes is its job's subject. */
@@ -40,9 +37,7 @@ export function renderCompletion(deps: RenderCompletionDeps): CompletionHandler<
       const exportId = exportIdOf(job);
       const moved = await em.nativeUpdate(Export, { id: exportId, status: 'queued' }, { status: 'rendering' });
       if (moved === 0 || !job.projectId) return;
-      const projectId = job.projectId;
-      await deps.webhooks?.record(em, job.userId, { type: 'export.started', data: { project_uuid: projectId, export_uuid: exportId } });
-      return () => deps.publish(projectId, { type: 'export_started', data: { export_uuid: exportId } });
+      return deps.announcer.announce(em, exportId, { to: 'project', projectId: job.projectId, event: { type: 'export_started', data: { export_uuid: exportId } } });
     },
 
     async succeeded(em, job, result) {

@@ -1,4 +1,5 @@
 import { fractionOf, isStepAfter } from '../../../crds/contract/programs.ts';
+import type { StreamEvent } from '../events/catalog.ts';
 import type { ProgressPolicy, ProgressReport, ProjectJob } from '../events/progress-relay.ts';
 import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
 
@@ -6,8 +7,8 @@ import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
 const EXPORT_PROGRESS_MARKS = [5, 30, 85] as const;
 type ExportProgressMark = (typeof EXPORT_PROGRESS_MARKS)[number];
 
-/** export_uuid: a user may run several exports at once, several in one project. */
-type ExportProgressEvent = { type: 'export_progress'; data: { export_uuid: string | null; progress: ExportProgressMark; message: string } };
+/** export_uuid: a user may run several exports at once, several in one project (declared in events/catalog.ts). */
+type ExportProgressEvent = StreamEvent<'export_progress'>;
 
 /** Share of the encode after which the render is "rendering" (30) rather than "preparing" (5). */
 const RENDERING_FROM = 0.3;

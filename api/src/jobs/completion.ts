@@ -5,6 +5,7 @@ import { isProgramName, jobPrograms, type ProgramName, type ResultOf } from '../
 import { jobSystemFailures } from '../../../crds/contract/outcome.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import type { ProgressRelay } from '../events/progress-relay.ts';
+import type { WebhookRecorder } from '../events/announcer.ts';
 import type { OutcomeEvent } from '../events/bus.ts';
 import { Job, type JobRow } from './entities.ts';
 import { jobCreditReference, recordJob, type FollowUpRequest } from './requests.ts';
@@ -97,8 +98,8 @@ export interface JobCompletionDeps {
   progressRelay?: Pick<ProgressRelay, 'relay'>;
   /** Publishes a settled job's events, each once (`key` names it). */
   publisher: { publishOnce(key: string, event: OutcomeEvent): Promise<boolean> };
-  /** Records a settled job's events for webhook delivery, in the settling transaction. */
-  webhooks?: { recordOutcomes(em: EntityManager, events: readonly OutcomeEvent[]): Promise<void> };
+  /** Records a settled job's events for webhook delivery, in the settling transaction (as the catalog derives them). */
+  webhooks?: WebhookRecorder;
 }
 
 /** A settled job's events not published this long after its completion are taken to be lost with their process. */

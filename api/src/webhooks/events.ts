@@ -2,8 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { BillingChange } from '../billing/billing-service.ts';
 import type { OutcomeEvent } from '../events/bus.ts';
+import { webhookOf, type UserEvent } from '../events/catalog.ts';
 import type { Clock } from '../shared/clock.ts';
-import { payloadText, webhookEventData, type WebhookEvent } from './payloads.ts';
+import { webhookEventData, type WebhookEvent } from './payloads.ts';
 import { newMessageId } from './signing.ts';
 
 export interface WebhookEventsDeps {
@@ -44,11 +45,18 @@ export class WebhookEvents {
     return rows.length;
   }
 
-  /** A settled job's events (jobs/completion.ts), recorded in the settling transaction with the ids a client needs. */
+  /**
+   * Stream events (a settled job's, or a change's through events/announcer.ts), recorded in the
+   * caller's transaction as the catalog derives their webhooks (events/catalog.ts): for the
+   * user an event goes to, or a project event's owner. An event whose catalog entry has no
+   * webhook is not recorded, by its declared decision; a project deleted meanwhile has no owner to tell.
+   */
   async recordOutcomes(em: EntityManager, outcomes: readonly OutcomeEvent[]): Promise<void> {
     for (const outcome of outcomes) {
-      const translated = outcome.to === 'user' ? { userId: outcome.userId, event: await mediaEvent(em, outcome.event) } : await projectEvent(em, outcome.projectId, outcome.event);
-      if (translated) await this.record(em, translated.userId, translated.event);
+      const addressed = outcome.to === 'user' ? await mediaOwner(em, outcome.userId, outcome.event) : await projectOwner(em, outcome.projectId);
+      if (!addressed) continue;
+      const webhook = webhookOf(outcome.event, { projectId: addressed.projectId });
+      if (webhook) await this.record(em, addressed.userId, webhook as WebhookEvent);
     }
   }
 
@@ -76,44 +84,19 @@ export class WebhookEvents {
   };
 }
 
-type Translated = { userId: string; event: WebhookEvent } | undefined;
-
-/** media_ready / media_failed of the user stream, with the item's project (null in the library). */
-async function mediaEvent(em: EntityManager, event: Extract<OutcomeEvent, { to: 'user' }>['event']): Promise<WebhookEvent> {
-  const [item] = await em.execute<{ scope_project_id: string | null }[]>(`select scope_project_id from media_items where id = ?`, [event.data.media_item_uuid]);
-  const ids = {
-    media_item_uuid: event.data.media_item_uuid,
-    media_file_uuid: event.data.media_file_uuid,
-    project_uuid: item?.scope_project_id ?? null,
-    display_name: event.data.display_name,
-  };
-  switch (event.type) {
-    case 'media_ready':
-      return { type: 'media.ready', data: { ...ids, proxy_status: event.data.proxy_status } };
-    case 'media_failed':
-      return { type: 'media.failed', data: { ...ids, error: payloadText(event.data.error) } };
-  }
+interface Addressed {
+  userId: string;
+  projectId: string | null;
 }
 
-/** The analysis and export outcomes of the project stream, for the project's owner. */
-async function projectEvent(em: EntityManager, projectId: string, event: { type: string; data: object }): Promise<Translated> {
+/** A user-stream event (every one names its media item) goes to that user, about the item's project (null in the library). */
+async function mediaOwner(em: EntityManager, userId: string, event: UserEvent): Promise<Addressed> {
+  const [item] = await em.execute<{ scope_project_id: string | null }[]>(`select scope_project_id from media_items where id = ?`, [event.data.media_item_uuid]);
+  return { userId, projectId: item?.scope_project_id ?? null };
+}
+
+/** A project event goes to the project's owner; none once the project is gone. */
+async function projectOwner(em: EntityManager, projectId: string): Promise<Addressed | undefined> {
   const [project] = await em.execute<{ user_id: string }[]>(`select user_id from projects where id = ?`, [projectId]);
-  if (!project) return undefined;
-  const data = event.data as Record<string, unknown>;
-  const text = (value: unknown) => payloadText(String(value ?? ''));
-  const userId = project.user_id;
-  const run = { project_uuid: projectId, analysis_run_id: String(data.analysis_run_id) };
-  const exported = { project_uuid: projectId, export_uuid: String(data.export_uuid) };
-  switch (event.type) {
-    case 'analysis_complete':
-      return { userId, event: { type: 'analysis.completed', data: { ...run, edit_count: Number(data.edit_count) } } };
-    case 'analysis_failed':
-      return { userId, event: { type: 'analysis.failed', data: { ...run, error: text(data.error) } } };
-    case 'export_complete':
-      return { userId, event: { type: 'export.completed', data: exported } };
-    case 'export_failed':
-      return { userId, event: { type: 'export.failed', data: { ...exported, error: text(data.error) } } };
-    default:
-      return undefined;
-  }
+  return project ? { userId: project.user_id, projectId } : undefined;
 }
