@@ -8,9 +8,9 @@
  * levels from −30 to −3 dBFS peak; room reverberation; AAC at 96 kbit/s; telephone band).
  *
  * Four conditions of issue 38 are built from the same recordings: `breaths-pink-60` puts a
- * mouth click (4 ms at −12 dBFS peak) a fifth into every long pause and a breath (350 ms of
- * band-limited noise shaped as an inhalation, −38 dBFS RMS; synthetic: the recordings' own
- * breaths are trimmed away) ending 300 ms before its middle; `level-swing-27-pink-60` says
+ * mouth click (4 ms at −12 dBFS peak) a quarter into every long pause and a breath (350 ms
+ * of band-limited noise shaped as an inhalation, −38 dBFS RMS; synthetic: the recordings' own
+ * breaths are trimmed away) ending 250 ms before the next sentence; `level-swing-27-pink-60` says
  * every other clip 27 dB quieter (sentences alternating between −3 and −30 dBFS peaks);
  * `hum60-35` lays 60 Hz mains hum with its harmonics (all under 400 Hz) at −35 dBFS under the
  * talks, whose final sibilants stand out only above 1 kHz; `alike-openings-pink-60` runs on

@@ -86,10 +86,10 @@ describe('cuts a creator can trust unreviewed (issue 38)', function () {
 
     it(`a false start below the documented confidence (${APPLY_CONFIDENCE}) is offered inactive, its reason saying why; a sure one is applied`, () => {
       const plan = (probability: number) => planSourceEdits({ source_index: 0, duration_ms: 8000, words: words('so today I want to talk about | so today I want to show you how it works', probability), silences: [], envelope: null }, SETTINGS);
-      const [unsure] = plan(0.3).edits.filter((edit) => edit.type === 'false_start');
+      const [unsure] = plan(0.2).edits.filter((edit) => edit.type === 'false_start');
       expect(unsure).to.include({ active: false });
       expect(unsure!.confidence).to.be.below(APPLY_CONFIDENCE);
-      expect(unsure!.reason).to.match(/\(offered, not cut: confidence 0\.\d\d is under 0\.5\)$/);
+      expect(unsure!.reason).to.match(/\(offered, not cut: confidence 0\.\d\d is under 0\.3\)$/);
       const [sure] = plan(0.95).edits.filter((edit) => edit.type === 'false_start');
       expect(sure).to.include({ active: true });
       // the reason quotes the take and its restart
@@ -108,8 +108,8 @@ describe('cuts a creator can trust unreviewed (issue 38)', function () {
     });
 
     it(`a take that says, in its middle, a word its restart says otherwise (heard with confidence ${CONFIDENT_WORD} or more) is only offered, its reason naming the word`, () => {
-      expect(wordsSaidOtherwise(['dial', 'one', 'if', 'you', 'wish'], ['dial', 'two', 'if', 'you', 'wish', 'to'])).to.deep.equal({ inside: [1], after: [] });
-      expect(wordsSaidOtherwise(['so', 'today', 'i', 'want', 'to', 'talk', 'about'], ['so', 'today', 'i', 'want', 'to', 'show', 'you'])).to.deep.equal({ inside: [], after: [5, 6] });
+      expect(wordsSaidOtherwise(['dial', 'one', 'if', 'you', 'wish'], ['dial', 'two', 'if', 'you', 'wish', 'to'])).to.deep.equal({ inside: [1], after: [], said: 4 });
+      expect(wordsSaidOtherwise(['so', 'today', 'i', 'want', 'to', 'talk', 'about'], ['so', 'today', 'i', 'want', 'to', 'show', 'you'])).to.deep.equal({ inside: [], after: [5, 6], said: 5 });
       // a take the letters rule takes at the highest sensitivity ("4 or 6 to decrease or increase the conference" said again loosely)
       const script = 'press four to decrease or increase the conference | press five to decrease or increase the conference volume now';
       const plan = (probability: number) => planSourceEdits({ source_index: 0, duration_ms: 10_000, words: words(script, probability), silences: [], envelope: null }, { pacing_level: 50, false_start_sensitivity: 100 });

@@ -125,8 +125,10 @@ export const SAME_WORD_DISTANCE = 0.34;
 export interface Unsaid {
   /** Before a take word the restart does say again: what the two say differently in the middle. */
   inside: number[];
-  /** After the last take word the restart says again: where the take trails off. */
+  /** After the last take word the restart says again: where the take trails off (every word, when it says none again). */
   after: number[];
+  /** How many take words the restart says again. */
+  said: number;
 }
 
 /**
@@ -150,5 +152,5 @@ export function wordsSaidOtherwise(take: readonly string[], restart: readonly st
   }
   const lastSaid = said.lastIndexOf(true);
   const unsaid = said.flatMap((isSaid, index) => (isSaid ? [] : [index]));
-  return { inside: unsaid.filter((index) => index < lastSaid), after: unsaid.filter((index) => index > lastSaid) };
+  return { inside: unsaid.filter((index) => index < lastSaid), after: unsaid.filter((index) => index > lastSaid), said: n - unsaid.length };
 }

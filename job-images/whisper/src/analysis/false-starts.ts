@@ -298,7 +298,9 @@ function candidateOf(context: CandidateContext): Candidate {
  * What the take says that its restart does not, heard with confidence (CONFIDENT_WORD; a
  * recognizer that gives no probabilities is never sure), in words for a reason: a word in
  * its middle the restart says otherwise ("press three to … | press two to …"), or more than
- * UNSAID_WORDS where it trails off (a sentence of its own, not a take broken off). Two words
+ * UNSAID_WORDS where it trails off after words the restart does say again (a sentence of its
+ * own, not a take broken off; a restart that says none of them again may be one Whisper
+ * wrote once, in the take: "The conference will begin | when our glorious leader arrives"). Two words
  * heard sure are one word only when they are the same; a word heard unsure may be a near
  * neighbour misheard (SAME_WORD_DISTANCE). undefined: nothing, or nothing heard sure.
  */
@@ -317,8 +319,9 @@ function saidOtherwise(words: readonly SpokenWord[], content: readonly number[],
   );
   const inside = unsaid.inside.filter((index) => sure(take[index]!));
   if (inside.length) return `${quoteWords(inside.map((index) => take[index]!.text))} is not said again`;
+  // (a restart that says none of the take's words again may be one the recognizer wrote once, in the take: its sound decides)
   const after = unsaid.after.filter((index) => sure(take[index]!));
-  return after.length > UNSAID_WORDS ? `${quoteWords(after.map((index) => take[index]!.text))} is not said again` : undefined;
+  return unsaid.said > 0 && after.length > UNSAID_WORDS ? `${quoteWords(after.map((index) => take[index]!.text))} is not said again` : undefined;
 }
 
 /**

@@ -69,11 +69,11 @@ const NEIGHBOURHOOD_CREST_DB = 5;
 /**
  * A breath or a mouth click: a region of at most BREATH_MAX_MS with fewer than
  * MIN_SPEECH_FRAMES frames within BREATH_UNDER_SPEECH_DB of the speech level. A spoken
- * syllable at the talk's level has more; a breath (about 20–25 dB under the voice) or a
+ * syllable at the talk's level has more; a breath (about 20–30 dB under the voice) or a
  * click (one or two loud frames) has not.
  */
 const BREATH_MAX_MS = 600;
-const BREATH_UNDER_SPEECH_DB = 20;
+const BREATH_UNDER_SPEECH_DB = 15;
 /** Under this margin (speech level over floor) the evidence is weak. */
 export const WEAK_MARGIN_DB = 15;
 /** A floor above this (dBFS RMS) is no quiet room. */
