@@ -17,11 +17,15 @@ interface FrameRate {
   den: number;
 }
 
-/** A time moved to the nearest frame edge of the source's rate (ms, as the api takes them). */
-export function snapToFrame(ms: number, rate: FrameRate | null): number {
-  if (!rate) return Math.round(ms);
+/**
+ * A time moved to the nearest frame edge of the source's rate (ms, as the api takes them),
+ * never past the recording's end (the nearest edge of a last partial frame lies beyond it).
+ */
+export function snapToFrame(ms: number, rate: FrameRate | null, durationMs: number): number {
+  if (!rate) return Math.min(durationMs, Math.round(ms));
   const frameMs = (1000 * rate.den) / rate.num;
-  return Math.round(Math.round(ms / frameMs) * frameMs);
+  const nearest = Math.round(ms / frameMs);
+  return Math.round((nearest * frameMs > durationMs ? Math.floor(durationMs / frameMs) : nearest) * frameMs);
 }
 
 type SortKey = 'time' | 'confidence';
@@ -84,6 +88,7 @@ export function Review({ project, media, edits, onEdits }: { project: Project; m
   // the waveform from the api's peaks, playing through the video element; a region per suggestion
   useEffect(() => {
     if (!waveform.current || !video.current || !media.waveform_peaks || !media.duration_ms) return;
+    const duration = media.duration_ms;
     const plugin = RegionsPlugin.create();
     const surfer = WaveSurfer.create({
       container: waveform.current,
@@ -102,8 +107,8 @@ export function Review({ project, media, edits, onEdits }: { project: Project; m
       const edit = editsRef.current.find((candidate) => candidate.uuid === region.id);
       if (!edit) return;
       // only the edge dragged moves, onto the frame grid; the other stays where the api has it
-      const start_ms = side === 'end' ? edit.start_ms : snapToFrame(region.start * 1000, rate);
-      const end_ms = side === 'start' ? edit.end_ms : snapToFrame(region.end * 1000, rate);
+      const start_ms = side === 'end' ? edit.start_ms : snapToFrame(region.start * 1000, rate, duration);
+      const end_ms = side === 'start' ? edit.end_ms : snapToFrame(region.end * 1000, rate, duration);
       region.setOptions({ start: start_ms / 1000, end: end_ms / 1000 });
       setError(null);
       save(edit.uuid, { start_ms, end_ms }).catch((caught: unknown) => {
