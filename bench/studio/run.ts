@@ -15,9 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import type { Browser } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { startEmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
-import { launchChromium } from '../../test/support/browser.ts';
 import { API_MAIN, ROOT, benchDatabase, dropRedisKeys, median, startServer } from '../api/servers.ts';
 
 const loads = Number(process.env.BENCH_LOADS ?? 9);
@@ -74,7 +73,12 @@ async function timeToSelector(path: string, selector: string): Promise<number> {
 }
 
 try {
-  browser = await launchChromium();
+  // Debian's Chromium, headless, as the studio tests run it (nothing in bench/ imports test/support/)
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
   // one of each first: Chromium's own start-up costs are not the page's
   await timeToSelector('/healthz', 'body');
   await timeToSelector('/studio/', 'h1');

@@ -567,6 +567,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     const alert = page.locator('section[aria-labelledby=analyze-title] [role=alert]');
     await alert.waitFor();
     expect(await alert.innerText()).to.contain('This needs 0.1 AI minutes and your balance is 0.').and.contain('Not enough AI minutes');
+    await scan('no AI minutes (402)');
     await screenshot(page, '12-no-minutes');
     await page.getByRole('button', { name: 'Start 7-day trial' }).click();
     await settled(async () => expect(await page.getByTestId('billing').innerText()).to.match(/Creator/).and.match(/30\.0 AI min left/));
