@@ -106,8 +106,12 @@ RENDER_FONTS=(/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core)
 # from the Go module proxy by hack/kubernetes/build.sh into a cache reused while the pins hold.
 ensure_kubernetes() {
   command -v go >/dev/null || die "Go is missing: the Kubernetes tests build kube-apiserver and its peers from Go modules (Go 1.26 or newer)"
-  ensure_commands openssl:openssl setpriv:util-linux unshare:util-linux
-  KUBE_BIN_DIR=$(bash hack/kubernetes/build.sh) || die "building the Kubernetes programs failed (hack/kubernetes/build.sh)"
+  ensure_commands openssl:openssl setpriv:util-linux unshare:util-linux flock:util-linux
+  # One build at a time: two runs starting together on a fresh machine would build into (and
+  # clear) the same cache folder; the second waits, then reuses what the first built.
+  local cache="${CUTROOM_CACHE:-$HOME/.cache/cutroom}"
+  mkdir -p "$cache"
+  KUBE_BIN_DIR=$(flock "$cache/kubernetes.lock" bash hack/kubernetes/build.sh) || die "building the Kubernetes programs failed (hack/kubernetes/build.sh)"
   KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" { print $3 }' hack/kubernetes/go.mod)
   export KUBE_BIN_DIR KUBE_VERSION
 }
