@@ -77,6 +77,26 @@ export async function setRange(page: Page, selector: string, value: number): Pro
   }, value);
 }
 
+let progressWatchers = 0;
+
+/** Every value a progress bar whose label starts with `labelPrefix` shows from now on, in order (the list fills as the page runs). */
+export async function watchProgress(page: Page, labelPrefix: string): Promise<number[]> {
+  const values: number[] = [];
+  const name = `studioProgress${++progressWatchers}`;
+  await page.exposeFunction(name, (value: number) => void values.push(value));
+  await page.evaluate(
+    ({ name, labelPrefix }) => {
+      const w = globalThis as unknown as PageGlobals & Record<string, (value: number) => void>;
+      new w.MutationObserver(() => {
+        const bar = w.document.querySelector(`[role=progressbar][aria-label^="${labelPrefix}"]`);
+        if (bar) w[name]!(Number(bar.getAttribute('aria-valuenow')));
+      }).observe(w.document.body, { subtree: true, attributes: true, childList: true });
+    },
+    { name, labelPrefix },
+  );
+  return values;
+}
+
 /** The few browser globals the tests' page-side functions use (the tests compile without the DOM library). */
 export interface PageGlobals {
   document: {
@@ -87,7 +107,6 @@ export interface PageGlobals {
   innerWidth: number;
   performance: { now(): number };
   MutationObserver: new (callback: () => void) => { observe(target: unknown, options: object): void };
-  recordExportProgress(value: number): void;
 }
 
 export interface PageVideo {
@@ -95,6 +114,7 @@ export interface PageVideo {
   readyState: number;
   networkState: number;
   error: { code: number } | null;
+  paused: boolean;
   play(): Promise<void>;
   pause(): void;
   addEventListener(type: string, listener: () => void, options?: { once: boolean }): void;

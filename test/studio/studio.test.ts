@@ -13,7 +13,7 @@ import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { SmtpSink } from '../support/smtp.ts';
 import { makeSpokenTrack, makeSpokenVideo, type SpokenTrack } from '../support/speech.ts';
 import { Client, createAccount, uniqueUsername } from '../support/users.ts';
-import { axeScan, ensureStudioBuilt, screenshot, serious, setRange, settled, type AxeViolation, type PageGlobals } from './studio-support.ts';
+import { axeScan, ensureStudioBuilt, screenshot, serious, setRange, settled, watchProgress, type AxeViolation, type PageGlobals, type PageVideo } from './studio-support.ts';
 
 /** An edit as the api answers it: the studio's own type of it. */
 type ApiEdit = Edit;
@@ -204,10 +204,13 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     });
     await settled(async () => expect(await page.getByLabel('Preset', { exact: true }).inputValue()).to.equal(tight.uuid));
 
+    const analysisProgress = await watchProgress(page, 'Analysis');
     await page.getByRole('button', { name: 'Analyze' }).click();
     await page.waitForSelector('[role=progressbar][aria-label^="Analysis"]', { timeout: 30_000 });
     await screenshot(page, '06-analyzing');
     await page.getByRole('heading', { name: 'Review' }).waitFor({ timeout: 240_000 });
+    // the bar moved with analysis_progress events of the project stream
+    expect(analysisProgress.filter((value) => value > 0), `progress shown: ${analysisProgress.join(',')}`).to.not.be.empty;
 
     const edits = await editsNow();
     const suggested = edits.filter((edit) => edit.type !== 'manual' && edit.type !== 'asset');
@@ -244,7 +247,7 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     expect(await page.locator('th[aria-sort=ascending]').innerText()).to.equal('Time');
   });
 
-  it('keyboard review: J selects the next suggestion, R rejects it and A accepts it, each saved by the api', async () => {
+  it('keyboard review: J selects the next suggestion, R rejects it and A accepts it, each saved by the api; Space plays and pauses', async () => {
     await page.locator('h2#review-title').click(); // focus on the page, not a control
     await page.keyboard.press('j');
     const row = page.locator('table.suggestions tr.selected');
@@ -255,6 +258,12 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     expect(await row.getAttribute('data-active')).to.equal('false');
     await page.keyboard.press('a');
     await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid)!.active).to.equal(true));
+    // Space plays, and pauses
+    const paused = () => page.locator('video').evaluate((video) => (video as unknown as PageVideo).paused);
+    await page.keyboard.press(' ');
+    await settled(async () => expect(await paused()).to.equal(false));
+    await page.keyboard.press(' ');
+    await settled(async () => expect(await paused()).to.equal(true));
   });
 
   it('accept all above a confidence and reject all below it, in one press each', async () => {
@@ -387,19 +396,11 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     await page.locator('.drafts li', { hasText: 'All cuts' }).getByRole('button', { name: 'Open' }).click();
     await page.getByText('Opened “All cuts”.').waitFor();
     await settled(async () => expect((await editsNow()).find((edit) => edit.uuid === one.uuid)!.active).to.equal(true));
-    expect(await page.locator(`#suggestion-${one.uuid}`).getAttribute('data-active')).to.equal('true');
+    await settled(async () => expect(await page.locator(`#suggestion-${one.uuid}`).getAttribute('data-active')).to.equal('true'));
   });
 
   it('an export shows its progress at the 5/30/85 marks from the project stream and, once complete, downloads the video, the timeline files and the caption files', async () => {
-    const progressValues: number[] = [];
-    await page.exposeFunction('recordExportProgress', (value: number) => void progressValues.push(value));
-    await page.evaluate(() => {
-      const w = globalThis as unknown as PageGlobals;
-      new w.MutationObserver(() => {
-        const bar = w.document.querySelector('[role=progressbar][aria-label^="Export"]');
-        if (bar) w.recordExportProgress(Number(bar.getAttribute('aria-valuenow')));
-      }).observe(w.document.body, { subtree: true, attributes: true, childList: true });
-    });
+    const progressValues = await watchProgress(page, 'Export');
     await page.getByRole('button', { name: 'Export', exact: true }).click();
     await page.locator('.exports li[data-status=completed]').waitFor({ timeout: 240_000 });
     expect(progressValues.filter((value) => value > 0), `progress shown: ${progressValues.join(',')}`).to.not.be.empty;
