@@ -8,7 +8,7 @@ import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { makeVideo } from '../support/media.ts';
 import { uploadMedia } from '../support/media-upload.ts';
 import { newProject } from '../support/projects.ts';
-import { dataOf, isEvent, openSse, type Frame } from '../support/sse-stream.ts';
+import { dataOf, isEvent, openSse, type Frame, type SseStream } from '../support/sse-stream.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { fileWhen } from '../support/wait.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -56,11 +56,20 @@ describe('a started event is sent once: one frame on the project stream and one 
 
   const named = (frames: Frame[], name: string) => frames.filter(isEvent(name));
 
-  it('analyze → analysis_started once on the stream and analysis.started once among the webhooks, then the failure', async () => {
-    const { user, endpointId, projectId } = await readyProject(10);
+  /** Runs `act` while the project's stream is open (connected), and closes it after. */
+  async function onStream(user: SignedIn, projectId: string, act: (stream: SseStream) => Promise<void>): Promise<void> {
     const stream = await openSse(user.client, `/api/v1/projects/${projectId}/events`);
     try {
       await stream.next((frame) => frame === ': connected');
+      await act(stream);
+    } finally {
+      stream.close();
+    }
+  }
+
+  it('analyze → analysis_started once on the stream and analysis.started once among the webhooks, then the failure', async () => {
+    const { user, endpointId, projectId } = await readyProject(10);
+    await onStream(user, projectId, async (stream) => {
       const response = await user.client.post(`/api/v1/projects/${projectId}/analyze`, { pacing_level: 50, false_start_sensitivity: 50, language: 'en' });
       expect(response.status, await response.clone().text()).to.equal(200);
       const { frame: failed, before } = await stream.until(isEvent('analysis_failed'), 120_000);
@@ -68,16 +77,12 @@ describe('a started event is sent once: one frame on the project stream and one 
       expect(started, 'analysis_started frames').to.have.length(1);
       expect(dataOf(started[0]!)).to.deep.equal({ project_uuid: projectId, analysis_run_id: dataOf(failed).analysis_run_id });
       expect(await recorded(endpointId)).to.deep.equal({ 'analysis.started': 1, 'analysis.failed': 1 });
-    } finally {
-      stream.close();
-    }
+    });
   });
 
   it('export → export_started once on the stream and export.started once among the webhooks, then the completion', async () => {
     const { user, endpointId, projectId } = await readyProject();
-    const stream = await openSse(user.client, `/api/v1/projects/${projectId}/events`);
-    try {
-      await stream.next((frame) => frame === ': connected');
+    await onStream(user, projectId, async (stream) => {
       const response = await user.client.post(`/api/v1/projects/${projectId}/exports/`, { name: 'Short', export_settings: { resolution: '720p' } });
       expect(response.status, await response.clone().text()).to.equal(202);
       const exportId = (await json(response)).uuid as string;
@@ -86,16 +91,12 @@ describe('a started event is sent once: one frame on the project stream and one 
       expect(started, 'export_started frames').to.have.length(1);
       expect(dataOf(started[0]!)).to.deep.equal({ export_uuid: exportId });
       expect(await recorded(endpointId)).to.deep.equal({ 'export.started': 1, 'export.completed': 1 });
-    } finally {
-      stream.close();
-    }
+    });
   });
 
   it('an announcement whose publish runs again (an after-commit retry) sends no second frame, and its webhook is recorded once with the transaction', async () => {
     const { user, endpointId, projectId } = await readyProject();
-    const stream = await openSse(user.client, `/api/v1/projects/${projectId}/events`);
-    try {
-      await stream.next((frame) => frame === ': connected');
+    await onStream(user, projectId, async (stream) => {
       const exportId = randomUUID();
       const announcer = new Announcer(app.services.bus, app.services.webhooks);
       const publish = await app.services.orm.em
@@ -108,8 +109,6 @@ describe('a started event is sent once: one frame on the project stream and one 
       const { before } = await stream.until(isEvent('export_failed'));
       expect(named(before, 'export_started').map(dataOf)).to.deep.equal([{ export_uuid: exportId }]);
       expect(await recorded(endpointId)).to.deep.equal({ 'export.started': 1 });
-    } finally {
-      stream.close();
-    }
+    });
   });
 });
