@@ -70,7 +70,8 @@ export function studio(config: Config, directory = STUDIO_BUNDLE_DIR): Middlewar
     }
     ctx.set('Content-Security-Policy', csp);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page;
+    // the upload path the api chooses by declared size: the studio must choose the same
+    ctx.body = page.toString('utf8').replace(/(<meta name="cutroom-multipart-cutoff" content=")\d+/, `$1${config.MULTIPART_CUTOFF_BYTES}`);
   };
 }
 
