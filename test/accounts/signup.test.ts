@@ -44,7 +44,7 @@ describe('rule 1: signup', () => {
     const mail = await fixture.smtp.waitFor({ to: signup.email, subject: /Confirm your e-mail address/ });
     expect(mail.text).to.contain(signup.name);
     const link = new URL(mail.links[0]!);
-    expect(`${link.origin}${link.pathname}`).to.equal(`${fixture.app.services.baseUrl}/verify-email`);
+    expect(`${link.origin}${link.pathname}`).to.equal(`${fixture.app.services.baseUrl}/studio/verify-email`);
 
     const before = await client.logIn(signup.username, signup.password);
     expect(before.status, 'login before verification').to.equal(403);
