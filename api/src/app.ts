@@ -50,7 +50,7 @@ import { IdempotencyStore, scheduleIdempotencySweep } from './idempotency/idempo
 import { createIdempotency } from './idempotency/feature.ts';
 import { createWebhooks, registerWebhooks } from './webhooks/feature.ts';
 import type { Resolver } from './webhooks/targets.ts';
-import { studio } from './studio/studio.ts';
+import { studio } from './studio/routes.ts';
 
 export type { Services } from './services.ts';
 
