@@ -65,6 +65,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Milliseconds from spawn to the first 200 from the probe path. */
   startedInMs: number;
+  /** CPU seconds (user + system) the process had used when it first answered 200: steadier than the time on a shared machine. */
+  startCpuSeconds: number;
   stop(): Promise<void>;
 }
 
@@ -101,12 +103,14 @@ export async function startServer(
   );
   await Promise.race([probe, exited]);
   const startedInMs = performance.now() - started;
+  const startCpuSeconds = await cpuSeconds(child.pid!);
   exited.catch(() => {});
   return {
     name,
     url,
     child,
     startedInMs,
+    startCpuSeconds,
     stop: async () => {
       if (child.exitCode !== null) return;
       const gone = new Promise((resolve) => child.once('exit', resolve));

@@ -5,6 +5,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../config.ts';
 import { entities } from './entities.ts';
 import { guardPool } from './pool-guard.ts';
+import { bundledMigrations } from './migration-list.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
 
@@ -20,6 +21,8 @@ export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
     migrations: {
       path: MIGRATIONS_DIR,
       pathTs: MIGRATIONS_DIR,
+      // in the api's bundle, the migrations built into it; in the sources, the files of MIGRATIONS_DIR
+      ...(bundledMigrations ? { migrationsList: bundledMigrations } : {}),
       glob: '!(*.d).ts',
       transactional: true,
       allOrNothing: true,
