@@ -214,7 +214,26 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
     const doubt = doubts[index];
     if (doubt) runs.at(-1)!.doubt ??= doubt;
   }
-  return runs.map((run) => ({ ...run, pauses: { before: pausesBefore[run.from], after: pausesBefore[run.to] } }));
+  return runs.map((run) => ({ ...run, pauses: { before: sounds ? (stretchedOver(words, run, sounds.silences) ?? pausesBefore[run.from]) : pausesBefore[run.from], after: pausesBefore[run.to] } }));
+}
+
+/** A word heard longer than this was stretched by the recognizer over what lies around it (the longest words take about a second). */
+const STRETCHED_WORD_MS = 1000;
+
+/**
+ * The last detected pause that a word of the run longer than STRETCHED_WORD_MS holds whole,
+ * where the recognizer stretched the word over it (Whisper ran "reset" 4 s back over a quiet sentence it did not
+ * transcribe and the pause after it): the take begins after that pause, and what came
+ * before it is no part of the take (issue 38: a false start removes only the take).
+ */
+function stretchedOver(words: readonly SpokenWord[], run: WordRun, silences: readonly Span[]): Span | undefined {
+  let found: Span | undefined;
+  for (let index = run.from; index < run.to; index += 1) {
+    const word = words[index]!;
+    if (word.end_ms - word.start_ms <= STRETCHED_WORD_MS) continue;
+    found = silences.filter((silence) => silence.start_ms > word.start_ms && silence.end_ms < word.end_ms).at(-1) ?? found;
+  }
+  return found;
 }
 
 interface CandidateContext {

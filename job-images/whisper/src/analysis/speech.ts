@@ -24,8 +24,8 @@ import type { Span } from './spans.ts';
  *   by its own: a quiet sentence between loud ones keeps its tail down to its own `off`;
  * - a quiet sentence is found at its neighbourhood's level (NEIGHBOURHOOD_MS), not only at
  *   the recording's;
- * - a short region that never comes near the speech level (a breath, a mouth click) is no
- *   speech but a breath: a pause holds it unless the recognizer heard a word in it.
+ * - a short region that never comes near the speech level and hisses (a breath, a mouth
+ *   click) is no speech but a breath: a pause holds it unless the recognizer heard a word in it.
  *
  * Every level is relative to the recording's own floor and speech level, so gain alone
  * does not change what is speech. Where the speech level stands less than
@@ -61,11 +61,13 @@ const OWN_LEVEL_BELOW_SPEECH_DB = 20;
  * A quiet sentence is found at its neighbourhood's level: within NEIGHBOURHOOD_MS either
  * way of a frame, the loudest smoothed frame less NEIGHBOURHOOD_CREST_DB stands for the
  * speech level there, where it lies OWN_LEVEL_BELOW_SPEECH_DB under the recording's and at
- * least WEAK_MARGIN_DB over the floor (a sentence, not room tone): `on` is then that level
- * less ON_BELOW_SPEECH_DB, never under `off` + ON_OVER_OFF_DB.
+ * least NEIGHBOURHOOD_OVER_FLOOR_DB over the floor (a sentence, not room tone: the loudest
+ * moment of a noise floor stands 3–5 dB over it): `on` is then that level less
+ * ON_BELOW_SPEECH_DB, never under `off` + ON_OVER_OFF_DB (so never under the floor + 12 dB).
  */
 const NEIGHBOURHOOD_MS = 500;
 const NEIGHBOURHOOD_CREST_DB = 5;
+const NEIGHBOURHOOD_OVER_FLOOR_DB = 10;
 /**
  * A breath or a mouth click: a region of at most BREATH_MAX_MS with fewer than
  * MIN_SPEECH_FRAMES frames within BREATH_UNDER_SPEECH_DB of the speech level. A spoken
@@ -74,6 +76,13 @@ const NEIGHBOURHOOD_CREST_DB = 5;
  */
 const BREATH_MAX_MS = 600;
 const BREATH_UNDER_SPEECH_DB = 15;
+/**
+ * … and, where the envelope carries the level above 1 kHz, a breath hisses: its median
+ * frame has at least this much of its level up there (an inhalation's noise −1 to −6 dB,
+ * through the telephone band too; a quiet voiced syllable −10 to −30 dB, measured on the
+ * robustness corpus's renderings): a quiet sentence's syllables are no breath, however quiet.
+ */
+const BREATH_HISS_DB = -7;
 /** Under this margin (speech level over floor) the evidence is weak. */
 export const WEAK_MARGIN_DB = 15;
 /** A floor above this (dBFS RMS) is no quiet room. */
@@ -180,7 +189,7 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
   // the level that starts speech at a frame: the recording's `on`, or a quiet neighbourhood's own
   const onAt = (frame: number): number => {
     const local = nearby[frame]! - NEIGHBOURHOOD_CREST_DB;
-    if (local >= speechDb - OWN_LEVEL_BELOW_SPEECH_DB || local < floorUsed + WEAK_MARGIN_DB) return on;
+    if (local >= speechDb - OWN_LEVEL_BELOW_SPEECH_DB || local < floorUsed + NEIGHBOURHOOD_OVER_FLOOR_DB) return on;
     const localOff = Math.max(floorUsed + OFF_OVER_FLOOR_DB, local - OFF_BELOW_SPEECH_DB);
     return Math.min(on, Math.max(localOff + ON_OVER_OFF_DB, local - ON_BELOW_SPEECH_DB));
   };
@@ -213,13 +222,23 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
       const last = regions.at(-1);
       // regions that run into each other are one, and no breath
       if (last && span.start_ms <= last.end_ms) [last.end_ms, last.breath] = [Math.max(last.end_ms, span.end_ms), false];
-      else if (span.end_ms > span.start_ms) regions.push({ ...span, breath: near < MIN_SPEECH_FRAMES && span.end_ms - span.start_ms <= BREATH_MAX_MS });
+      else if (span.end_ms > span.start_ms) regions.push({ ...span, breath: near < MIN_SPEECH_FRAMES && span.end_ms - span.start_ms <= BREATH_MAX_MS && hisses(envelope, start, end) });
     }
     frame = Math.max(end, frame + 1);
   }
   const speech = regions.filter((region) => !region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
   const breaths = regions.filter((region) => region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
   return { speech, breaths, floor_db: floor, speech_db: speechDb, margin_db: margin, on_db: on, off_db: off, weak };
+}
+
+/** Whether frames [from, to) sound like a breath's hiss (BREATH_HISS_DB): always, where the envelope has no level above 1 kHz to tell by. */
+function hisses(envelope: EnergyEnvelope, from: number, to: number): boolean {
+  const high = envelope.high_rms;
+  if (!high) return true;
+  const shares: number[] = [];
+  for (let frame = from; frame < to; frame += 1) shares.push(toDbfs((high[frame] ?? 0) + 1e-12) - toDbfs((envelope.rms[frame] ?? 0) + 1e-12));
+  shares.sort((a, b) => a - b);
+  return shares.length > 0 && shares[Math.floor(shares.length / 2)]! >= BREATH_HISS_DB;
 }
 
 /** For each frame, the greatest of `values` within `reach` frames either way (a monotonic queue: linear time). */
