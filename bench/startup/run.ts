@@ -2,7 +2,8 @@
  * Start-up of the api as it is run (local job backend, embedded S3): time from spawn to the
  * first 200 from /healthz, the CPU time spent until then, and resident memory once idle, over
  * several starts of each of
- *   - the bundle (api/dist/main.js, built here by hack/bundle/build-api.ts): what the api image runs;
+ *   - the bundle (api/dist/main.js, built here by hack/bundle/build-api.ts) started with the
+ *     api image's own command (the CMD of api/Dockerfile, its Node flags included);
  *   - the sources (`node api/src/main.ts`): what a developer runs;
  *   - the bare baseline of bench/api (Koa + pg + ioredis), the anchor,
  * started in turn, the order rotating each round. Targets (issue 42 item 3), on the bundle:
@@ -21,7 +22,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -61,6 +62,7 @@ interface Start {
 interface Entry {
   name: string;
   path: string;
+  nodeArgs?: string[];
   /** Its own compile cache, so one entry's cache never serves another. */
   compileCache: string;
   starts: Start[];
@@ -69,8 +71,8 @@ interface Entry {
 const profileDir = process.env.BENCH_PROFILE_DIR;
 
 async function start(entry: Entry, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
-  const profiled = profileDir && entry.name !== 'baseline' ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${entry.name}-\${pid}.cpuprofile`] } : {};
-  return startServer(entry.name, entry.path, { ...env, NODE_COMPILE_CACHE: entry.compileCache, ...extraEnv }, profiled);
+  const profiled = profileDir && entry.name !== 'baseline' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${entry.name}-\${pid}.cpuprofile`] : [];
+  return startServer(entry.name, entry.path, { ...env, NODE_COMPILE_CACHE: entry.compileCache, ...extraEnv }, { nodeArgs: [...(entry.nodeArgs ?? []), ...profiled] });
 }
 
 async function startAndIdle(entry: Entry): Promise<Start> {
@@ -149,12 +151,21 @@ async function firstRequests(entry: Entry, round: number): Promise<{ first: numb
   }
 }
 
+/** The api image's command (api/Dockerfile's CMD): `node`, its flags, the script. */
+async function imageCommand(): Promise<{ nodeArgs: string[]; script: string }> {
+  const dockerfile = await readFile(join(ROOT, 'api/Dockerfile'), 'utf8');
+  const command = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? 'null') as string[] | null;
+  if (!command || command[0] !== 'node' || command.length < 2) throw new Error(`api/Dockerfile's CMD is not ["node", …flags, script]: ${JSON.stringify(command)}`);
+  return { nodeArgs: command.slice(1, -1), script: command.at(-1)! };
+}
+
 const ms = (value: number) => `${value.toFixed(0)} ms`;
 try {
   process.stdout.write(`${cpus().length} CPUs, load average ${loadavg().map((load) => load.toFixed(1)).join(' ')}; building the bundle…\n`);
   const metafile = await buildApi();
-  const bundleDir = join(ROOT, 'api/dist');
-  const bundle: Entry = { name: 'bundle', path: join(bundleDir, 'main.js'), compileCache: join(scratch, 'compile-cache-bundle'), starts: [] };
+  const image = await imageCommand();
+  process.stdout.write(`the image's command: node ${[...image.nodeArgs, image.script].join(' ')}\n`);
+  const bundle: Entry = { name: 'bundle', path: join(ROOT, image.script), nodeArgs: image.nodeArgs, compileCache: join(scratch, 'compile-cache-bundle'), starts: [] };
   const sources: Entry = { name: 'sources', path: API_MAIN, compileCache: join(scratch, 'compile-cache-sources'), starts: [] };
   const baseline: Entry = { name: 'baseline', path: fileURLToPath(new URL('../api/baseline.ts', import.meta.url)), compileCache: join(scratch, 'compile-cache-baseline'), starts: [] };
   const entries = [bundle, sources, baseline];
