@@ -13,18 +13,20 @@
  *   node bench/api/run.ts        (BENCH_ROUNDS=3, BENCH_SECONDS=5 by default)
  *   BENCH_ONLY=list              runs the scenarios whose name contains it
  *   BENCH_PROFILE_DIR=/tmp/prof  writes CPU profiles of both there (node --cpu-prof; file names begin cutroom- and baseline-)
+ *   BENCH_API=bundle             runs Cutroom as the api image does (api/dist/main.js, hack/build-api.sh builds it when stale)
  */
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isDeepStrictEqual } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import bcrypt from 'bcrypt';
 import pg from 'pg';
 import { startEmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { runLoad, type LoadRequest, type LoadResult } from './load.ts';
-import { API_MAIN, benchDatabase, dropRedisKeys, cpuSeconds, median, startServer, type ServerProcess } from './servers.ts';
+import { API_MAIN, ROOT, benchDatabase, dropRedisKeys, cpuSeconds, median, startServer, type ServerProcess } from './servers.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -76,7 +78,8 @@ try {
   process.stdout.write(`${cpus().length} CPUs; starting Cutroom and the baseline…\n`);
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profiled = (name: string) => (profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-\${pid}.cpuprofile`] } : {});
-  const cutroom = await startServer('cutroom', API_MAIN, env, profiled('cutroom'));
+  const entry = process.env.BENCH_API === 'bundle' ? await bundledApi() : API_MAIN;
+  const cutroom = await startServer('cutroom', entry, env, profiled('cutroom'));
   servers.push(cutroom);
   const baseline = await startServer('baseline', fileURLToPath(new URL('./baseline.ts', import.meta.url)), env, profiled('baseline'));
   servers.push(baseline);
@@ -211,6 +214,12 @@ function summary(measures: Measure[]): { perSecond: number; p50Ms: number; p99Ms
 }
 
 /** Verified users on the Viral plan (no project limit), with projects, logged in through Cutroom, each with a read and write API key. */
+/** The api's bundle (api/dist/main.js), built first when missing or older than a source. */
+async function bundledApi(): Promise<string> {
+  await promisify(execFile)('bash', [join(ROOT, 'hack/build-api.sh'), '--if-stale'], { cwd: ROOT });
+  return join(ROOT, 'api/dist/main.js');
+}
+
 async function seedAccounts(url: string, databaseUrl: string, count: number, projects: number): Promise<Account[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
