@@ -68,6 +68,9 @@ const OWN_LEVEL_BELOW_SPEECH_DB = 20;
 const NEIGHBOURHOOD_MS = 500;
 const NEIGHBOURHOOD_CREST_DB = 5;
 const NEIGHBOURHOOD_OVER_FLOOR_DB = 10;
+/** A quiet region's tail under its `off` still over the floor + QUIET_TAIL_OVER_FLOOR_DB belongs to it, for up to QUIET_TAIL_FRAMES frames. */
+const QUIET_TAIL_FRAMES = 10;
+const QUIET_TAIL_OVER_FLOOR_DB = 3;
 /**
  * A breath or a mouth click: a region of at most BREATH_MAX_MS with fewer than
  * MIN_SPEECH_FRAMES frames within BREATH_UNDER_SPEECH_DB of the speech level. A spoken
@@ -216,9 +219,13 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
       if (raw >= speechDb - BREATH_UNDER_SPEECH_DB) near += 1;
     }
     if (seeds >= MIN_SPEECH_FRAMES) {
-      // a quiet sentence among loud ones: its own level decides where it ends
-      [start, end] = extend(start, end, ownOff(broad, start, end), high ? ownOff(high, start, end) : Infinity);
-      const span = { start_ms: start * frameMs, end_ms: Math.min(durationMs, end * frameMs) };
+      // a quiet sentence among loud ones: its own level decides where it ends, and its tail, little over the floor, fades
+      // into it for up to QUIET_TAIL_MS more
+      const own = ownOff(broad, start, end);
+      [start, end] = extend(start, end, own, high ? ownOff(high, start, end) : Infinity);
+      let tailEnd = end;
+      if (own < off) for (let tail = 0; tail < QUIET_TAIL_FRAMES && tailEnd < levels.length && levels[tailEnd]! >= floorUsed + QUIET_TAIL_OVER_FLOOR_DB; tail += 1) tailEnd += 1;
+      const span = { start_ms: start * frameMs, end_ms: Math.min(durationMs, tailEnd * frameMs) };
       const last = regions.at(-1);
       // regions that run into each other are one, and no breath
       if (last && span.start_ms <= last.end_ms) [last.end_ms, last.breath] = [Math.max(last.end_ms, span.end_ms), false];
