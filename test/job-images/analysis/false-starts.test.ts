@@ -32,7 +32,7 @@ function droppedIndices(words: readonly SpokenWord[], sensitivity: number): Set<
 }
 
 describe('false starts: a phrase restarted, the last take kept (false-starts.ts)', () => {
-  it('an exact restart: the first take goes, from its lead-in to the lead-in of the restart; the reason quotes the dropped words', () => {
+  it('an exact restart: the first take goes, from its lead-in to the lead-in of the restart; the reason quotes the take, the restart and the rule that matched', () => {
     const words = spoken('so today I want to talk about |600 so today I want to show you how it works', 1000);
     const [cut, ...more] = falseStarts(words);
     expect(more).to.deep.equal([]);
@@ -41,8 +41,9 @@ describe('false starts: a phrase restarted, the last take kept (false-starts.ts)
       type: 'false_start',
       start_ms: 1000 - WORD_LEAD_IN_MS,
       end_ms: restart.start_ms - WORD_LEAD_IN_MS,
-      reason: 'False start, restarted: "so today I want to talk about"',
+      reason: 'False start, restarted: "so today I want to talk about", said again as "so today I want to show you how it works" (its first words said again)',
       words: { from: 0, to: 7 },
+      rule: 'words-said-again',
     });
   });
 

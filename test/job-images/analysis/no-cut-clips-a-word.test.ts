@@ -76,14 +76,15 @@ describe('no cut ever clips a recognized word (property, generated transcripts)'
     });
   });
 
-  it('every planned edit is a valid AI edit of the contract, of its source, active unless a filler, and counted by type', () => {
+  it('every planned edit is a valid AI edit of the contract, of its source, active unless a filler or offered on weak evidence (its reason says so), and counted by type', () => {
     everyCase(cases, (item) => {
       const { signals } = item;
       const { edits, counts } = sourcePlanOf(plannedCuts(item), signals);
       for (const { source_index: sourceIndex, ...edit } of edits) {
         expect(aiEditSchema.safeParse(edit).success, JSON.stringify(edit)).to.equal(true);
         expect(sourceIndex).to.equal(signals.source_index);
-        expect(edit.active).to.equal(ACTIVE_BY_DEFAULT[edit.type]);
+        // an edit on weak evidence is offered inactive, and its reason says so
+        expect(edit.active).to.equal(ACTIVE_BY_DEFAULT[edit.type] && !edit.reason.includes('(offered, not cut: '));
       }
       for (const type of ['silence', 'false_start', 'filler'] as const) expect(counts[type]).to.equal(edits.filter((edit) => edit.type === type).length);
     });
