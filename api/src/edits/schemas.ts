@@ -80,7 +80,7 @@ export const EditRead = z
     start_ms: z.int(),
     end_ms: z.int(),
     active: z.boolean(),
-    reason: z.string().describe('Why, for a person: "Pause of 2.3 s", \'False start, restarted: "so today I want to"\'; empty or the user\'s own on manual and asset edits.'),
+    reason: z.string().describe('Why, for a person: "Pause of 2.3 s", \'False start, restarted: "so today I want to talk about", said again as "so today I want to show you" (its first words said again)\' (a false start quotes the take, its restart and the rule that matched); an AI edit on weak evidence (confidence under 0.3, or a take that says a word otherwise) is offered inactive, its reason ending "(offered, not cut: …)"; empty or the user\'s own on manual and asset edits.'),
     confidence: z
       .number()
       .min(0)

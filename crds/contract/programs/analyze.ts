@@ -44,7 +44,7 @@ export const aiEditSchema = z.object({
   start_ms: z.int().min(0),
   end_ms: z.int().min(1),
   active: z.boolean(),
-  /** Why, for a person: "Pause of 2.3 s", 'False start, restarted: "so today I want to"'. */
+  /** Why, for a person: "Pause of 2.3 s", 'False start, restarted: "…", said again as "…" (its first words said again)'; "(offered, not cut: …)" ends an edit offered on weak evidence. */
   reason: z.string().max(1000),
   /** How sure, 0–1, from the evidence (beyond the spec; docs/decisions.md, issue 21). Absent from an older program's edits. */
   confidence: z.number().min(0).max(1).optional(),
