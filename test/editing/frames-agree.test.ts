@@ -24,6 +24,8 @@ import { planRender, type RenderPlan } from '../../job-images/ffmpeg/src/render/
 import { makeTaggedStill, makeTaggedVideo, readTags, TAGGED_HEIGHT, TAGGED_WIDTH, type TaggedFrame } from './frame-tagged-media.ts';
 
 const run = promisify(execFile);
+/** How long one melt render may take before it counts as hung. */
+const MELT_LIMIT_MS = 60_000;
 const OTIO_PYTHON = join(import.meta.dirname, '../../hack/otio/.venv/bin/python');
 const OTIO_READER = join(import.meta.dirname, '../../hack/otio/read_timelines.py');
 
@@ -400,12 +402,21 @@ describe('editing core: the render, melt and OpenTimelineIO agree frame for fram
       const label = `case ${resolved.edit.index} at ${resolved.edit.rate.num}/${resolved.edit.rate.den}`;
       const melted = join(dir, `melt-${resolved.edit.index}.nut`);
       // real_time=0: every frame rendered, none dropped to keep pace (melt's default drops frames when the machine is slow)
-      const melt = () => run('melt', ['-quiet', resolved.files.mlt, '-consumer', `avformat:${melted}`, 'vcodec=rawvideo', 'pix_fmt=gray', 'an=1', 'real_time=0'], { maxBuffer: 16 * 1024 * 1024 });
-      let { stderr } = await melt();
+      // A render of a few hundred 64x32 frames takes a second or two; melt has also been seen to hang (a CI run left
+      // one asleep for half an hour), so a render that outlasts MELT_LIMIT_MS is killed and rendered again, as below.
+      let stderr = '';
+      const melt = async () => {
+        try {
+          ({ stderr } = await run('melt', ['-quiet', resolved.files.mlt, '-consumer', `avformat:${melted}`, 'vcodec=rawvideo', 'pix_fmt=gray', 'an=1', 'real_time=0'], { maxBuffer: 16 * 1024 * 1024, timeout: MELT_LIMIT_MS, killSignal: 'SIGKILL' }));
+        } catch (error) {
+          stderr = `melt failed or hung: ${String(error)}`;
+        }
+      };
+      await melt();
       // once, on a loaded machine, melt ended 0 having written a file ffmpeg could not open: it is rendered again (counted below), never passed over
       const shown = await readTags(melted).catch(async () => {
         reruns += 1;
-        ({ stderr } = await melt());
+        await melt();
         return readTags(melted).catch((error: unknown) => {
           throw new Error(`${label}: melt's output is unreadable twice (${String(error)}); melt said: ${stderr.slice(-2000)}`);
         });
@@ -415,6 +426,6 @@ describe('editing core: the render, melt and OpenTimelineIO agree frame for fram
       expect({ frames: shown.length, firstDifference: firstDifference(expected, shown) }, label).to.deep.equal({ frames: expected.length, firstDifference: null });
       frames += shown.length;
     }
-    console.log(`      melt rendered ${cases.length} edits, ${frames} frames, each frame as planned, in ${((Date.now() - started) / 1000).toFixed(1)} s (${reruns} rendered twice for an unreadable file)`);
+    console.log(`      melt rendered ${cases.length} edits, ${frames} frames, each frame as planned, in ${((Date.now() - started) / 1000).toFixed(1)} s (${reruns} rendered twice for an unreadable file or a hang)`);
   });
 });
