@@ -65,7 +65,9 @@ WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
 #: Whisper decodes a window again by sampling at a higher temperature when the greedy
 #: result fails the filters above; CTranslate2 draws those samples from a generator seeded
 #: at random when the process starts, so the same audio could come back as other words.
-#: Each request seeds it the same: the same audio and settings give the same words.
+#: Each request sets the seed, but CTranslate2 keeps its generator per thread, made once from the
+#: seed in force when that thread first samples: a long-lived decoding thread's later samples
+#: still depend on what it decoded before (docs/decisions.md, issue 38, "Determinism").
 SAMPLING_SEED = 38
 
 #: A segment the model thinks is likely not speech and that it decoded with little confidence.
