@@ -162,8 +162,11 @@ describe('operator: custom resource → batch Job → status and completion (rea
       expect(JSON.parse(env.find((entry) => entry.name === 'CUTROOM_JOB_SPEC')!.value!)).to.deep.equal(resource.spec);
 
       const pending = await whenStatus(held, resource.metadata.name!, (r) => r.status?.jobName !== undefined);
-      expect(pending.status).to.deep.include({ phase: 'Pending', jobName: batchJob.metadata!.name, observedGeneration: 1 });
-      expect(pending.status!.conditions!.map((c) => `${c.type}=${c.status}`)).to.deep.equal(['JobCreated=True']);
+      expect(pending.status).to.deep.include({ jobName: batchJob.metadata!.name, observedGeneration: 1 });
+      // Pending until the real Job controller counts the Job's Pod active, which it does once the Pod exists, before
+      // any container runs (this Pod is held): the operator may already have seen that when the test reads the status.
+      expect(pending.status!.phase).to.be.oneOf(['Pending', 'Running']);
+      expect(pending.status!.conditions![0]).to.include({ type: 'JobCreated', status: 'True' });
       expect(await eventsOf(held, resource.metadata.name!)).to.deep.equal(['Normal JobCreated']);
     });
 
