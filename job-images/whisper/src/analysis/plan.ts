@@ -1,6 +1,7 @@
 import { SoundComparer, type Cepstra } from './cepstra.ts';
 import type { EnergyEnvelope } from './energy.ts';
 import { findFalseStartCuts, phraseResemblance } from './false-starts.ts';
+import { fillerConfidence, FILLER_APPLY_CONFIDENCE, findFillerSoundCuts } from './filler-sounds.ts';
 import { findFillerCuts } from './fillers.ts';
 import { minimumPauseMs } from './pacing.ts';
 import { findSilenceCuts, noiseWords, tidySilences } from './silences.ts';
@@ -84,7 +85,7 @@ function soundsOf(signals: SourceSignals): { comparer: SoundComparer; silences: 
   return comparer && { comparer, silences: tidySilences(signals.silences, signals.duration_ms) };
 }
 
-/** Whether a kind of cut is applied unless a person turns it off (fillers are only offered). */
+/** Whether a kind of cut is applied unless a person turns it off (the transcript's fillers are only offered; one heard by its sound, see sourcePlanOf). */
 export const ACTIVE_BY_DEFAULT: Readonly<Record<CutType, boolean>> = { silence: true, false_start: true, filler: false };
 
 /**
@@ -115,7 +116,8 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
     // words heard in the room's noise alone are skipped, as hesitations are: no take starts or ends with one
     false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope), soundsOf(signals)),
     silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, breaths: signals.breaths, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level) }),
-    filler: findFillerCuts(words, room),
+    // the transcript's fillers, then those heard by their sound alone (Whisper leaves "um" out: issue 39)
+    filler: [...findFillerCuts(words, room), ...findFillerSoundCuts(envelope, words, settings.false_start_sensitivity)],
   };
   const kept: Cut[] = [];
   for (const type of PRECEDENCE) {
@@ -191,7 +193,8 @@ function meanProbability(words: readonly SpokenWord[]): number | null {
  *   the take and the restart where the finder heard them, Cut.heard): a take misheard as
  *   its restart's words but sounding otherwise is less sure; a take the 'sounds-alike' rule
  *   found (its words heard otherwise) by its sound alone;
- * - a filler: the recognizer's mean confidence in its words.
+ * - a filler: the recognizer's mean confidence in its words; one heard by its sound alone (no
+ *   words), how steady and voiced it sounds (fillerConfidence).
  */
 export function confidenceOf(cut: Cut, signals: SourceSignals): number {
   const { words, evidence } = signals;
@@ -217,7 +220,8 @@ export function confidenceOf(cut: Cut, signals: SourceSignals): number {
       // a take found by its sound alone: the words, heard otherwise, say nothing of it
       const resemblance = soundAlike === null ? wordsAlike : cut.rule === 'sounds-alike' ? soundAlike : (wordsAlike + soundAlike) / 2;
       confidence = resemblance * heard;
-    } else confidence = heard;
+    } else if (cut.type === 'filler' && !cut.words) confidence = fillerConfidence(cut, signals.envelope);
+    else confidence = heard;
   }
   return Math.round(clamp01(confidence) * 100) / 100;
 }
@@ -226,20 +230,24 @@ export function confidenceOf(cut: Cut, signals: SourceSignals): number {
  * The AI edits of one source's cuts (source time), and how many of each kind. Where the
  * evidence is weak, its pauses are offered inactive, and so is any edit less sure than
  * APPLY_CONFIDENCE, and a false start whose take says what its restart does not (Cut.doubt);
- * their reason says why.
+ * their reason says why. A filler heard by its sound alone is applied when its confidence
+ * reaches FILLER_APPLY_CONFIDENCE, else offered, its reason saying so.
  */
 export function sourcePlanOf(cuts: readonly Cut[], signals: SourceSignals): SourcePlan {
   const weak = signals.evidence?.weak ?? null;
   const edits = cuts.map((cut): PlannedEdit => {
     const confidence = confidenceOf(cut, signals);
     const why = cut.type === 'silence' && weak !== null ? weak : (cut.doubt ?? (confidence < APPLY_CONFIDENCE ? `confidence ${confidence.toFixed(2)} is under ${APPLY_CONFIDENCE}` : null));
-    const offeredOnly = ACTIVE_BY_DEFAULT[cut.type] && why !== null;
+    // a filler heard by its sound is applied when it is that sure (FILLER_APPLY_CONFIDENCE), else offered
+    const soundFiller = cut.type === 'filler' && !cut.words;
+    const byDefault = soundFiller ? confidence >= FILLER_APPLY_CONFIDENCE : ACTIVE_BY_DEFAULT[cut.type];
+    const offeredOnly = byDefault && why !== null;
     return {
       type: cut.type,
       start_ms: cut.start_ms,
       end_ms: cut.end_ms,
-      active: ACTIVE_BY_DEFAULT[cut.type] && !offeredOnly,
-      reason: offeredOnly ? `${cut.reason} (offered, not cut: ${why})` : cut.reason,
+      active: byDefault && !offeredOnly,
+      reason: offeredOnly ? `${cut.reason} (offered, not cut: ${why})` : soundFiller && !byDefault ? `${cut.reason} (offered, not cut: confidence ${confidence.toFixed(2)} is under ${FILLER_APPLY_CONFIDENCE})` : cut.reason,
       confidence,
       source_index: signals.source_index,
     };
