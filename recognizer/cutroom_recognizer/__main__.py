@@ -65,9 +65,10 @@ WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
 #: Whisper decodes a window again by sampling at a higher temperature when the greedy
 #: result fails the filters above; CTranslate2 draws those samples from a generator seeded
 #: at random when the process starts, so the same audio could come back as other words.
-#: Each request sets the seed, but CTranslate2 keeps its generator per thread, made once from the
-#: seed in force when that thread first samples: a long-lived decoding thread's later samples
-#: still depend on what it decoded before (docs/decisions.md, issue 38, "Determinism").
+#: The seed is fixed, but CTranslate2 keeps its generator per decoding thread, made from the
+#: seed when that thread first samples: after a request that sampled, the worker builds its
+#: decoder anew (new threads), so every request samples from the same start
+#: (docs/decisions.md, issue 38, "Determinism").
 SAMPLING_SEED = 38
 
 #: A segment the model thinks is likely not speech and that it decoded with little confidence.
@@ -90,19 +91,63 @@ def rounded(value: float) -> float:
     return round(float(value), 3)
 
 
-def transcribe(model: Any, weights: Weights, request: dict[str, Any], guarded: bool = True) -> dict[str, Any]:
+class SamplingWatch:
+    """CTranslate2's Whisper model as faster-whisper calls it, noting whether a decode drew samples.
+
+    faster-whisper may sample a window and then drop it (no speech, improbable), so the
+    segments it yields do not tell; its fallback asks `generate` for samples (`sampling_topk`
+    other than 1) and that call does.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self.sampled = False
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("sampling_topk", 1) != 1:
+            self.sampled = True
+        return self._model.generate(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
+class Decoder:
+    """faster-whisper's model, whose CTranslate2 decoder is made anew after a request that sampled."""
+
+    def __init__(self, directory: str, device: str, compute_type: str, threads: int, guarded: bool, sampling_temperature: float | None) -> None:
+        from faster_whisper import WhisperModel
+
+        self.model = WhisperModel(directory, device=device, compute_type=compute_type, cpu_threads=threads, local_files_only=True)
+        self._made = {"model_path": directory, "device": device, "compute_type": compute_type, "intra_threads": threads}
+        self._watch = SamplingWatch(self.model.model)
+        self.model.model = self._watch
+        self.options = dict(DECODE_OPTIONS if guarded else UNGUARDED_OPTIONS)
+        if sampling_temperature is not None:
+            self.options["temperature"] = [sampling_temperature]
+        self.guarded = guarded
+
+    def renew_if_sampled(self) -> None:
+        """The decoding threads that drew samples end with the old decoder (freed first: one in memory)."""
+        if not self._watch.sampled:
+            return
+        self.model.model = self._watch = None
+        self._watch = SamplingWatch(ctranslate2.models.Whisper(**self._made))
+        self.model.model = self._watch
+
+
+def transcribe(decoder: Decoder, weights: Weights, request: dict[str, Any]) -> dict[str, Any]:
     languages = weights.languages
     language = request.get("language") or None
     if language is not None and language not in (languages or WHISPER_LANGUAGES):
         known = ", ".join(sorted(languages)) if languages else "ISO 639-1 codes such as en, es, pt"
         return {"error": {"kind": "unsupported-language", "message": f"Language '{language}' is not one these weights ({weights.name}) transcribe: {known}."}}
     samples = np.fromfile(request["audio"], dtype="<i2").astype(np.float32) / 32768.0
-    options = dict(DECODE_OPTIONS if guarded else UNGUARDED_OPTIONS)
+    guarded = decoder.guarded
     if languages is not None and len(languages) == 1:
         language = language or next(iter(languages))
     prompt = request.get("prompt") or None
-    ctranslate2.set_random_seed(SAMPLING_SEED)
-    segments, info = model.transcribe(samples, language=language, initial_prompt=prompt, **options)
+    segments, info = decoder.model.transcribe(samples, language=language, initial_prompt=prompt, **decoder.options)
     kept = []
     for segment in segments:
         if guarded and segment.no_speech_prob > NO_SPEECH_DROP and segment.avg_logprob < LOW_LOGPROB_DROP:
@@ -143,6 +188,7 @@ def main() -> None:
     parser.add_argument("--device", default=os.environ.get("WHISPER_DEVICE", "auto"), choices=["auto", "cpu", "cuda"])
     parser.add_argument("--compute-type", default=os.environ.get("WHISPER_COMPUTE_TYPE", ""))
     parser.add_argument("--no-guards", action="store_true", help="decode without the guards against made-up text (a diagnostic; the tests use it to show what the guards remove)")
+    parser.add_argument("--sampling-temperature", type=float, default=None, help="decode every window by sampling at this temperature (a diagnostic: the test that shows sampled decodes repeat uses it)")
     parser.add_argument("--threads", type=int, default=int(os.environ.get("WHISPER_THREADS", "0")))
     args = parser.parse_args()
 
@@ -151,11 +197,10 @@ def main() -> None:
     except WeightsMissing as error:
         emit({"error": {"kind": "recognizer-failed", "message": str(error)}})
         sys.exit(2)
-    from faster_whisper import WhisperModel
-
     device = choose_device(args.device)
     compute_type = args.compute_type or ("float16" if device == "cuda" else "int8")
-    model = WhisperModel(str(directory), device=device, compute_type=compute_type, cpu_threads=args.threads, local_files_only=True)
+    ctranslate2.set_random_seed(SAMPLING_SEED)
+    decoder = Decoder(str(directory), device, compute_type, args.threads, not args.no_guards, args.sampling_temperature)
     weights = WEIGHTS[args.weights]
     languages = sorted(weights.languages) if weights.languages else None
     emit({"ready": {"weights": weights.name, "device": device, "compute_type": compute_type, "languages": languages}})
@@ -164,10 +209,13 @@ def main() -> None:
         if not line.strip():
             continue
         try:
-            emit(transcribe(model, weights, json.loads(line), guarded=not args.no_guards))
+            emit(transcribe(decoder, weights, json.loads(line)))
         except Exception as error:  # one bad request is answered, and the worker goes on
             print(f"cutroom_recognizer: {error!r}", file=sys.stderr, flush=True)
             emit({"error": {"kind": "recognizer-failed", "message": str(error) or type(error).__name__}})
+        # between requests, so the next one does not wait on it unless it came at once; a decoder
+        # that cannot be made again ends the worker (the pool starts another)
+        decoder.renew_if_sampled()
 
 
 if __name__ == "__main__":

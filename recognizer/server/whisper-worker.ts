@@ -28,6 +28,8 @@ export interface WorkerOptions {
   threads?: number;
   /** false decodes without the guards against text made up over non-speech: only for tests that show what they remove. */
   guards?: boolean;
+  /** Decode every window by sampling at this temperature: only for the test that shows sampled decodes repeat. */
+  samplingTemperature?: number;
 }
 
 const segmentSchema = z.object({
@@ -93,7 +95,14 @@ export class WhisperWorker {
   static async start(options: WorkerOptions = {}): Promise<WhisperWorker> {
     const python = recognizerPython(options);
     if (!existsSync(python)) throw new WorkerError('recognizer-failed', `${python} does not exist: run hack/recognizer.sh (or hack/up.sh) to make the recognizer's virtual environment`);
-    const args = ['-m', 'cutroom_recognizer', ...(options.weights ? ['--weights', options.weights] : []), ...(options.threads ? ['--threads', String(options.threads)] : []), ...(options.guards === false ? ['--no-guards'] : [])];
+    const args = [
+      '-m',
+      'cutroom_recognizer',
+      ...(options.weights ? ['--weights', options.weights] : []),
+      ...(options.threads ? ['--threads', String(options.threads)] : []),
+      ...(options.guards === false ? ['--no-guards'] : []),
+      ...(options.samplingTemperature === undefined ? [] : ['--sampling-temperature', String(options.samplingTemperature)]),
+    ];
     const child = spawn(python, args, {
       cwd: join(ROOT, 'recognizer'),
       env: { ...process.env, PYTHONPATH: join(ROOT, 'recognizer'), PYTHONUNBUFFERED: '1', HF_HUB_OFFLINE: '1' },

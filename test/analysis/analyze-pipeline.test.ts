@@ -260,9 +260,8 @@ describe('analysis, end to end: the analyze program on generated speech (local b
       const project = await json(await user.client.get(`/api/v1/projects/${projectId}`));
       expect(project.transcript.language).to.equal(language);
       const heard = project.transcript.words.map((word: { word: string }) => word.word);
-      // Spanish words, not noise: Whisper's words on espeak's Spanish differ from run to run on a busy machine (0.50 and
-      // 0.5625 seen for the same track, "vídeo" heard as "Rimeo"), so the bound sits above that spread.
-      expect(wordErrorRate(`${first} ${second}`, heard), `heard "${heard.join(' ')}"`).to.be.at.most(0.65);
+      // Spanish words, not noise (espeak's voice is hard to hear: "vídeo" comes back as "Rineo")
+      expect(wordErrorRate(`${first} ${second}`, heard), `heard "${heard.join(' ')}"`).to.be.at.most(0.5);
       const cut = (await editsOf(user, projectId)).filter((edit) => edit.type === 'silence' && overlaps(edit, track.pauses[0]!));
       expect(cut, 'the 2.5 s pause').to.have.length(1);
     });

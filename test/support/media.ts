@@ -17,6 +17,8 @@ export { makeAudio, makeVideo, type AudioOptions, type VideoOptions } from '../.
  */
 
 const run = promisify(execFile);
+/** sox dithers whenever it lowers a sample's precision (resampling included), from a random seed unless told to repeat: the same fixture, the same samples. */
+const REPEATABLE = ['-R'];
 const FFPROBE = process.env.FFPROBE_PATH || 'ffprobe';
 
 /**
@@ -43,13 +45,13 @@ export async function makeSpeechWav(dir: string, name: string, parts: readonly S
     if ('say' in part) {
       await run('espeak-ng', ['-s', '160', '-w', piece, part.say]);
     } else {
-      await run('sox', ['-n', '-r', '22050', '-c', '1', '-b', '16', piece, 'trim', '0', String(part.silenceSeconds)]);
+      await run('sox', [...REPEATABLE, '-n', '-r', '22050', '-c', '1', '-b', '16', piece, 'trim', '0', String(part.silenceSeconds)]);
     }
     pieces.push(piece);
   }
   const output = join(dir, name);
-  if (pieces.length === 1) await run('sox', [pieces[0]!, output]);
-  else await run('sox', [...pieces, output]);
+  if (pieces.length === 1) await run('sox', [...REPEATABLE, pieces[0]!, output]);
+  else await run('sox', [...REPEATABLE, ...pieces, output]);
   await Promise.all(pieces.map((piece) => rm(piece, { force: true })));
   return output;
 }
