@@ -25,8 +25,11 @@
  *     --talks n          the first n recorded English talks (default 4) beside the scripted one
  *     --recognizer       the words from Whisper, and the peer column (slow: each rendering transcribed)
  *     --sensitivity n    false_start_sensitivity (default 50)
+ *     --words dir        with --recognizer: Whisper's words for each rendering kept in dir, and
+ *                        read back from there on a later run instead of transcribing again
+ *     --verbose          every filler missed (with its own confidence), every wrong edit
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,7 +38,7 @@ import { fillerConfidence, FILLER_APPLY_CONFIDENCE } from '../../job-images/whis
 import { findFillerCuts } from '../../job-images/whisper/src/analysis/fillers.ts';
 import { planStretch } from '../../job-images/whisper/src/analysis/stretch.ts';
 import type { Span } from '../../job-images/whisper/src/analysis/spans.ts';
-import { normalizeWords, type SpokenWord } from '../../job-images/whisper/src/analysis/words.ts';
+import { normalizeWords, type RecognizedWord, type SpokenWord } from '../../job-images/whisper/src/analysis/words.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
 import { assembleTalks, loadClips, type Talk } from '../../hack/fixtures/recorded-speech.ts';
 import { envelopeOf, overlapMs, recordedSpeech, withNoiseFloor, noiseFloor, type Condition } from '../../hack/fixtures/recording-conditions.ts';
@@ -71,6 +74,7 @@ const { values: options } = parseArgs({
     recognizer: { type: 'boolean', default: false },
     sensitivity: { type: 'string', default: '50' },
     verbose: { type: 'boolean', default: false },
+    words: { type: 'string' },
   },
 });
 const sensitivity = Number(options.sensitivity);
@@ -153,9 +157,15 @@ try {
       const rendering = withNoiseFloor(speech, condition, 1000 + index, [], noiseFloor(condition, speech.length, 1000 + index));
       let words: SpokenWord[];
       if (transcriber) {
-        const path = join(dir, `talk-${index}.wav`);
-        await writeFile(path, rendering);
-        words = normalizeWords((await transcriber.transcribe(path, 'en', AbortSignal.timeout(15 * 60_000))).words ?? []);
+        const kept = options.words && join(options.words, `${condition.name}-${talk.name}.json`);
+        let recognized = kept ? ((await readFile(kept, 'utf8').then(JSON.parse, () => null)) as RecognizedWord[] | null) : null;
+        if (!recognized) {
+          const path = join(dir, `talk-${index}.wav`);
+          await writeFile(path, rendering);
+          recognized = (await transcriber.transcribe(path, 'en', AbortSignal.timeout(15 * 60_000))).words ?? [];
+          if (kept) await mkdir(options.words!, { recursive: true }).then(() => writeFile(kept, JSON.stringify(recognized)));
+        }
+        words = normalizeWords(recognized);
       } else words = sentenceWords(talk, 2000 + index);
       const { plan, envelope } = planStretch(0, talk.durationMs, envelopeOf(rendering), words, settings);
       const edits = plan.edits.filter((edit) => edit.type === 'filler');
@@ -163,6 +173,7 @@ try {
       score(talk, edits, peer, own);
       if (options.verbose) {
         for (const filler of talk.fillers) if (!edits.some((edit) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: missed '${filler.kind}' ${filler.start_ms}–${filler.end_ms} (its own confidence ${fillerConfidence(filler, envelope)})`);
+        for (const edit of edits) if (talk.fillers.some((filler) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: right ${edit.start_ms}–${edit.end_ms} ${edit.confidence} ${edit.reason}`);
         for (const edit of edits) if (!talk.fillers.some((filler) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: wrong ${edit.start_ms}–${edit.end_ms} ${edit.confidence} ${edit.reason}`);
         for (const edit of edits) if (talk.speech.some((span) => overlapMs(edit, span) > INTO_WORD_MS)) say(`  ${condition.name} ${talk.name}: into a word ${edit.start_ms}–${edit.end_ms} ${edit.reason}`);
       }

@@ -28,6 +28,8 @@ const STEADY_REACH = 2;
 const VOICED_HISS_DB = -9;
 /** … but not this far (a hum's partials, all under 1 kHz, leave the band above at the floor; a vowel's upper formants are there). */
 const HUM_HISS_DB = -45;
+/** A voiced sound's mean spectrum has formants: a contrast (formantContrast) under this is a noise's smooth spectrum. */
+const FORMANT_CONTRAST = 8;
 /** A filler's loudest frames reach within this of the recording's speech level (detectSpeech's onset, or, without it, this under the loudest frames). */
 const NEAR_SPEECH_DB = 30;
 /** An "um" is two steady sounds ("uh" then "m"), and a drawn-out vowel wavers: steady runs this close are one sound … */
@@ -36,18 +38,30 @@ const JOIN_GAP_MS = 100;
 const DIP_DB = 10;
 /** A filler's frames lie within this of its median level: frames under it at its edges are its fade, inside it a dip between two sounds. */
 const SPLIT_DB = 15;
-/** A filler may only lie this much of its length inside a heard word's span (a recognizer's word end a little late); more, and it is that word's own held vowel. */
+/**
+ * A filler may only lie this much of its length inside a heard word's span (a recognizer's word
+ * end a little late); more, and it is that word's own held vowel ("sooo") — unless the word has
+ * NUCLEUS_MS of voiced sound of its own elsewhere in its span: a recognizer that timed the word
+ * over the filler (Whisper gives a filler's time to the word after it).
+ */
 const INSIDE_WORD_SHARE = 0.25;
+/** A nasal's level above 1 kHz lies this far under its whole, at least; an "um"'s second half this much under its first. */
+const MM_HISS_DB = -30;
+const UM_DROP_DB = 8;
+const NUCLEUS_MS = 60;
+/** The longest a word takes to say: this and LETTER_MS a letter (English runs at 12–15 letters a second). */
+const LONGEST_SAY_MS = 150;
+const LETTER_MS = 90;
 
 /** What one filled pause sounds like: where it lies, what it is like, how sure the detector is. */
 export interface FillerSound extends Span {
-  /** "um", "uh", "mm": the vowel it sounds most like, for the reason. */
+  /** "um", "uh" or "mm": what it sounds most like (vowelOf), for the reason. */
   sounds_like: FillerVowel;
   /** 0–1 (fillerConfidence). */
   confidence: number;
 }
 
-export type FillerVowel = 'um' | 'uh' | 'er' | 'ah' | 'mm';
+export type FillerVowel = 'um' | 'uh' | 'mm';
 
 /** Per frame: level (dBFS), level above 1 kHz against the whole (dB), spectral change (see STEADY_CHANGE). */
 interface FrameFeatures {
@@ -117,7 +131,7 @@ function spectralChange(values: Float32Array, dims: number, frames: number, leve
  * How sure a stretch is a filled pause, 0–1 (two decimals): the share of its frames that are
  * steady, voiced and over the floor, weighed by how far under STEADY_CHANGE its median change
  * lies; 0 for a stretch outside FILLER_MIN_MS–FILLER_MAX_MS, one that never nears the speech
- * level, or one that hums (HUM_HISS_DB). The same measure finds a filler and rates an edit.
+ * level, one that hums (HUM_HISS_DB) or one with no formants (FORMANT_CONTRAST: a noise). The same measure finds a filler and rates an edit.
  */
 export function fillerConfidence(span: Span, envelope: EnergyEnvelope | null): number {
   const features = envelope && featuresOf(envelope);
@@ -140,7 +154,7 @@ export function fillerConfidence(span: Span, envelope: EnergyEnvelope | null): n
     hisses.push(features.hiss[frame]!);
     if (steadyVoiced(features, frame)) good += 1;
   }
-  if (loudest < features.near_db || changes.length === 0) return 0;
+  if (loudest < features.near_db || changes.length === 0 || formantContrast(envelope, from, to) < FORMANT_CONTRAST) return 0;
   changes.sort((a, b) => a - b);
   hisses.sort((a, b) => a - b);
   if (hisses[Math.floor(hisses.length / 2)]! < HUM_HISS_DB) return 0;
@@ -150,23 +164,42 @@ export function fillerConfidence(span: Span, envelope: EnergyEnvelope | null): n
   return Math.round(Math.min(1, share * (0.5 + 0.5 * steadiness)) * 100) / 100;
 }
 
+/**
+ * How far the mean spectral envelope of frames [from, to) stands from a smooth slope: the norm of
+ * its mean cepstra past the first (the tilt). A vowel's formants give 13–33 (the corpus's
+ * fillers, synthetic vowels), a noise's smooth spectrum 1–4 (pink, brown), its frames' random
+ * ripples averaging out.
+ */
+function formantContrast(envelope: EnergyEnvelope, from: number, to: number): number {
+  const { dims, values } = envelope.cepstra!;
+  let sum = 0;
+  for (let dim = 1; dim < dims; dim += 1) {
+    let mean = 0;
+    for (let frame = from; frame < to; frame += 1) mean += values[frame * dims + dim]!;
+    sum += (mean / (to - from)) ** 2;
+  }
+  return Math.sqrt(sum);
+}
+
 function steadyVoiced(features: FrameFeatures, frame: number): boolean {
   const hiss = features.hiss[frame]!;
   return features.level[frame]! > features.floor_db && features.change[frame]! < STEADY_CHANGE && hiss < VOICED_HISS_DB && hiss >= HUM_HISS_DB;
 }
 
-/** Which filler a steady sound is most like, by where its level lies (a nasal "mm" has nearly nothing above 1 kHz, an "ah" the most). */
+/**
+ * Which filler a steady sound is, as far as its level above 1 kHz tells: a nasal "mm" has next
+ * to nothing up there (MM_HISS_DB), an "um" closes on its nasal (its second half UM_DROP_DB
+ * under its first), anything else is an "uh" (the vowels of "uh", "er" and "ah" differ in
+ * formants the envelope does not resolve: they are all named "uh").
+ */
 function vowelOf(features: FrameFeatures, from: number, to: number): FillerVowel {
-  const hisses = Array.from(features.hiss.subarray(from, to)).sort((a, b) => a - b);
-  const first = Array.from(features.hiss.subarray(from, Math.ceil((from + to) / 2))).sort((a, b) => a - b);
-  const last = Array.from(features.hiss.subarray(Math.floor((from + to) / 2), to)).sort((a, b) => a - b);
-  const median = (values: number[]): number => values[Math.floor(values.length / 2)] ?? -Infinity;
-  // an "um" closes on its nasal: the second half has markedly less above 1 kHz than the first
-  if (median(first) - median(last) > 8) return 'um';
-  const whole = median(hisses);
-  if (whole < -30) return 'mm';
-  if (whole > -14) return 'ah';
-  return whole > -20 ? 'er' : 'uh';
+  const median = (start: number, end: number): number => {
+    const values = Array.from(features.hiss.subarray(start, end)).sort((a, b) => a - b);
+    return values[Math.floor(values.length / 2)] ?? -Infinity;
+  };
+  const middle = Math.floor((from + to) / 2);
+  if (median(from, to) < MM_HISS_DB) return 'mm';
+  return median(from, middle) - median(middle, to) > UM_DROP_DB ? 'um' : 'uh';
 }
 
 /**
@@ -234,15 +267,33 @@ export function findFillerSounds(envelope: EnergyEnvelope | null, words: readonl
   for (const run of steadyRuns(features, frameMs)) {
     const [from, to] = loudestPart(features, withEdges(features, run));
     const heard: Span = { start_ms: from * frameMs, end_ms: to * frameMs };
-    const inside = words.filter((word) => spansOverlap(word, heard)).reduce((sum, word) => sum + Math.min(word.end_ms, heard.end_ms) - Math.max(word.start_ms, heard.start_ms), 0);
+    // a word whose own voiced sound lies elsewhere in its span only lends the filler its time (Whisper gives a filler's time to the word after it)
+    const holding = words.filter((word) => spansOverlap(word, heard) && !lendsItsTime(features, word, heard, frameMs));
+    const inside = holding.reduce((sum, word) => sum + Math.min(word.end_ms, heard.end_ms) - Math.max(word.start_ms, heard.start_ms), 0);
     if (inside > INSIDE_WORD_SHARE * (heard.end_ms - heard.start_ms)) continue;
-    const span = outsideWords(heard, words);
+    const span = outsideWords(heard, holding);
     if (!span || span.end_ms - span.start_ms < Math.max(FILLER_MIN_MS, MIN_CUT_MS)) continue;
     const confidence = fillerConfidence(span, envelope);
     if (confidence < minimumConfidence || confidence === 0) continue;
     found.push({ ...span, sounds_like: vowelOf(features, Math.round(span.start_ms / frameMs), Math.round(span.end_ms / frameMs)), confidence });
   }
   return found;
+}
+
+/**
+ * Whether a recognizer timed `word` over the sound in `span` that is none of it: the word's span
+ * is longer than the word can take to say (LONGEST_SAY_MS and LETTER_MS a letter: "I" over half
+ * a second is an "um" and an "I") and holds NUCLEUS_MS of voiced sound outside `span`, the
+ * word's own vowel. A word of its own length keeps every vowel it holds, however steady.
+ */
+function lendsItsTime(features: FrameFeatures, word: SpokenWord, span: Span, frameMs: number): boolean {
+  if (word.end_ms - word.start_ms <= LONGEST_SAY_MS + LETTER_MS * Math.max(1, word.match.length)) return false;
+  let voiced = 0;
+  for (let frame = Math.ceil(word.start_ms / frameMs); frame < Math.min(features.level.length, Math.floor(word.end_ms / frameMs)); frame += 1) {
+    if (frame * frameMs >= span.start_ms && frame * frameMs < span.end_ms) continue;
+    if (features.level[frame]! > features.floor_db && features.hiss[frame]! < VOICED_HISS_DB) voiced += 1;
+  }
+  return voiced * frameMs >= NUCLEUS_MS;
 }
 
 /** The longest part of `span` that no word overlaps. */
@@ -262,10 +313,12 @@ function outsideWords(span: Span, words: readonly SpokenWord[]): Span | null {
 
 /**
  * false_start_sensitivity s (0–100) sets how sure a sound must be to be offered as a filler at all:
- * 0.6 at 0, 0.4 at 50, 0.2 at 100 (a filler is a disfluency as a false start is: one dial for both).
+ * 0.85 at 0, 0.65 at 50, 0.45 at 100 (a filler is a disfluency as a false start is: one dial for
+ * both). On the filler corpus heard by Whisper, the fillers found score 0.74–1 and the steady
+ * vowels of words 0.41–0.63.
  */
 export function fillerOfferConfidence(sensitivity: number): number {
-  return Math.round((0.6 - (0.4 * Math.min(100, Math.max(0, sensitivity))) / 100) * 100) / 100;
+  return Math.round((0.85 - (0.4 * Math.min(100, Math.max(0, sensitivity))) / 100) * 100) / 100;
 }
 
 /**
