@@ -267,7 +267,6 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   app.use(rateLimitPerAddress(addressLimiter));
   // Stripe's webhook keeps its raw body for the signature; everything else is parsed.
   app.use(webhookRawBody(config.MAX_JSON_BODY_BYTES, bodyParser(config.MAX_JSON_BODY_BYTES)));
-  app.use(router.koa.routes());
-  app.use(router.koa.allowedMethods({ throw: true }));
+  app.use(router.routes());
   return { koa: app, router };
 }

@@ -13,12 +13,13 @@
  *   node bench/api/run.ts        (BENCH_ROUNDS=3, BENCH_SECONDS=5 by default)
  *   BENCH_ONLY=list              runs the scenarios whose name contains it
  *   BENCH_PROFILE_DIR=/tmp/prof  writes CPU profiles of both there (node --cpu-prof; file names begin cutroom- and baseline-)
- *   BENCH_API=bundle             runs Cutroom as the api image does (api/dist/main.js, hack/build-api.sh builds it when stale)
+ *   BENCH_API=bundle             runs Cutroom as the api image does: api/dist/main.js (hack/build-api.sh builds it when
+ *                                stale) started with the CMD of api/Dockerfile, its Node flags included
  */
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual, promisify } from 'node:util';
@@ -26,7 +27,7 @@ import bcrypt from 'bcrypt';
 import pg from 'pg';
 import { startEmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { runLoad, type LoadRequest, type LoadResult } from './load.ts';
-import { API_MAIN, ROOT, benchDatabase, dropRedisKeys, cpuSeconds, median, startServer, type ServerProcess } from './servers.ts';
+import { API_MAIN, ROOT, benchDatabase, dropRedisKeys, cpuSeconds, imageCommand, median, startServer, type ServerProcess } from './servers.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -78,8 +79,10 @@ try {
   process.stdout.write(`${cpus().length} CPUs; starting Cutroom and the baseline…\n`);
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profiled = (name: string) => (profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-\${pid}.cpuprofile`] } : {});
-  const entry = process.env.BENCH_API === 'bundle' ? await bundledApi() : API_MAIN;
-  const cutroom = await startServer('cutroom', entry, env, profiled('cutroom'));
+  const api = process.env.BENCH_API === 'bundle' ? await bundledApi() : { script: API_MAIN, nodeArgs: [] };
+  process.stdout.write(`Cutroom: node ${[...api.nodeArgs, api.script].join(' ')}; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')}\n`);
+  const cutroomOptions = profiled('cutroom');
+  const cutroom = await startServer('cutroom', api.script, env, { ...cutroomOptions, nodeArgs: [...api.nodeArgs, ...(cutroomOptions.nodeArgs ?? [])] });
   servers.push(cutroom);
   const baseline = await startServer('baseline', fileURLToPath(new URL('./baseline.ts', import.meta.url)), env, profiled('baseline'));
   servers.push(baseline);
@@ -148,7 +151,7 @@ try {
 
   const results: string[] = [];
   let missed = false;
-  process.stdout.write(`\nmedians of ${rounds} rounds of ${seconds} s (Cutroom / baseline)\n`);
+  process.stdout.write(`\nmedians of ${rounds} rounds of ${seconds} s (Cutroom / baseline); load average now ${loadavg().map((load) => load.toFixed(1)).join(' ')}\n`);
   for (const scenario of scenarios) {
     const entry = measured.get(scenario.name)!;
     const ours = summary(entry.cutroom);
@@ -214,10 +217,11 @@ function summary(measures: Measure[]): { perSecond: number; p50Ms: number; p99Ms
 }
 
 /** Verified users on the Viral plan (no project limit), with projects, logged in through Cutroom, each with a read and write API key. */
-/** The api's bundle (api/dist/main.js), built first when missing or older than a source. */
-async function bundledApi(): Promise<string> {
+/** The api's bundle as the image starts it (api/Dockerfile's CMD), built first when missing or older than a source. */
+async function bundledApi(): Promise<{ script: string; nodeArgs: string[] }> {
   await promisify(execFile)('bash', [join(ROOT, 'hack/build-api.sh'), '--if-stale'], { cwd: ROOT });
-  return join(ROOT, 'api/dist/main.js');
+  const image = await imageCommand();
+  return { script: join(ROOT, image.script), nodeArgs: image.nodeArgs };
 }
 
 async function seedAccounts(url: string, databaseUrl: string, count: number, projects: number): Promise<Account[]> {

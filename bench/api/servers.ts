@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -35,6 +36,17 @@ export async function benchDatabase(name: string): Promise<{ url: string; drop()
     await orm.close();
   }
   return { url: url.toString(), drop: () => admin(`drop database if exists "${name}" with (force)`) };
+}
+
+/**
+ * The api image's command (api/Dockerfile's CMD): `node`, its flags, the script; the benchmarks
+ * start the bundle with it, so its Node flags count as in production.
+ */
+export async function imageCommand(): Promise<{ nodeArgs: string[]; script: string }> {
+  const dockerfile = await readFile(join(ROOT, 'api/Dockerfile'), 'utf8');
+  const command = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? 'null') as string[] | null;
+  if (!command || command[0] !== 'node' || command.length < 2) throw new Error(`api/Dockerfile's CMD is not ["node", …flags, script]: ${JSON.stringify(command)}`);
+  return { nodeArgs: command.slice(1, -1), script: command.at(-1)! };
 }
 
 /** Removes every Redis key a benchmark's servers wrote under their prefix. */

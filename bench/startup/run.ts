@@ -30,7 +30,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { buildApi } from '../../hack/bundle/build-api.ts';
-import { API_MAIN, ROOT, benchDatabase, dropRedisKeys, median, rssMegabytes, startServer, type ServerProcess } from '../api/servers.ts';
+import { API_MAIN, ROOT, benchDatabase, dropRedisKeys, imageCommand, median, rssMegabytes, startServer, type ServerProcess } from '../api/servers.ts';
 
 const starts = Number(process.env.BENCH_STARTS ?? 5);
 const IDLE_MS = 3000;
@@ -149,14 +149,6 @@ async function firstRequests(entry: Entry, round: number): Promise<{ first: numb
   } finally {
     await server.stop();
   }
-}
-
-/** The api image's command (api/Dockerfile's CMD): `node`, its flags, the script. */
-async function imageCommand(): Promise<{ nodeArgs: string[]; script: string }> {
-  const dockerfile = await readFile(join(ROOT, 'api/Dockerfile'), 'utf8');
-  const command = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? 'null') as string[] | null;
-  if (!command || command[0] !== 'node' || command.length < 2) throw new Error(`api/Dockerfile's CMD is not ["node", …flags, script]: ${JSON.stringify(command)}`);
-  return { nodeArgs: command.slice(1, -1), script: command.at(-1)! };
 }
 
 const ms = (value: number) => `${value.toFixed(0)} ms`;

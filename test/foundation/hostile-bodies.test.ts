@@ -45,7 +45,7 @@ describe('hostile request bodies', () => {
   describe('deeply nested JSON', () => {
     it('20 KB of `[` → 400 with the catalog message (en, pt, es) on every body route, before authentication, never 500', async () => {
       const body = nested(10_000);
-      const routes = app.router.koa.stack.flatMap((layer) =>
+      const routes = app.router.stack.flatMap((layer) =>
         layer.methods
           .filter((method) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method))
           .map((method) => [method, String(layer.path).replace(/:\w+/g, randomUUID())] as const),

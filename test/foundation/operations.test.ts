@@ -111,7 +111,7 @@ describe('API description', () => {
 
   it('every route the app serves appears in the document', async () => {
     const document = await json(await app.fetch('/api/v1/openapi.json'));
-    const served = app.router.koa.stack.flatMap((layer) =>
+    const served = app.router.stack.flatMap((layer) =>
       layer.methods.filter((method) => method !== 'HEAD').map((method) => [method.toLowerCase(), String(layer.path).replace(/:(\w+)/g, '{$1}')]),
     );
     expect(served.length).to.be.greaterThan(5);

@@ -76,15 +76,54 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const empty = z.object({});
 
+/** A route as @koa/router holds it (its method list and its path with `:name` parameters). */
+export type RouteLayer = Router<AppState>['stack'][number];
+
+/**
+ * How many leading path segments pick a route's group: `/api/v1/projects/…` is matched only
+ * against the patterns of the routes under `/api/v1/projects`, not against all of them.
+ */
+const GROUP_SEGMENTS = 3;
+
+/**
+ * The group of a path: its first GROUP_SEGMENTS segments (`/api/v1/projects`), or undefined
+ * when it has fewer or one of them is empty. For a route's path, also undefined when one of
+ * them is a parameter: such a route is in no group.
+ */
+function groupOf(path: string): string | undefined {
+  let end = 0;
+  for (let segment = 0; segment < GROUP_SEGMENTS; segment++) {
+    const next = path.indexOf('/', end + 1);
+    const segmentEnd = next === -1 ? path.length : next;
+    if (path.charCodeAt(end) !== 47 /* / */ || segmentEnd === end + 1) return undefined;
+    end = segmentEnd;
+  }
+  return path.slice(0, end);
+}
+
+/** A parameter, or what path-to-regexp reads as a wildcard, an optional part or a pattern. */
+const PATTERN = /[:*{}()\\]/;
+/** What can match across a `/`, which no route of the api does. */
+const CROSSES_SEGMENTS = /[*{}()\\]/;
+
 /**
  * Registers a route once for both Koa and the OpenAPI document, validating params,
  * query and body with the same zod schemas that describe them.
+ *
+ * Routes are held by @koa/router, one router per group of paths sharing their first three
+ * segments (`/api/v1/projects`) and one for the rest; a request goes to its group's router
+ * alone (a Map lookup), so it is matched against that group's patterns rather than all of the
+ * api's. Every path a route matches lies in the route's group (its first three segments are
+ * literal; a route with a parameter among them is refused when added), so a request is
+ * matched, refused with 405 or answered 404 exactly as by one router holding every route.
  */
 export class ApiRouter {
-  // Paths are matched in their exact letter case: every middleware that looks at ctx.path (the
-  // per-address limit on /api/, the Stripe webhook's raw body) then sees the path the route has.
-  readonly koa = new Router<AppState>({ sensitive: true });
   readonly registry = new OpenAPIRegistry();
+  /** Every route, in the order added (the OpenAPI check and the body tests walk it). */
+  readonly stack: RouteLayer[] = [];
+  readonly #groups = new Map<string, Router<AppState>>();
+  /** The routes in no group (`/healthz`, `/metrics`, …). */
+  readonly #ungrouped = newRouter();
   readonly #guards: Guards;
   readonly #idempotency: IdempotentRequests | undefined;
 
@@ -125,9 +164,47 @@ export class ApiRouter {
       if (idempotency && key !== undefined) await idempotency.run(ctx, key, idempotentOptions, handle);
       else await handle();
     });
-    this.koa[spec.method](koaPath, ...middleware);
+    const router = this.#routerOf(koaPath);
+    router[spec.method](koaPath, ...middleware);
+    this.stack.push(router.stack.at(-1)!);
     this.registry.registerPath(toOpenApi(spec));
   }
+
+  /**
+   * The middleware serving the routes: the request's group's router, then its 405 and 501
+   * answers and OPTIONS (@koa/router's allowedMethods, throwing so the error middleware
+   * answers them); a path of no route is left to the rest of the chain (404).
+   */
+  routes(): Middleware<AppState> {
+    const serve = (router: Router<AppState>): Middleware<AppState> => {
+      const routes = router.routes() as Middleware<AppState>;
+      const allowedMethods = router.allowedMethods({ throw: true }) as Middleware<AppState>;
+      return (ctx, next) => routes(ctx, () => allowedMethods(ctx, next));
+    };
+    const groups = new Map([...this.#groups].map(([group, router]) => [group, serve(router)]));
+    const ungrouped = serve(this.#ungrouped);
+    return (ctx, next) => {
+      const group = groupOf(ctx.path);
+      return ((group !== undefined && groups.get(group)) || ungrouped)(ctx, next);
+    };
+  }
+
+  #routerOf(koaPath: string): Router<AppState> {
+    // Each route must match only paths of its own group (or, in none, only paths in none).
+    if (CROSSES_SEGMENTS.test(koaPath)) throw new Error(`${koaPath}: a route's path has literal segments and :parameters only`);
+    const group = groupOf(koaPath);
+    if (group !== undefined && PATTERN.test(group)) throw new Error(`${koaPath}: a parameter among a path's first ${GROUP_SEGMENTS} segments would match paths of every group`);
+    if (group === undefined) return this.#ungrouped;
+    let router = this.#groups.get(group);
+    if (!router) this.#groups.set(group, (router = newRouter()));
+    return router;
+  }
+}
+
+// Paths are matched in their exact letter case: every middleware that looks at ctx.path (the
+// per-address limit on /api/, the Stripe webhook's raw body) then sees the path the route has.
+function newRouter(): Router<AppState> {
+  return new Router<AppState>({ sensitive: true });
 }
 
 function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: string, locale: AppState['locale']): z.infer<T> {
