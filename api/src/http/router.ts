@@ -142,14 +142,8 @@ export class ApiRouter {
     }
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const template = spec.path;
-    const middleware: Middleware<AppState>[] = [
-      async (ctx, next) => {
-        ctx.state.routeTemplate = template;
-        await next();
-      },
-    ];
-    if (spec.access !== 'public') middleware.push(this.#guards[spec.access]);
-    middleware.push(async (ctx) => {
+    const guard = spec.access === 'public' ? undefined : this.#guards[spec.access];
+    const serve = async (ctx: AppContext): Promise<void> => {
       // a malformed key is refused before anything else, as is a key where none is taken (never silently ignored);
       // a body failing validation is refused before the key is used (nothing was carried out)
       if (!idempotency && ctx.get(IDEMPOTENCY_KEY_HEADER) !== '') throw InvalidInput('idempotency.not_taken', { code: 'IdempotencyKeyNotTaken' });
@@ -163,9 +157,14 @@ export class ApiRouter {
       const handle = async () => spec.handler(ctx, { params, query, body } as never);
       if (idempotency && key !== undefined) await idempotency.run(ctx, key, idempotentOptions, handle);
       else await handle();
-    });
+    };
+    // One middleware per route (the template for metrics, logs and key scopes; the guard; the handler): fewer steps per request.
+    const route: Middleware<AppState> = (ctx) => {
+      ctx.state.routeTemplate = template;
+      return guard ? guard(ctx, () => serve(ctx)) : serve(ctx);
+    };
     const router = this.#routerOf(koaPath);
-    router[spec.method](koaPath, ...middleware);
+    router[spec.method](koaPath, route);
     this.stack.push(router.stack.at(-1)!);
     this.registry.registerPath(toOpenApi(spec));
   }

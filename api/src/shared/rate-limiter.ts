@@ -81,8 +81,21 @@ export class RateLimiter {
     this.#nameItem = serializeItem(policy.name);
   }
 
+  /**
+   * Takes one request from a lease this process holds for `caller`, at once, without asking
+   * Redis: the fields, or undefined when no live lease has a request left (then `take`).
+   */
+  takeHeld(caller: string): RateLimitFields | undefined {
+    const lease = this.#live(caller);
+    if (!lease || lease.left === 0) return undefined;
+    lease.left -= 1;
+    return this.#fields(this.policy.points - lease.claimed + lease.left, lease.resetAt);
+  }
+
   /** Takes one request from `caller`'s allowance; 429 with Retry-After and the RateLimit fields when none is left. */
   async take(caller: string): Promise<RateLimitFields> {
+    const held = this.takeHeld(caller);
+    if (held) return held;
     let lease = this.#live(caller);
     while (!lease || lease.left === 0) {
       if (lease && lease.claimed >= this.policy.points) this.#refuse(lease);
