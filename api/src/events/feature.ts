@@ -1,11 +1,17 @@
-import type { Services } from '../services.ts';
+import type { AccountsService } from '../accounts/accounts-service.ts';
+import type { ChannelSubscriber } from './stream-subscriber.ts';
+import type { Config } from '../config.ts';
+import type { EventBus } from './bus.ts';
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import { StreamMetrics } from '../ops/metrics.ts';
 import type { ApiRouter } from '../http/router.ts';
 import { authorizeProjectStream } from './project-access.ts';
 import { registerProjectStream, registerUserStream, type StreamDeps } from './stream.ts';
 import { StreamBudget, StreamConnections, streamBudgetOf, streamLeaseMs } from './stream-connections.ts';
 
-type EventStreamServices = Pick<Services, 'config' | 'bus' | 'subscriber' | 'redis' | 'accounts' | 'logger' | 'metrics'>;
+type EventStreamServices = { config: Config; bus: EventBus; subscriber: ChannelSubscriber; redis: Redis; accounts: AccountsService; logger: Logger; metrics: Registry };
 
 /** The user stream and the project stream, wired from the services. */
 export function registerEventStreams(router: ApiRouter, services: EventStreamServices): void {

@@ -1,11 +1,17 @@
-import type { Services } from '../services.ts';
+import type { BillingService } from '../billing/billing-service.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Config } from '../config.ts';
+import type { JobService } from '../jobs/service.ts';
+import type { Logger } from 'pino';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ObjectStorage } from '../storage/storage.ts';
 import type { ApiRouter } from '../http/router.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { registerExportRoutes } from './routes.ts';
 import { ExportService, sweepExpiredExports } from './service.ts';
 
 /** The export service over the projects feature and the job system. */
-export function createExports(services: Pick<Services, 'config' | 'jobs' | 'billing' | 'storage' | 'clock'>, projects: ProjectService): ExportService {
+export function createExports(services: { config: Config; jobs: JobService; billing: BillingService; storage: ObjectStorage; clock: Clock }, projects: ProjectService): ExportService {
   const { config } = services;
   return new ExportService({
     projects,
@@ -29,7 +35,7 @@ export function registerExports(router: ApiRouter, exports: ExportService): void
 }
 
 /** The expired-output sweep, every EXPORT_SWEEP_INTERVAL_SECONDS on every api instance (rows are claimed, so instances never collide). */
-export function scheduleExportSweep(services: Pick<Services, 'config' | 'orm' | 'logger' | 'storage' | 'clock'>): () => void {
+export function scheduleExportSweep(services: { config: Config; orm: MikroORM; logger: Logger; storage: ObjectStorage; clock: Clock }): () => void {
   const sweep = () =>
     sweepExpiredExports(services.orm.em.fork(), services.storage, services.clock.now()).then(
       ({ expired, failedDeletes }) => {

@@ -1,5 +1,11 @@
-import { Counter } from 'prom-client';
-import type { Services } from '../services.ts';
+import type { BillingService } from '../billing/billing-service.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from 'pino';
+import type { Mailer } from '../accounts/mailer.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
+import { Counter, type Registry } from 'prom-client';
 import type { Payments } from './payments.ts';
 import { User } from '../accounts/entities.ts';
 import type { ApiRouter } from '../http/router.ts';
@@ -14,7 +20,7 @@ import { StripeGateway } from './stripe-gateway.ts';
 import { paymentMail, SupportRequests } from './support.ts';
 import { StripeWebhooks } from './webhooks.ts';
 
-type PaymentServices = Pick<Services, 'config' | 'billing' | 'clock' | 'logger' | 'mailer' | 'redis' | 'orm' | 'baseUrl' | 'metrics'>;
+type PaymentServices = { config: Config; billing: BillingService; clock: Clock; logger: Logger; mailer: Mailer; redis: Redis; orm: MikroORM; baseUrl: string; metrics: Registry };
 
 export function createPayments(services: PaymentServices): Payments {
   const { config, billing, clock, logger, mailer, redis } = services;

@@ -1,5 +1,9 @@
 import type { ApiRouter } from '../http/router.ts';
-import type { Services } from '../services.ts';
+import type { Logger } from 'pino';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Mailer } from '../accounts/mailer.ts';
+import type { Config } from '../config.ts';
+import type { Clock } from '../shared/clock.ts';
 import { WebhookDeliveryWorker } from './delivery.ts';
 import { WebhookEndpoints } from './endpoints.ts';
 import { registerWebhookRoutes } from './routes.ts';
@@ -11,7 +15,7 @@ export interface Webhooks {
 }
 
 /** The endpoints service and the delivery worker, from the config (the worker starts with start()). */
-export function createWebhooks(services: Pick<Services, 'config' | 'orm' | 'clock' | 'logger' | 'mailer'>, resolver: Resolver = systemResolver): Webhooks {
+export function createWebhooks(services: { config: Config; orm: MikroORM; clock: Clock; logger: Logger; mailer: Mailer }, resolver: Resolver = systemResolver): Webhooks {
   const { config } = services;
   const worker = new WebhookDeliveryWorker({
     orm: services.orm,
@@ -35,6 +39,6 @@ export function createWebhooks(services: Pick<Services, 'config' | 'orm' | 'cloc
   return { endpoints, worker };
 }
 
-export function registerWebhooks(router: ApiRouter, services: Pick<Services, 'config' | 'features'>): void {
+export function registerWebhooks(router: ApiRouter, services: { config: Config; features: { webhooks: WebhookEndpoints } }): void {
   registerWebhookRoutes(router, services.features.webhooks, services.config.WEBHOOK_MAX_ENDPOINTS_PER_USER);
 }

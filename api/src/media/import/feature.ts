@@ -1,4 +1,6 @@
-import type { Services } from '../../services.ts';
+import type { BillingService } from '../../billing/billing-service.ts';
+import type { Config } from '../../config.ts';
+import type { JobService } from '../../jobs/service.ts';
 import type { ApiRouter } from '../../http/router.ts';
 import type { ProjectService } from '../../projects/service.ts';
 import { MediaImportService } from './import-service.ts';
@@ -6,7 +8,7 @@ import { registerMediaImportRoutes } from './routes.ts';
 import { MuxVideoHost } from './video-host.ts';
 
 /** External video import (POST /media/videohost) through the video host, wired from the services. */
-export function registerMediaImport(router: ApiRouter, services: Pick<Services, 'config' | 'jobs' | 'billing'>, projects: ProjectService): void {
+export function registerMediaImport(router: ApiRouter, services: { config: Config; jobs: JobService; billing: BillingService }, projects: ProjectService): void {
   const { config } = services;
   const host = new MuxVideoHost({ tokenId: config.MUX_TOKEN_ID, tokenSecret: config.MUX_TOKEN_SECRET, apiBase: config.MUX_API_BASE });
   registerMediaImportRoutes(

@@ -1,9 +1,15 @@
-import type { Services } from '../../services.ts';
+import type { BillingService } from '../../billing/billing-service.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { Config } from '../../config.ts';
+import type { JobService } from '../../jobs/service.ts';
+import type { Logger } from 'pino';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ObjectStorage } from '../../storage/storage.ts';
 import type { ProjectService } from '../../projects/service.ts';
 import { MultipartStore } from './multipart-store.ts';
 import { UploadService } from './service.ts';
 
-type UploadServices = Pick<Services, 'config' | 'storage' | 'billing' | 'jobs' | 'clock' | 'logger'>;
+type UploadServices = { config: Config; storage: ObjectStorage; billing: BillingService; jobs: JobService; clock: Clock; logger: Logger };
 
 /** The upload service over the projects feature (its routes and hooks are wired in app.ts). */
 export function createUploads(services: UploadServices, projects: ProjectService, options: { partsPageSize?: number } = {}): { uploads: UploadService; store: MultipartStore } {
@@ -29,7 +35,7 @@ export function createUploads(services: UploadServices, projects: ProjectService
 }
 
 /** Runs the sweep of stale uploads and orphaned staging objects every 15 minutes (a single PUT goes soon after its URL expired) on an unref'd timer; returns its stop. */
-export function scheduleUploadSweep(services: Pick<Services, 'orm' | 'logger'>, uploads: UploadService, everyMs = 15 * 60_000): () => void {
+export function scheduleUploadSweep(services: { orm: MikroORM; logger: Logger }, uploads: UploadService, everyMs = 15 * 60_000): () => void {
   const timer = setInterval(() => {
     uploads.sweepStaleUploads(services.orm.em.fork()).then(
       (swept) => swept && services.logger.info({ swept }, 'stale uploads swept'),
