@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { ormOptions } from '../api/src/db/orm.ts';
+import { ormOptions } from '../api/src/orm.ts';
 
 /**
  * Prints the SQL that would bring the committed migrations up to the entities, using a

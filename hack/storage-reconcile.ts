@@ -2,7 +2,7 @@
 // the configuration the api uses (DATABASE_URL, S3_*). Exit code 1 when there are any.
 // Usage: node hack/storage-reconcile.ts [--json]
 import { loadDomainConfig } from '../api/src/config.ts';
-import { openOrm } from '../api/src/db/orm.ts';
+import { openOrm } from '../api/src/orm.ts';
 import { reconcileStorage } from '../api/src/media/storage-reconciliation.ts';
 import { objectStorageFrom } from '../api/src/storage/storage.ts';
 

@@ -47,7 +47,7 @@ stop_everything() {
 trap stop_everything EXIT
 trap 'exit 130' INT TERM
 node hack/db.ts
-node api/src/db/migrate.ts >&2
+node api/src/migrate.ts >&2
 
 # Without S3_ENDPOINT: the embedded S3-compatible server, as a process of its own (media bytes never cross the api).
 if [ -z "${S3_ENDPOINT:-}" ]; then

@@ -7,7 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { DomainConfig } from './config.ts';
-import { openOrm } from './db/orm.ts';
+import { openOrm } from './orm.ts';
 import { createRedis } from './redis.ts';
 import { objectStorageFrom, type ObjectStorage } from './storage/storage.ts';
 import { BillingService } from './billing/billing-service.ts';

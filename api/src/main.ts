@@ -14,7 +14,7 @@ process.once('SIGINT', exitDuringStartup);
 process.once('SIGTERM', exitDuringStartup);
 const { loadConfig, configWarnings, ConfigError } = await import('./config.ts');
 const { buildApp, createServices } = await import('./app.ts');
-const { migrateUp } = await import('./db/orm.ts');
+const { migrateUp } = await import('./orm.ts');
 const { createHttpServer } = await import('./http/server.ts');
 
 /** Starts the api: config, services, pending migrations (when asked), HTTP server. */

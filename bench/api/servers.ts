@@ -28,7 +28,7 @@ export async function benchDatabase(name: string): Promise<{ url: string; drop()
   await admin(`create database "${name}"`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  const { openOrm, migrateUp } = await import('../../api/src/db/orm.ts');
+  const { openOrm, migrateUp } = await import('../../api/src/orm.ts');
   const orm = await openOrm({ DATABASE_URL: url.toString(), DATABASE_POOL_MAX: 2 });
   try {
     await migrateUp(orm, url.toString());

@@ -30,7 +30,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadConfig } from '../../api/src/config.ts';
 import { createServices } from '../../api/src/app.ts';
-import { migrateUp, openOrm } from '../../api/src/db/orm.ts';
+import { migrateUp, openOrm } from '../../api/src/orm.ts';
 import { createRedis } from '../../api/src/redis.ts';
 import { EventBus } from '../../api/src/events/bus.ts';
 import { mb } from '../../hack/fixtures/units.ts';

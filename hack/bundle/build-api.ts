@@ -1,5 +1,5 @@
 // Builds the api as production runs it (api/Dockerfile): api/src/main.ts and everything it
-// imports bundled by esbuild into api/dist/ — main.js (and migrate.js, api/src/db/migrate.ts,
+// imports bundled by esbuild into api/dist/ — main.js (and migrate.js, api/src/migrate.ts,
 // for the chart's migration step), plus chunks shared by both and one per module loaded on
 // first use (Stripe, Mux, jose, openid-client, the Kubernetes client, koa-body, nodemailer), so
 // those stay loaded on first use. Start-up then reads a handful of files instead of resolving
@@ -69,7 +69,7 @@ export async function buildApi(outdir = API_BUNDLE_DIR): Promise<Metafile> {
   await rm(outdir, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { main: join(source, 'main.ts'), migrate: join(source, 'db/migrate.ts') },
+    entryPoints: { main: join(source, 'main.ts'), migrate: join(source, 'migrate.ts') },
     outdir,
     bundle: true,
     splitting: true,

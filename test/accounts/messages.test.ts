@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { accountMessages } from '../../api/src/accounts/messages.ts';
-import { billingMessages } from '../../api/src/billing/messages.ts';
+import { accountMessages } from '../../api/src/i18n/messages/accounts.ts';
+import { billingMessages } from '../../api/src/i18n/messages/billing.ts';
 import { json } from '../support/harness.ts';
 import { createAccount, signUpAndLogin } from '../support/users.ts';
 import { newSignup, startAccountsApp, tokenOf, type AccountsTestApp } from './fixtures.ts';

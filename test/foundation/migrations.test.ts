@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { openOrm } from '../../api/src/db/orm.ts';
+import { openOrm } from '../../api/src/orm.ts';
 
 describe('database migrations', () => {
   it('the committed migrations produce exactly the schema the entities describe (no drift)', async () => {
@@ -18,7 +18,7 @@ describe('database migrations', () => {
 describe('database migrations from several pods at once', () => {
   it('each migration is applied exactly once when several processes start together', async () => {
     const { default: pg } = await import('pg');
-    const { migrateUp: up } = await import('../../api/src/db/orm.ts');
+    const { migrateUp: up } = await import('../../api/src/orm.ts');
     const server = new URL(process.env.DATABASE_URL!);
     const name = `cutroom_migrate_race_${process.pid}`;
     const admin = new pg.Client({ connectionString: new URL('/postgres', server).toString() });

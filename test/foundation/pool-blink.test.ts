@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import { openOrm } from '../../api/src/db/orm.ts';
+import { openOrm } from '../../api/src/orm.ts';
 import { eventually } from '../support/wait.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
 import { buildApi, API_BUNDLE_DIR } from '../../hack/bundle/build-api.ts';
-import { openOrm } from '../../api/src/db/orm.ts';
+import { openOrm } from '../../api/src/orm.ts';
 
 interface LogLine {
   msg: string;

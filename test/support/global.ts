@@ -3,7 +3,7 @@ import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Mocha from 'mocha';
 import pg from 'pg';
-import { openOrm, migrateUp } from '../../api/src/db/orm.ts';
+import { openOrm, migrateUp } from '../../api/src/orm.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { startLocalWhisper, type LocalWhisper } from '../../recognizer/server/server.ts';
 import { fileTimesDirectory, testRunDirectory, testRunId } from './test-run.ts';

@@ -1,25 +1,25 @@
 import { httpMessages } from './request-messages.ts';
 import { validationMessages } from './validation-messages.ts';
-import { accountMessages } from '../accounts/messages.ts';
-import { billingMessages } from '../billing/messages.ts';
-import { projectMessages } from '../projects/messages.ts';
-import { uploadMessages } from '../media/uploads/messages.ts';
-import { mediaLibraryMessages } from '../media/library/messages.ts';
-import { mediaEditMessages } from '../media/media-edits/messages.ts';
-import { failureMessages } from '../media/failure-messages.ts';
-import { jobFailureMessages } from '../jobs/messages.ts';
-import { analysisMessages } from '../analysis/messages.ts';
-import { presetMessages } from '../presets/messages.ts';
-import { timelineMessages } from '../timeline/messages.ts';
-import { editMessages } from '../edits/messages.ts';
-import { captionMessages } from '../captions/messages.ts';
-import { draftMessages } from '../drafts/messages.ts';
-import { canvasMessages } from '../canvases/messages.ts';
-import { paymentMessages } from '../payments/messages.ts';
-import { exportMessages } from '../exports/messages.ts';
-import { interchangeMessages } from '../interchange/messages.ts';
-import { idempotencyMessages } from '../idempotency/messages.ts';
-import { webhookMessages } from '../webhooks/messages.ts';
+import { accountMessages } from './messages/accounts.ts';
+import { billingMessages } from './messages/billing.ts';
+import { projectMessages } from './messages/projects.ts';
+import { uploadMessages } from './messages/media-uploads.ts';
+import { mediaLibraryMessages } from './messages/media-library.ts';
+import { mediaEditMessages } from './messages/media-edits.ts';
+import { failureMessages } from './messages/media-failures.ts';
+import { jobFailureMessages } from './messages/jobs.ts';
+import { analysisMessages } from './messages/analysis.ts';
+import { presetMessages } from './messages/presets.ts';
+import { timelineMessages } from './messages/timeline.ts';
+import { editMessages } from './messages/edits.ts';
+import { captionMessages } from './messages/captions.ts';
+import { draftMessages } from './messages/drafts.ts';
+import { canvasMessages } from './messages/canvases.ts';
+import { paymentMessages } from './messages/payments.ts';
+import { exportMessages } from './messages/exports.ts';
+import { interchangeMessages } from './messages/interchange.ts';
+import { idempotencyMessages } from './messages/idempotency.ts';
+import { webhookMessages } from './messages/webhooks.ts';
 
 /**
  * The catalogs: each feature's messages merged, one line per feature.

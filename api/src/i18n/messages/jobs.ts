@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /**
  * Failures of the job system itself (crds/contract/outcome.ts `jobSystemFailures`), the same on

@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Caption lines: generation and edits. */
 export const captionMessages = defineMessages({

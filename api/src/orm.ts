@@ -2,12 +2,12 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 import { entities } from './entities.ts';
-import { guardPool } from './pool-guard.ts';
-import { bundledMigrations } from './migration-list.ts';
+import { guardPool } from './db/pool-guard.ts';
+import { bundledMigrations } from './db/migration-list.ts';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('./db/migrations', import.meta.url));
 
 export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>): Options {
   return {

@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages of webhook endpoints and the mail that says one was disabled. */
 export const webhookMessages = defineMessages({

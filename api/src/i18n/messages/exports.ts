@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Exports: rendering a project into a downloadable video. */
 export const exportMessages = defineMessages({

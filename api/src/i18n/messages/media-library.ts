@@ -1,4 +1,4 @@
-import { defineMessages } from '../../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages of the media library, playback and the user stream. */
 export const mediaLibraryMessages = defineMessages({

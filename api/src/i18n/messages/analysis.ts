@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Analysis requests, runs, and why an analysis failed (`failure.analysis.*`). */
 export const analysisMessages = defineMessages({

@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages of analysis and preview presets. */
 export const presetMessages = defineMessages({

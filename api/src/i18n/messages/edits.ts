@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Manual and asset edits of a project's timeline. */
 export const editMessages = defineMessages({

@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages of accounts, sessions and authentication, and the e-mails they send. */
 export const accountMessages = defineMessages({

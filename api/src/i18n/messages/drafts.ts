@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Drafts: saved overrides and export settings of a project. */
 export const draftMessages = defineMessages({

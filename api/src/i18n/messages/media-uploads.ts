@@ -1,4 +1,4 @@
-import { defineMessages } from '../../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages of uploads: presign and confirm, multipart, and deleting media. */
 export const uploadMessages = defineMessages({

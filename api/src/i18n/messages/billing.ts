@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages of plans, the trial and AI-minute credits. */
 export const billingMessages = defineMessages({

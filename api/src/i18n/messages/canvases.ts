@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** The canvas editor's refusals. */
 export const canvasMessages = defineMessages({

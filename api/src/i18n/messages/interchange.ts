@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Timelines and sidecar files of an edit. */
 export const interchangeMessages = defineMessages({

@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages and mails of payments, cancellation, support requests and the beta program. */
 export const paymentMessages = defineMessages({

@@ -1,4 +1,4 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** The timeline bound shared by edits, drafts and exports. */
 export const timelineMessages = defineMessages({

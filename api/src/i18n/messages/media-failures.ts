@@ -1,8 +1,8 @@
-import { defineMessages } from '../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /**
  * Why a media file failed, by stable code: the media programs' `JobFailure` codes and
- * service-raised ones (the job system's own, `job.*`, are in jobs/messages.ts). Stored as
+ * service-raised ones (the job system's own, `job.*`, are in messages/jobs.ts). Stored as
  * `media_files.error_code` and `error_params`; `error` keeps the English text as the fallback.
  */
 export const failureMessages = defineMessages({

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.ts';
+import { loadConfig } from './config.ts';
 import { migrateUp, openOrm } from './orm.ts';
 
 /** `npm run migrate`: applies pending committed migrations. `--create` writes a new one from the entity diff. */

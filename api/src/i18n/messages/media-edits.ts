@@ -1,4 +1,4 @@
-import { defineMessages } from '../../i18n/define.ts';
+import { defineMessages } from '../define.ts';
 
 /** Messages of media edits and external video import. */
 export const mediaEditMessages = defineMessages({
