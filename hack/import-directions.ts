@@ -5,9 +5,15 @@
 //     no HTTP layer of the api (api/src/http/, routes, app.ts);
 //   - api services (everything but routes, feature registration, http/ and the composition root) import nothing from api/src/http/;
 //   - api/src/http/ imports nothing from api/src/accounts/;
-//   - the product code (api/src, operator/src, job-images, crds) has no import circle.
+//   - the product code (api/src, operator/src, job-images, crds) has no import circle;
+//   - the folder tree is the map: counted over api/src at the level of its first folders (and its
+//     top-level files, the composition root, each on its own; a folder imports another when any
+//     of its files imports one of the other's), no group of folders that reach each other holds
+//     more than MAX_FOLDER_GROUP folders, and all such groups together hold at most
+//     MAX_IMPORTS_IN_GROUPS of the folder-level imports.
 // Usage: node hack/import-directions.ts
 //        node hack/import-directions.ts --closure operator/src/main.ts   (the files an entry reaches, one per line)
+//        node hack/import-directions.ts --folders                        (the folder groups and the imports inside them)
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +24,11 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 export const OPERATOR_API_ENTRIES = ['api/src/job-host.ts', 'api/src/jobs/kubernetes-dispatcher.ts', 'api/src/config.ts', 'api/src/ops/metrics.ts'] as const;
 
 const PRODUCT_DIRS = ['api/src', 'operator/src', 'job-images', 'crds'];
+
+/** The most api/src folders one group of folders that import each other may hold … */
+export const MAX_FOLDER_GROUP = 5;
+/** … and the most folder-level imports all such groups may hold together. */
+export const MAX_IMPORTS_IN_GROUPS = 20;
 
 /** Repository files a module imports (static, including `import type`, and dynamic). */
 async function importsOf(file: string): Promise<string[]> {
@@ -57,6 +68,12 @@ export async function importCircles(files: readonly string[]): Promise<string[][
   const known = new Set(files);
   const graph = new Map<string, string[]>();
   for (const file of files) graph.set(file, (await importsOf(file)).filter((target) => known.has(target)));
+  return circlesOf(graph);
+}
+
+/** The strongly connected components of `graph` with more than one node, or a node pointing at itself. */
+function circlesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const files = [...graph.keys()];
   // Tarjan's algorithm, iterative so deep graphs cannot overflow the stack.
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -104,6 +121,36 @@ export async function importCircles(files: readonly string[]): Promise<string[][
   return circles;
 }
 
+
+export interface FolderGroups {
+  /** Groups of api/src folders that reach each other, largest first. */
+  groups: { folders: string[]; importsInside: number }[];
+  /** Folder-level imports in all: pairs (a, b) of distinct folders where a file of a imports one of b. */
+  imports: number;
+}
+
+/**
+ * The folders of `base` (api/src) as a graph: which reach each other, and how many of their
+ * imports lie inside such groups. A file's unit is its first folder under `base`, or the file
+ * itself at the top (the composition root).
+ */
+export async function folderGroups(base = 'api/src'): Promise<FolderGroups> {
+  const folderOf = (file: string): string => file.slice(base.length + 1).split('/')[0]!;
+  const graph = new Map<string, Set<string>>();
+  for (const file of await tsFiles(base)) {
+    const from = folderOf(file);
+    if (!graph.has(from)) graph.set(from, new Set());
+    for (const target of await importsOf(file)) {
+      if (target.startsWith(`${base}/`) && folderOf(target) !== from) graph.get(from)!.add(folderOf(target));
+    }
+  }
+  const edges = new Map([...graph].map(([folder, targets]) => [folder, [...targets].filter((target) => graph.has(target))]));
+  const groups = circlesOf(edges)
+    .map((folders) => ({ folders, importsInside: folders.reduce((sum, folder) => sum + edges.get(folder)!.filter((target) => folders.includes(target)).length, 0) }))
+    .sort((a, b) => b.folders.length - a.folders.length);
+  return { groups, imports: [...edges.values()].reduce((sum, targets) => sum + targets.length, 0) };
+}
+
 export async function importViolations(): Promise<string[]> {
   const violations: string[] = [];
   for (const file of await tsFiles('job-images')) {
@@ -127,6 +174,12 @@ export async function importViolations(): Promise<string[]> {
   }
   const product = (await Promise.all(PRODUCT_DIRS.map(tsFiles))).flat();
   for (const circle of await importCircles(product)) violations.push(`${circle.join(' → ')} (an import circle)`);
+  const { groups } = await folderGroups();
+  for (const group of groups.filter((each) => each.folders.length > MAX_FOLDER_GROUP)) {
+    violations.push(`api/src folders ${group.folders.join(', ')} reach each other (at most ${MAX_FOLDER_GROUP} may)`);
+  }
+  const inside = groups.reduce((sum, group) => sum + group.importsInside, 0);
+  if (inside > MAX_IMPORTS_IN_GROUPS) violations.push(`${inside} folder-level imports lie inside groups of api/src folders that reach each other (at most ${MAX_IMPORTS_IN_GROUPS})`);
   return violations;
 }
 
@@ -134,6 +187,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const closureAt = process.argv.indexOf('--closure');
   if (closureAt >= 0) {
     for (const file of await closureOf(process.argv.slice(closureAt + 1))) console.log(file);
+  } else if (process.argv.includes('--folders')) {
+    const { groups, imports } = await folderGroups();
+    for (const group of groups) console.log(`${group.folders.length} folders reach each other, ${group.importsInside} imports inside: ${group.folders.join(' ')}`);
+    console.log(`${groups.reduce((sum, group) => sum + group.importsInside, 0)} of ${imports} folder-level imports inside groups; the largest group ${groups[0]?.folders.length ?? 0} folders`);
   } else {
     const violations = await importViolations();
     for (const line of violations) console.log(line);

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { closureOf, importCircles, importViolations, OPERATOR_API_ENTRIES } from '../../hack/import-directions.ts';
+import { closureOf, folderGroups, importCircles, importViolations, MAX_FOLDER_GROUP, MAX_IMPORTS_IN_GROUPS, OPERATOR_API_ENTRIES } from '../../hack/import-directions.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -32,6 +32,31 @@ describe('architecture: import directions (hack/import-directions.ts)', () => {
       expect(await importCircles(['a.ts', 'b.ts', 'c.ts', 'd.ts'].map(rel))).to.deep.equal([['a.ts', 'b.ts', 'c.ts'].map(rel)]);
     } finally {
       await rm(ring, { recursive: true, force: true });
+    }
+  });
+
+  it(`the folder tree is the map: no group of api/src folders that reach each other holds more than ${MAX_FOLDER_GROUP} folders, nor all such groups more than ${MAX_IMPORTS_IN_GROUPS} imports`, async () => {
+    const { groups } = await folderGroups();
+    expect(groups[0]?.folders.length ?? 0, JSON.stringify(groups[0])).to.be.at.most(MAX_FOLDER_GROUP);
+    expect(groups.reduce((sum, group) => sum + group.importsInside, 0)).to.be.at.most(MAX_IMPORTS_IN_GROUPS);
+  });
+
+  it('a group of folders is found through any file of theirs, the top-level files each a unit of its own (the check can fail)', async () => {
+    const tree = await mkdtemp(join(root, 'test/.folders-'));
+    try {
+      await mkdir(join(tree, 'a/deep'), { recursive: true });
+      await mkdir(join(tree, 'b'));
+      await mkdir(join(tree, 'c'));
+      // a → b → root.ts → a: one group of three, whichever file of a folder imports; c only imports a
+      await writeFile(join(tree, 'a/deep/one.ts'), "import { b } from '../../b/b.ts';\nexport const a = b;\n");
+      await writeFile(join(tree, 'b/b.ts'), "import type { r } from '../root.ts';\nexport const b = 1 as unknown as typeof r;\n");
+      await writeFile(join(tree, 'root.ts'), "import { a } from './a/deep/one.ts';\nexport const r = a;\n");
+      await writeFile(join(tree, 'c/c.ts'), "import { a } from '../a/deep/one.ts';\nexport const c = a;\n");
+      const { groups, imports } = await folderGroups(tree.slice(root.length));
+      expect(groups).to.deep.equal([{ folders: ['a', 'b', 'root.ts'], importsInside: 3 }]);
+      expect(imports).to.equal(4);
+    } finally {
+      await rm(tree, { recursive: true, force: true });
     }
   });
 
