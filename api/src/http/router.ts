@@ -118,7 +118,12 @@ const CROSSES_SEGMENTS = /[*{}()\\]/;
  * matched, refused with 405 or answered 404 exactly as by one router holding every route.
  */
 export class ApiRouter {
-  readonly registry = new OpenAPIRegistry();
+  readonly #registry = new OpenAPIRegistry();
+  /**
+   * Routes whose OpenAPI description is still to be made: it is made when the registry is
+   * first read (the document is built on its first request), not while the api starts.
+   */
+  readonly #undescribed: (() => RouteConfig)[] = [];
   /** Every route, in the order added (the OpenAPI check and the body tests walk it). */
   readonly stack: RouteLayer[] = [];
   readonly #groups = new Map<string, Router<AppState>>();
@@ -166,7 +171,13 @@ export class ApiRouter {
     const router = this.#routerOf(koaPath);
     router[spec.method](koaPath, route);
     this.stack.push(router.stack.at(-1)!);
-    this.registry.registerPath(toOpenApi(spec));
+    this.#undescribed.push(() => toOpenApi(spec));
+  }
+
+  /** The OpenAPI registry, every route added so far described in it, in the order added. */
+  get registry(): OpenAPIRegistry {
+    for (const describe of this.#undescribed.splice(0)) this.#registry.registerPath(describe());
+    return this.#registry;
   }
 
   /**
