@@ -31,5 +31,10 @@ const rendered = await renderLocally({
   env: process.env,
 });
 const { plan, ...result } = rendered;
+// CPU seconds of this process and of every ffmpeg it waited for (utime, stime, cutime, cstime of
+// /proc/self/stat): on a shared machine a steadier figure than the wall clock.
+const stat = await readFile('/proc/self/stat', 'utf8');
+const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 15).reduce((total, field) => total + Number(field), 0);
+const cpuSeconds = ticks / 100;
 // the full path's ffmpeg inputs (the benchmark's pieces case reports them)
-process.stdout.write(`${JSON.stringify({ ...result, inputs: plan?.inputs.length ?? null })}\n`);
+process.stdout.write(`${JSON.stringify({ ...result, inputs: plan?.inputs.length ?? null, cpuSeconds })}\n`);

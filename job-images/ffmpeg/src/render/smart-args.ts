@@ -2,14 +2,20 @@
 // copied GOPs, the sound rendered in one piece, and the mux of both.
 import { audioEncoderArgs, ENCODER_PRESETS, faststartMp4 } from '../media/encode.ts';
 import { microsecondsText, secondsText, singleQuoted } from '../media/ffmpeg-text.ts';
-import type { AudioStreamInfo, VideoStreamInfo } from '../media/probe.ts';
+import type { AudioStreamInfo, Rational, VideoStreamInfo } from '../media/probe.ts';
 import { commonArgs } from '../media/tools.ts';
 import { OUTPUT_SAMPLE_RATE_HZ } from './frame-grid.ts';
 import { ticksToMicros, ticksToSeconds, type SmartPart, type SmartPlan, type SourcePicture } from './smart-plan.ts';
 import { CUT_FADE_SECONDS, OUTPUT_AUDIO_FORMAT } from './sound.ts';
 
-/** Seams are re-encoded a little better than the export preset, so they do not show next to copied source GOPs. */
-const SEAM_CRF = ENCODER_PRESETS.render.video.crf - 3;
+/**
+ * Seams are x264's ultrafast at the export's CRF: next to copied source GOPs they score
+ * about as veryfast at CRF − 3 did (53.1 against 53.4 dB PSNR to the source over 245
+ * frames of the bench's 1080p talk) for 2.5× less CPU and 20 % more bytes; re-encoded
+ * frames are most of a cut-only export's work (decisions.md, "Smart render").
+ */
+const SEAM_PRESET = 'ultrafast';
+const SEAM_CRF = ENCODER_PRESETS.render.video.crf;
 
 /** Every packet's timestamps and key flag, in stream ticks: the plan is built from these, nothing decoded. */
 export function picturePacketsArgs(source: string, videoStreamIndex: number): string[] {
@@ -41,51 +47,84 @@ function x264Profile(profile: string | null): string | null {
 /**
  * x264 options that make a seam interchangeable with the copied GOPs: same profile and
  * level, same B-frame reordering depth (so DTS keep rising across a join), and parameter
- * sets under ids the source does not use (both kinds stay valid side by side).
+ * sets under ids the source does not use (both kinds stay valid side by side); the
+ * source's time base.
  */
-export function seamEncoderArgs(video: VideoStreamInfo, reorderDelay: number, parameterSetId: number): string[] {
+export function seamEncoderArgs(video: VideoStreamInfo, reorderDelay: number, parameterSetId: number, timeBase: Rational): string[] {
   const profile = x264Profile(video.profile);
   const level = video.level !== null && video.level >= 10 ? (video.level / 10).toFixed(1) : null;
   // x264 delays decode order by 1 frame with plain B-frames and 2 with a B-pyramid.
   const bFrames = reorderDelay === 0 ? ['-bf', '0'] : reorderDelay === 1 ? ['-bf', '1'] : ['-bf', '3'];
   const x264Params = [`sps-id=${parameterSetId}`, ...(reorderDelay >= 2 ? ['b-pyramid=normal'] : ['b-pyramid=none'])];
   return [
-    '-c:v', 'libx264', '-preset', ENCODER_PRESETS.render.video.preset, '-crf', String(SEAM_CRF),
+    '-c:v', 'libx264', '-preset', SEAM_PRESET, '-crf', String(SEAM_CRF),
     '-pix_fmt', 'yuv420p',
     ...(profile ? ['-profile:v', profile] : []),
     ...(level ? ['-level:v', level] : []),
     ...bFrames,
     '-x264-params', x264Params.join(':'),
-    // The source's timestamps, untouched: no frame dropped or duplicated, the stream's own time base.
-    '-fps_mode', 'passthrough', '-enc_time_base', '-1',
+    // The graph's timestamps, untouched: no frame dropped or duplicated, in the source's time base.
+    '-fps_mode', 'passthrough', '-enc_time_base', `${timeBase.num}/${timeBase.den}`,
   ];
 }
 
 /**
- * Re-encodes the part's frames: decode from the keyframe before them with the source's
- * own timestamps (-copyts), keep exactly the frames with start_pts ≤ pts < end_pts.
+ * Re-encodes many seams in one ffmpeg run, one x264 for all of them (an ffmpeg start and
+ * an encoder start per seam cost as much as a short seam's frames). Each part is an input
+ * seeked to the keyframe it decodes from, with the source's timestamps (-copyts), trimmed
+ * to exactly the frames with start_pts ≤ pts < end_pts; the parts are joined, timed on the
+ * output's frame grid (the plan only takes constant-rate sources), and every part starts
+ * with a forced IDR frame, where the segment muxer starts its next file. Decoders are
+ * single-threaded: a run opens one per part, and x264 has the cores.
  * MPEG-TS keeps the parameter sets in-band at every keyframe, as a concatenation needs.
  */
-export function seamEncodeArgs(source: string, picture: SourcePicture, part: SmartPart, encoder: readonly string[], output: string, videoStreamIndex: number): string[] {
+export function seamsEncodeArgs(options: {
+  source: string;
+  picture: SourcePicture;
+  parts: readonly SmartPart[];
+  frameRate: Rational;
+  encoder: readonly string[];
+  outputPattern: string;
+  videoStreamIndex: number;
+}): string[] {
+  const { source, picture, parts, frameRate, encoder, outputPattern, videoStreamIndex } = options;
+  const { timeBase } = picture;
+  const inputs = parts.flatMap((part) => ['-threads', '1', '-noaccurate_seek', '-ss', seekSeconds(picture, part.keyframePts), '-i', source]);
+  const trims = parts.map((part, index) => `[${index}:${videoStreamIndex}]trim=start_pts=${part.startPts}:end_pts=${part.endPts},setpts=PTS-STARTPTS[seam${index}]`);
+  // Frame n at n frame durations, in source ticks (the concat filter's own timing gives a one-frame part no length).
+  const ticksPerFrame = `${timeBase.den * frameRate.den}/${timeBase.num * frameRate.num}`;
+  const join = `${parts.map((_, index) => `[seam${index}]`).join('')}concat=n=${parts.length}:v=1:a=0,settb=${timeBase.num}/${timeBase.den},setpts=round(N*${ticksPerFrame})[seams]`;
+  const firstFrames: number[] = [];
+  let frames = 0;
+  for (const part of parts) {
+    firstFrames.push(frames);
+    frames += part.frames;
+  }
   return [
     ...commonArgs,
-    '-noaccurate_seek', '-ss', seekSeconds(picture, part.keyframePts), '-copyts', '-i', source,
-    '-map', `0:${videoStreamIndex}`,
-    '-vf', `trim=start_pts=${part.startPts}:end_pts=${part.endPts},setpts=PTS-STARTPTS`,
+    ...inputs,
+    '-copyts',
+    '-filter_complex', [...trims, join].join(';'),
+    '-map', '[seams]',
     ...encoder,
-    '-f', 'mpegts', output,
+    '-force_key_frames', `expr:${firstFrames.map((frame) => `eq(n,${frame})`).join('+')}`,
+    '-f', 'segment', '-segment_format', 'mpegts', '-segment_frames', firstFrames.slice(1).join(',') || String(frames + 1),
+    outputPattern,
   ];
 }
 
-/** Copies whole GOPs from a clean keyframe: exactly `frames` packets, parameter sets written in-band. */
-export function gopCopyArgs(source: string, picture: SourcePicture, part: SmartPart, output: string, videoStreamIndex: number): string[] {
-  return [
-    ...commonArgs,
-    '-ss', seekSeconds(picture, part.keyframePts), '-i', source,
-    '-map', `0:${videoStreamIndex}`, '-c', 'copy', '-frames:v', String(part.frames),
+/**
+ * Copies whole GOPs, many runs in one ffmpeg: each from a clean keyframe, exactly its
+ * frames' packets, parameter sets written in-band, to a file of its own.
+ */
+export function gopCopiesArgs(source: string, picture: SourcePicture, copies: readonly { part: SmartPart; output: string }[], videoStreamIndex: number): string[] {
+  const inputs = copies.flatMap(({ part }) => ['-ss', seekSeconds(picture, part.keyframePts), '-i', source]);
+  const outputs = copies.flatMap(({ part, output }, index) => [
+    '-map', `${index}:${videoStreamIndex}`, '-c', 'copy', '-frames:v', String(part.frames),
     '-bsf:v', 'h264_mp4toannexb',
     '-f', 'mpegts', output,
-  ];
+  ]);
+  return [...commonArgs, ...inputs, ...outputs];
 }
 
 /**
@@ -132,9 +171,14 @@ export function smartAudioGraph(picture: SourcePicture, plan: SmartPlan, audio: 
   return chains.join(';');
 }
 
-/** The sound alone, rendered by smartAudioGraph and encoded as the export's AAC (MP4 keeps its priming as an edit). */
+/**
+ * The sound alone, rendered by smartAudioGraph and encoded as the export's AAC (MP4 keeps
+ * its priming as an edit), with the native encoder's fast coder: the default two-loop
+ * search costs 2.5× the CPU, as much as the seams of a 3-cuts-a-minute talk, for no
+ * difference heard at 192 kb/s.
+ */
 export function smartSoundArgs(source: string | null, audioGraph: string, output: string): string[] {
-  return [...commonArgs, ...(source ? ['-i', source] : []), '-filter_complex', audioGraph, '-map', '[audio]', ...audioEncoderArgs(ENCODER_PRESETS.render), '-f', 'mp4', output];
+  return [...commonArgs, ...(source ? ['-i', source] : []), '-filter_complex', audioGraph, '-map', '[audio]', ...audioEncoderArgs(ENCODER_PRESETS.render), '-aac_coder', 'fast', '-f', 'mp4', output];
 }
 
 /** The copied and re-encoded picture from the part list and the rendered sound, both copied: MP4 in the source's time scale, index up front. */

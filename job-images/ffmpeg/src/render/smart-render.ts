@@ -8,8 +8,8 @@ import { outputFrameSize, type RenderInput } from '../../../../crds/contract/pro
 import type { JobLog } from '../../../lib/job-log.ts';
 import type { MediaProbe } from '../media/probe.ts';
 import { mediaToolsFromEnv, runFfmpeg, runFfprobe, type MediaTools } from '../media/tools.ts';
-import { countPacketsArgs, gopCopyArgs, partListText, seamEncodeArgs, seamEncoderArgs, smartAudioGraph, smartMuxArgs, smartSoundArgs } from './smart-args.ts';
-import { planSmartRender, smartPlanRefusal, SmartRenderNotWorthIt, ticksToSeconds, type SmartPart } from './smart-plan.ts';
+import { countPacketsArgs, gopCopiesArgs, partListText, seamEncoderArgs, seamsEncodeArgs, smartAudioGraph, smartMuxArgs, smartSoundArgs } from './smart-args.ts';
+import { planSmartRender, smartPlanRefusal, SmartRenderNotWorthIt, ticksToSeconds, type SmartPart, type SmartPlan } from './smart-plan.ts';
 import { outputFrameRate } from './frame-grid.ts';
 import { readSmartSource } from './smart-source.ts';
 
@@ -83,18 +83,67 @@ export interface SmartRenderArgs {
   tools?: MediaTools;
 }
 
-/** Two ffmpeg runs at a time: short x264 runs leave cores idle while they start and decode, and the sound renders alongside. */
+/** Two ffmpeg runs at a time: the sound renders beside the picture's runs. */
 const SMART_CONCURRENCY = 2;
 /** Relative cost of the steps, for progress: a re-encoded frame is 1, a frame decoded to reach a cut 0.3. */
 const COST = { encoded: 1, leadIn: 0.3, copied: 0.02, sound: 0.05, muxed: 0.01 } as const;
+/**
+ * Parts per ffmpeg run: seams share one encoder and copies one process, but every part is
+ * an input of its own (a demuxer, and for a seam a decoder and its first frame held until
+ * the graph starts), so a run takes at most this many.
+ */
+const PARTS_PER_RUN = 16;
 
-/** One ffmpeg run of the smart render before the mux: a part of the picture, or the whole sound. */
-type SmartTask = { kind: 'part'; part: SmartPart; file: string } | { kind: 'sound'; graph: string; file: string };
+/** A part of the picture and the file it is written to. */
+interface PartFile {
+  part: SmartPart;
+  file: string;
+}
+
+/** One ffmpeg run of the smart render before the mux: re-encoded seams, copied GOPs, or the whole sound. */
+type SmartTask = { kind: 'seams'; parts: PartFile[]; pattern: string } | { kind: 'copies'; parts: PartFile[] } | { kind: 'sound'; graph: string; file: string };
 
 function taskCost(task: SmartTask, frameCount: number): number {
   if (task.kind === 'sound') return COST.sound * frameCount;
-  const { part } = task;
-  return part.kind === 'copy' ? COST.copied * part.frames : COST.encoded * part.frames + COST.leadIn * part.leadInFrames;
+  return task.parts.reduce((total, { part }) => total + (part.kind === 'copy' ? COST.copied * part.frames : COST.encoded * part.frames + COST.leadIn * part.leadInFrames), 0);
+}
+
+function inRuns<T>(items: readonly T[]): T[][] {
+  const runs: T[][] = [];
+  for (let at = 0; at < items.length; at += PARTS_PER_RUN) runs.push(items.slice(at, at + PARTS_PER_RUN));
+  return runs;
+}
+
+/**
+ * The runs of the picture and the sound, and the file each part is written to (plan order):
+ * the seams in runs of one encoder each, the copies in runs of one process each.
+ */
+function smartTasks(plan: SmartPlan, workDir: string, sound: SmartTask): { tasks: SmartTask[]; partFiles: string[] } {
+  const partFiles: string[] = [];
+  const seams: PartFile[] = [];
+  const copies: PartFile[] = [];
+  const seamRuns = inRuns(plan.parts.filter((part) => part.kind === 'encode'));
+  plan.parts.forEach((part, index) => {
+    if (part.kind === 'copy') {
+      const file = join(workDir, `smart-copy-${String(index).padStart(4, '0')}.ts`);
+      copies.push({ part, file });
+      partFiles.push(file);
+      return;
+    }
+    // The segment muxer numbers the files of a run from 0, in the run's order.
+    const place = seams.length;
+    const run = Math.floor(place / PARTS_PER_RUN);
+    const file = join(workDir, `smart-seams-${run}-${String(place % PARTS_PER_RUN).padStart(4, '0')}.ts`);
+    seams.push({ part, file });
+    partFiles.push(file);
+  });
+  const tasks: SmartTask[] = [
+    // The sound first: it is the longest single run, and it overlaps the picture's runs.
+    sound,
+    ...seamRuns.map((_, run) => ({ kind: 'seams' as const, parts: seams.slice(run * PARTS_PER_RUN, (run + 1) * PARTS_PER_RUN), pattern: join(workDir, `smart-seams-${run}-%04d.ts`) })),
+    ...inRuns(copies).map((parts) => ({ kind: 'copies' as const, parts })),
+  ];
+  return { tasks, partFiles };
 }
 
 /** Progress as a share of the estimated work, with the time left extrapolated from the time so far. */
@@ -163,22 +212,19 @@ export async function smartRender(args: SmartRenderArgs): Promise<{ frameCount: 
   });
 
   await mkdir(workDir, { recursive: true });
-  const encoder = seamEncoderArgs(probe.video, plan.reorderDelay, source.seamParameterSetId);
+  const frameRate = outputFrameRate(input, probes);
+  const encoder = seamEncoderArgs(probe.video, plan.reorderDelay, source.seamParameterSetId, picture.timeBase);
   const videoIndex = probe.video.index;
-  const partFiles = plan.parts.map((_, index) => join(workDir, `smart-part-${String(index).padStart(4, '0')}.ts`));
   const sound = join(workDir, 'smart-sound.m4a');
-  // The sound first: it is the longest single run, and it overlaps the short seam encodes.
-  const tasks: SmartTask[] = [
-    { kind: 'sound', graph: smartAudioGraph(picture, plan, probe.audio, 0), file: sound },
-    ...plan.parts.map((part, index) => ({ kind: 'part' as const, part, file: partFiles[index] as string })),
-  ];
+  const { tasks, partFiles } = smartTasks(plan, workDir, { kind: 'sound', graph: smartAudioGraph(picture, plan, probe.audio, 0), file: sound });
   const costs = tasks.map((task) => taskCost(task, plan.frameCount));
   const muxCost = COST.muxed * plan.frameCount;
   const progress = progressMeter(costs.reduce((total, cost) => total + cost, muxCost), args.onProgress);
   const shares = tasks.map(() => 0);
   const tasksDone = (): number => costs.reduce((total, cost, index) => total + cost * (shares[index] ?? 0), 0);
   await inPool(tasks, SMART_CONCURRENCY, async (task, index) => {
-    const seconds = task.kind === 'sound' ? ticksToSeconds(picture, plan.durationTicks) : ticksToSeconds(picture, task.part.endPts - task.part.startPts);
+    const spanTicks = task.kind === 'sound' ? plan.durationTicks : task.parts.reduce((total, { part }) => total + part.endPts - part.startPts, 0);
+    const seconds = ticksToSeconds(picture, spanTicks);
     const onProgress = (outSeconds: number): void => {
       shares[index] = seconds > 0 ? Math.min(1, outSeconds / seconds) : 0;
       progress(tasksDone());
@@ -186,9 +232,9 @@ export async function smartRender(args: SmartRenderArgs): Promise<{ frameCount: 
     const taskArgs =
       task.kind === 'sound'
         ? smartSoundArgs(probe.audio ? path : null, task.graph, task.file)
-        : task.part.kind === 'copy'
-          ? gopCopyArgs(path, picture, task.part, task.file, videoIndex)
-          : seamEncodeArgs(path, picture, task.part, encoder, task.file, videoIndex);
+        : task.kind === 'copies'
+          ? gopCopiesArgs(path, picture, task.parts.map(({ part, file }) => ({ part, output: file })), videoIndex)
+          : seamsEncodeArgs({ source: path, picture, parts: task.parts.map(({ part }) => part), frameRate, encoder, outputPattern: task.pattern, videoStreamIndex: videoIndex });
     await runFfmpeg(tools, taskArgs, { signal, onProgress });
     shares[index] = 1;
     progress(tasksDone());
