@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -131,25 +131,27 @@ describe('smart render plan (the plan as data)', () => {
 // ------------------------------------------------------------------ real media
 
 /**
- * 10 s of 1280x720 H.264 at 30 fps with B-frames and a keyframe every 2 s; a white
- * square flashes on every whole second's frame while a 1 kHz beep sounds for that frame.
+ * 10 s (or `seconds`) of 1280x720 H.264 at 30 fps with B-frames and a keyframe every 2 s
+ * (or `gopFrames`); a white square flashes on every whole second's frame while a 1 kHz
+ * beep sounds for that frame.
  */
-async function makeFlashBeepSource(dir: string): Promise<string> {
-  const output = join(dir, 'flash-beep.mp4');
+async function makeFlashBeepSource(dir: string, options: { seconds: number; gopFrames: number } = { seconds: 10, gopFrames: 60 }): Promise<string> {
+  const { seconds, gopFrames } = options;
+  const output = join(dir, `flash-beep-${seconds}s.mp4`);
   await run('ffmpeg', [
     '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=${FPS}:duration=10,drawbox=x=0:y=0:w=160:h=160:color=white:t=fill:enable='eq(mod(n\\,${FPS})\\,0)'`,
-    '-f', 'lavfi', '-i', `aevalsrc='if(lt(mod(t\\,1)\\,${FRAME_SECONDS})\\,0.8*sin(2*PI*1000*t)\\,0)':s=48000:d=10`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '2', '-g', '60', '-keyint_min', '60', '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
+    '-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=${FPS}:duration=${seconds},drawbox=x=0:y=0:w=160:h=160:color=white:t=fill:enable='eq(mod(n\\,${FPS})\\,0)'`,
+    '-f', 'lavfi', '-i', `aevalsrc='if(lt(mod(t\\,1)\\,${FRAME_SECONDS})\\,0.8*sin(2*PI*1000*t)\\,0)':s=48000:d=${seconds}`,
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '2', '-g', String(gopFrames), '-keyint_min', String(gopFrames), '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
     '-c:a', 'aac', '-b:a', '128k', '-shortest', output,
   ]);
   return output;
 }
 
-function cutOnlyInput(ranges: readonly [number, number][], overrides: Partial<RenderRequestInput> = {}): RenderInput {
+function cutOnlyInput(ranges: readonly [number, number][], overrides: Partial<RenderRequestInput> = {}, sourceDurationMs = 10_000): RenderInput {
   const { settings, ...extra } = overrides;
   return renderInputSchema.parse(
-    keptRangesRenderInput({ sourceKey: 'media/footage/source', sourceDurationMs: 10_000, ranges, settings: { resolution: '720p', ...settings }, extra }),
+    keptRangesRenderInput({ sourceKey: 'media/footage/source', sourceDurationMs, ranges, settings: { resolution: '720p', ...settings }, extra }),
   );
 }
 
@@ -374,6 +376,81 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
       expect(rendered.frame_count).to.equal(54);
       expect(rendered.fallback_reason).to.equal('no whole GOP lies inside a kept range, so nothing could be copied');
     });
+  });
+});
+
+describe('smart render of many seams: one encoder run for up to 16 of them (real ffmpeg)', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let output: string;
+  let workDir: string;
+  // 30 s with a keyframe every second; ten kept ranges, each a re-encoded head, one copied
+  // GOP and a re-encoded tail: 20 seams, so two encoder runs (16 and 4). The second range's
+  // head and the third's tail are one frame each (frames 29 and 60).
+  const ranges: [number, number][] = Array.from({ length: 10 }, (_, index) => [index * 3000 + (index === 1 ? 967 : 700), index * 3000 + (index === 2 ? 2034 : 2100)]);
+  const keptSourceFrames = ranges.flatMap(([from, to]) => {
+    const first = Math.round((from / 1000) * FPS);
+    return Array.from({ length: Math.round((to / 1000) * FPS) - first }, (_, index) => first + index);
+  });
+  const input = cutOnlyInput(ranges, {}, 30_000);
+  let source: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cutroom-smart-seams-'));
+    source = await makeFlashBeepSource(dir, { seconds: 30, gopFrames: FPS });
+    const probe = await probeSource(tools, source, 'footage', AbortSignal.timeout(10_000));
+    output = join(dir, 'smart.mp4');
+    workDir = join(dir, 'work');
+    await smartRender({ input, sourcePaths: new Map([['footage', source]]), probes: new Map([['footage', probe]]), outputPath: output, workDir, signal: AbortSignal.timeout(150_000), onProgress: () => {}, log: silentLog });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the 20 seams come from two encoder runs, 16 files and 4, one a part', async () => {
+    const files = await readdir(workDir);
+    expect(files.filter((file) => file.startsWith('smart-seams-0-'))).to.have.length(16);
+    expect(files.filter((file) => file.startsWith('smart-seams-1-'))).to.have.length(4);
+  });
+
+  it('every output frame is the source frame it stands for (one-frame seams included), copied GOPs bit-exact, none repeated or lost', async () => {
+    const json = await ffprobeJson(['-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=nb_read_frames', output]);
+    expect(Number((json.streams as { nb_read_frames: string }[])[0]?.nb_read_frames)).to.equal(keptSourceFrames.length);
+    const reference = ranges.map(([from, to], index) => `[1:v]trim=start_frame=${Math.round((from / 1000) * FPS)}:end_frame=${Math.round((to / 1000) * FPS)},setpts=PTS-STARTPTS[r${index}]`);
+    const stats = join(dir, 'psnr.log');
+    await run('ffmpeg', [
+      '-hide_banner', '-loglevel', 'error', '-i', output, '-i', source,
+      '-filter_complex', `${reference.join(';')};${ranges.map((_, index) => `[r${index}]`).join('')}concat=n=${ranges.length}:v=1:a=0[ref];[0:v][ref]psnr=stats_file=${stats}`,
+      '-f', 'null', '-',
+    ]);
+    const psnr = (await readFile(stats, 'utf8')).trim().split('\n').map((line) => {
+      const value = /psnr_avg:(\S+)/.exec(line)?.[1];
+      return value === 'inf' ? Infinity : Number(value);
+    });
+    expect(psnr).to.have.length(keptSourceFrames.length);
+    // A neighbouring frame of testsrc2 scores under 30 dB; a re-encoded seam frame over 40.
+    expect(Math.min(...psnr)).to.be.greaterThan(40);
+    // Source frames 30–59 of every range are a copied GOP.
+    const copied = keptSourceFrames.flatMap((frame, index) => (frame % 90 >= 30 && frame % 90 < 60 ? [psnr[index]] : []));
+    expect(copied).to.have.length(300);
+    expect(copied.every((value) => value === Infinity)).to.equal(true);
+  });
+
+  it('audio/video offset within one frame at every join: each flash has its beep', async () => {
+    const flashes = await flashTimes(output);
+    const beeps = await beepOnsets(output);
+    // Each range shows the flashes of its source seconds 1 and 2 (a copied and a re-encoded frame).
+    expect(flashes).to.have.length(20);
+    expect(beeps).to.have.length(flashes.length);
+    flashes.forEach((flash, index) => expect(Math.abs((beeps[index] ?? Infinity) - flash)).to.be.at.most(FRAME_SECONDS));
+  });
+
+  it('the whole output decodes without an error, and decode timestamps rise at every join', async () => {
+    const { stderr } = await run('ffmpeg', ['-hide_banner', '-nostats', '-v', 'error', '-i', output, '-f', 'null', '-']);
+    expect(stderr.trim()).to.equal('');
+    const json = await ffprobeJson(['-select_streams', 'v:0', '-show_entries', 'packet=dts,pts', output]);
+    const packets = json.packets as { dts: number; pts: number }[];
+    expect(packets.every((packet, index) => index === 0 || packet.dts > (packets[index - 1]?.dts ?? -Infinity))).to.equal(true);
   });
 });
 

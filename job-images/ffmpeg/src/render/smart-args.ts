@@ -91,7 +91,7 @@ export function seamsEncodeArgs(options: {
   const { timeBase } = picture;
   const inputs = parts.flatMap((part) => ['-threads', '1', '-noaccurate_seek', '-ss', seekSeconds(picture, part.keyframePts), '-i', source]);
   const trims = parts.map((part, index) => `[${index}:${videoStreamIndex}]trim=start_pts=${part.startPts}:end_pts=${part.endPts},setpts=PTS-STARTPTS[seam${index}]`);
-  // Frame n at n frame durations, in source ticks (the concat filter's own timing gives a one-frame part no length).
+  // The joined frames timed by count on the output's frame grid, in source ticks: the mux re-times each part's file anyway.
   const ticksPerFrame = `${timeBase.den * frameRate.den}/${timeBase.num * frameRate.num}`;
   const join = `${parts.map((_, index) => `[seam${index}]`).join('')}concat=n=${parts.length}:v=1:a=0,settb=${timeBase.num}/${timeBase.den},setpts=round(N*${ticksPerFrame})[seams]`;
   const firstFrames: number[] = [];
