@@ -227,6 +227,25 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     expect(runs(heardAt(early), []), 'no break without the pause').to.deep.equal([]);
   });
 
+  it('a take whose words the recognizer squeezed (begun late, run into the restart), its restart heard from inside the pause: its sound is taken from the pause before it to the pause after it, and it is dropped', () => {
+    const { leaderA, leaderB, password } = prompts;
+    const { spans, comparer } = sentenceTakeRestart(password.samples, opening(leaderA, 0.5), leaderB.samples);
+    const [before, gap, take, between, restart] = spans;
+    // Whisper writing a restarted opening once: the take heard as two words in 300 ms, 200 ms after its pause ended,
+    // and the restart's first word begun inside the pause after it
+    const squeezed: SpokenWord[] = [
+      ...spread(['please', 'enter', 'your', 'password'], before),
+      ...spread(['in', 'cold'], { start_ms: take.start_ms + 200, end_ms: take.start_ms + 500 }),
+      ...spread(['the'], { start_ms: between.start_ms + 100, end_ms: restart.start_ms + 250 }),
+      ...spread(RESTART_WORDS.slice(1), { start_ms: restart.start_ms + 250, end_ms: restart.end_ms }),
+    ];
+    const runs = (silences: Span[]): string[][] =>
+      findFalseTakes(squeezed, falseStartThreshold(50)!, new Set(), { comparer, bars: DEFAULT_BARS, silences }).map((run) => squeezed.slice(run.from, run.to).map((word) => word.text));
+    expect(take.end_ms - take.start_ms, 'the take as spoken').to.be.above(700);
+    expect(runs([gap, between])).to.deep.equal([['in', 'cold']]);
+    expect(runs([]), 'no break without the pauses').to.deep.equal([]);
+  });
+
   it('a take after a pause the detector heard, behind a word the recognizer glued to it, is matched by its words too', () => {
     const words = spoken('rounds |100 to |70 there is currently one of |460 there is currently one other participant');
     // no sound to go by: the comparer's cepstra end before the words begin

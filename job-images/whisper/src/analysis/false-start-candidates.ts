@@ -50,6 +50,25 @@ export function heardSpan(silences: readonly Span[], span: Span, before?: Span):
   return { start_ms: start, end_ms: end };
 }
 
+/** A first word heard starting up to this long after a pause's end began at it (a recognizer's late start; takeSound). */
+const LATE_WORD_MS = 300;
+
+/**
+ * A take's sound as the detector heard it: heardSpan, run back to the end of the pause before
+ * it where the recognizer heard the first word start up to LATE_WORD_MS after that pause, and
+ * on to the start of the restart's pause (`restartPause`) where the detector heard one begin
+ * after the take's last word ended. A recognizer that writes a restarted opening once gives
+ * the take's words too little time: "To mute | to mute or unmute" heard as "To mute" in 300 ms
+ * and "or" run back over the pause, while the take's sound lasts 560 ms.
+ */
+export function takeSound(silences: readonly Span[], span: Span, before: Span | undefined, restartPause: Span | undefined): Span {
+  const heard = heardSpan(silences, span, before);
+  const opening = before ?? silenceBefore(silences, heard.start_ms);
+  const start = opening && opening.end_ms <= heard.start_ms && heard.start_ms - opening.end_ms <= LATE_WORD_MS ? opening.end_ms : heard.start_ms;
+  const end = restartPause && restartPause.start_ms > heard.end_ms ? restartPause.start_ms : heard.end_ms;
+  return { start_ms: start, end_ms: end };
+}
+
 /**
  * The detected pause content word `position` follows: one ending within PAUSE_END_REACH_MS
  * of the word's start; one the word begins in and carries on past by SYLLABLE_MS or more

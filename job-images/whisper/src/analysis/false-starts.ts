@@ -1,6 +1,6 @@
 import { wordCut, type CutRoom, type WordPauses } from './boundaries.ts';
 import type { SoundComparer } from './cepstra.ts';
-import { endsSentence, heardSpan, isPhraseStart, marksClause, pauseBefore } from './false-start-candidates.ts';
+import { endsSentence, heardSpan, isPhraseStart, marksClause, pauseBefore, takeSound } from './false-start-candidates.ts';
 import { FALSE_START_RULES, MIN_TAKE_WORDS, UNSAID_WORDS, type Candidate, type FalseStartRule } from './false-start-rules.ts';
 import { barsAt, MAX_SOUND_TAKE_MS, MIN_HEARD_TAKE_MS, MIN_SOUND_TAKE_MS, soundsAlike, type TakeSounds } from './false-start-sound.ts';
 import { COMPARE_WORDS, letterDistance, phraseResemblance, SAME_WORD_DISTANCE, wordsSaidAgain, wordsSaidOtherwise, type SaidAgain } from './false-start-words.ts';
@@ -61,9 +61,11 @@ export { FALSE_START_RULES, type FalseStartRule } from './false-start-rules.ts';
  * completed, followed by a restart after a break, is a false take when the restart's
  * opening sounds like it (soundsAlike; the recognizer may have heard the two renditions
  * as different words, "me you to walk" / "mute or commuter": the voice said the same
- * thing twice). Its sound is taken where the detector heard it (heardSpan: a word
+ * thing twice). Its sound is taken where the detector heard it (takeSound: a word
  * stretched over the pause before or after the take does not carry the pause into the
- * comparison), and must be MIN_HEARD_TAKE_MS long there.
+ * comparison, and words the recognizer squeezed, begun late after the pause before the take
+ * or ended early before the restart's, do not shorten it), and must be MIN_HEARD_TAKE_MS
+ * long there.
  *
  * The sound also checks the words: a take said again by a restart with no break before
  * it (no pause, hesitation or punctuation) may be one stretch the recognizer heard twice
@@ -288,8 +290,8 @@ function candidateOf(context: CandidateContext): Candidate {
     if (sound !== undefined) return sound;
     if (!sounds) return (sound = null);
     const wordSpan = { start_ms: takeWord.start_ms, end_ms: lastWord.end_ms };
-    const length = wordSpan.end_ms - wordSpan.start_ms;
-    const heardTake = heardSpan(sounds.silences, wordSpan, takePause);
+    const heardTake = takeSound(sounds.silences, wordSpan, takePause, pausedBefore);
+    const length = Math.max(wordSpan.end_ms - wordSpan.start_ms, heardTake.end_ms - heardTake.start_ms);
     if (length < MIN_SOUND_TAKE_MS || length > MAX_SOUND_TAKE_MS || heardTake.end_ms - heardTake.start_ms < MIN_HEARD_TAKE_MS) return (sound = null);
     return (sound = soundsAlike(sounds, heardTake, pausedBefore?.end_ms ?? restartWord.start_ms));
   };
