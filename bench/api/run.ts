@@ -13,6 +13,9 @@
  *   node bench/api/run.ts        (BENCH_ROUNDS=3, BENCH_SECONDS=5 by default)
  *   BENCH_ONLY=list              runs the scenarios whose name contains it
  *   BENCH_PROFILE_DIR=/tmp/prof  writes CPU profiles of both there (node --cpu-prof; file names begin cutroom- and baseline-)
+ *   BENCH_AGAINST=<dir>          also runs the api of another checkout (<dir>/api/src/main.ts, e.g. a clone at an earlier
+ *                                commit) in the same alternation, and prints its ratios beside Cutroom's: before and after
+ *                                measured in one run, on one machine's load (no RESULT lines for it)
  *   BENCH_API=bundle             runs Cutroom as the api image does: api/dist/main.js (hack/build-api.sh builds it when
  *                                stale) started with the CMD of api/Dockerfile, its Node flags included
  */
@@ -86,6 +89,10 @@ try {
   servers.push(cutroom);
   const baseline = await startServer('baseline', fileURLToPath(new URL('./baseline.ts', import.meta.url)), env, profiled('baseline'));
   servers.push(baseline);
+  // Another checkout's api, on the same database and Redis (its sessions and keys are Cutroom's own).
+  const against = process.env.BENCH_AGAINST ? await startServer('against', join(process.env.BENCH_AGAINST, 'api/src/main.ts'), env) : undefined;
+  if (against) servers.push(against);
+  const contenders = against ? [cutroom, baseline, against] : [cutroom, baseline];
 
   const readers = await seedAccounts(cutroom.url, database.url, READERS, PROJECTS_PER_READER);
   const writers = await seedAccounts(cutroom.url, database.url, WRITERS, 0);
@@ -112,6 +119,7 @@ try {
   });
 
   await expectSameAnswers(cutroom, baseline, [list(0), listByKey(0), checkAuth(0), create(0), createByKey(0)]);
+  if (against) await expectSameAnswers(against, baseline, [list(0), listByKey(0), checkAuth(0), create(0), createByKey(0)]);
 
   const scenarios: Scenario[] = [];
   for (const concurrency of [10, 50]) {
@@ -126,21 +134,21 @@ try {
   // A fresh process runs its first seconds on code V8 has not optimised yet, and the larger
   // program longer so: every scenario runs once on both servers before any round counts.
   for (const scenario of scenarios) {
-    for (const server of [cutroom, baseline]) {
+    for (const server of contenders) {
       const result = await measure(server, scenario, WARMUP_PASS_SECONDS);
       process.stdout.write(`warm-up ${scenario.name.padEnd(20)} ${server.name.padEnd(8)} ${result.perSecond.toFixed(0).padStart(6)} req/s (not counted)\n`);
     }
   }
-  const measured = new Map<string, { cutroom: Measure[]; baseline: Measure[] }>();
+  const measured = new Map<string, Record<string, Measure[]>>();
   for (let round = 0; round < rounds; round++) {
     for (const scenario of scenarios) {
       // Alternate who goes first, so neither always runs on a machine the other just warmed.
-      const order = round % 2 === 0 ? [cutroom, baseline] : [baseline, cutroom];
-      const entry = measured.get(scenario.name) ?? { cutroom: [], baseline: [] };
+      const order = contenders.map((_, index) => contenders[(index + round) % contenders.length]!);
+      const entry = measured.get(scenario.name) ?? Object.fromEntries(contenders.map((server) => [server.name, [] as Measure[]]));
       measured.set(scenario.name, entry);
       for (const server of order) {
         const result = await measure(server, scenario);
-        entry[server === cutroom ? 'cutroom' : 'baseline'].push(result);
+        entry[server.name]!.push(result);
         process.stdout.write(
           `round ${round + 1} ${scenario.name.padEnd(20)} ${server.name.padEnd(8)} ${result.perSecond.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(1).padStart(5)} ms  p99 ${result.p99Ms.toFixed(1).padStart(5)} ms  cpu ${(result.cpuMsPerRequest).toFixed(2)} ms/req${result.errors ? `  ${result.errors} errors (${result.firstError})` : ''}\n`,
         );
@@ -154,12 +162,18 @@ try {
   process.stdout.write(`\nmedians of ${rounds} rounds of ${seconds} s (Cutroom / baseline); load average now ${loadavg().map((load) => load.toFixed(1)).join(' ')}\n`);
   for (const scenario of scenarios) {
     const entry = measured.get(scenario.name)!;
-    const ours = summary(entry.cutroom);
-    const theirs = summary(entry.baseline);
+    const ours = summary(entry.cutroom!);
+    const theirs = summary(entry.baseline!);
     const ratio = ours.perSecond / theirs.perSecond;
     process.stdout.write(
       `  ${scenario.name.padEnd(20)} ${ours.perSecond.toFixed(0)} / ${theirs.perSecond.toFixed(0)} req/s = ${ratio.toFixed(2)}×   p50 ${ours.p50Ms.toFixed(1)} / ${theirs.p50Ms.toFixed(1)} ms   p99 ${ours.p99Ms.toFixed(1)} / ${theirs.p99Ms.toFixed(1)} ms   cpu/req ${ours.cpuMsPerRequest.toFixed(2)} / ${theirs.cpuMsPerRequest.toFixed(2)} ms = ${(ours.cpuMsPerRequest / theirs.cpuMsPerRequest).toFixed(2)}×\n`,
     );
+    if (entry.against) {
+      const before = summary(entry.against);
+      process.stdout.write(
+        `  ${''.padEnd(20)} against: ${before.perSecond.toFixed(0)} req/s = ${(before.perSecond / theirs.perSecond).toFixed(2)}×   cpu/req ${before.cpuMsPerRequest.toFixed(2)} ms = ${(before.cpuMsPerRequest / theirs.cpuMsPerRequest).toFixed(2)}×   (Cutroom's cpu/req ${((ours.cpuMsPerRequest / before.cpuMsPerRequest - 1) * 100).toFixed(0)} % against it)\n`,
+      );
+    }
     const throughputOk = ratio >= THROUGHPUT_TARGET;
     const cpuRatio = ours.cpuMsPerRequest / theirs.cpuMsPerRequest;
     const cpuOk = cpuRatio <= CPU_TARGET;
