@@ -112,7 +112,7 @@ describe('fillers found by their sound (issue 39)', function () {
   });
 
   it('a filler whose vowel wavers between sentences is offered, not applied: its confidence is under the bar and its reason says so', async () => {
-    const wavering = heldVowel(420, UH, -24, { wobble: 0.075, seed: 3 });
+    const wavering = heldVowel(420, UH, -24, { wobble: 0.085, seed: 3 });
     const talk = await promptTalk(PROMPTS.slice(0, 2), { pauseMs: 1000, floor: { kind: 'pink', rmsDb: -60 }, inPauses: () => [[280, wavering]] });
     const at = putAt(talk, 0, 280, wavering);
     const edits = fillerEdits(talk, promptWords(talk));
@@ -149,7 +149,7 @@ describe('fillers found by their sound (issue 39)', function () {
     expect(fillerEdits(talk, promptWords(talk))).to.deep.equal([]);
   });
 
-  it('a filler never overlaps a heard word: a short word heard inside it stays whole, and a word timed over it (Whisper gives a filler\'s time to the word after it) keeps its own sound', async () => {
+  it('a filler never overlaps a heard word: a short word heard inside it leaves it unoffered, and a word timed over it (Whisper gives a filler\'s time to the word after it) keeps its own sound', async () => {
     const uh = heldVowel(600, UH, -24, { seed: 5 });
     const talk = await promptTalk(PROMPTS.slice(0, 3), { pauseMs: 1100, floor: { kind: 'pink', rmsDb: -60 }, inPauses: (index) => (index < 2 ? [[250, uh]] : []) });
     const [first, second] = [putAt(talk, 0, 250, uh), putAt(talk, 1, 250, uh)];
@@ -168,6 +168,6 @@ describe('fillers found by their sound (issue 39)', function () {
       for (const prompt of talk.prompts) expect(overlapMs(edit, prompt), `${JSON.stringify(edit)} against the sound of ${JSON.stringify(prompt)}`).to.equal(0);
     }
     expect(edits.filter((edit) => overlapMs(edit, first) >= (first.end_ms - first.start_ms) / 2), 'the first filler, inside the span of the word timed over it').to.have.length(1);
-    expect(edits.filter((edit) => overlapMs(edit, second) > 0), 'the second filler, up to the word heard in it').to.have.length(1);
+    expect(edits.filter((edit) => overlapMs(edit, second) > 0), 'the second filler, a word heard in it').to.deep.equal([]);
   });
 });

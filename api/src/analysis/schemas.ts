@@ -10,7 +10,14 @@ export const AnalyzeBody = z
   .strictObject({
     preset_id: z.uuid().optional().describe("One of the caller's analysis presets, applied as stored: its pacing_level, false_start_sensitivity, language and director_notes fill the fields this request leaves out."),
     pacing_level: z.int().min(0).max(100).optional().describe('Required unless preset_id gives it.'),
-    false_start_sensitivity: z.int().min(0).max(100).optional().describe('Required unless preset_id gives it.'),
+    false_start_sensitivity: z
+      .int()
+      .min(0)
+      .max(100)
+      .optional()
+      .describe(
+        "Required unless preset_id gives it. How readily disfluencies are found, 0–100: false starts (a take must resemble its restart less, the higher it is) and fillers heard by their sound (\"um\", \"uh\", \"mm\": Whisper leaves them out of the transcript). Such a filler is an edit of type filler (reason \"filler 'uh' 420 ms\") offered from confidence 0.85 − 0.4 × sensitivity / 100 (0.65 at 50) and applied by default from confidence 0.8 at any sensitivity; a filler never overlaps the sound of a word the recognizer heard.",
+      ),
     language: isoLanguage.nullable().optional().describe('ISO code, or null to auto-detect. Required unless preset_id gives it.'),
     director_notes: z
       .string()

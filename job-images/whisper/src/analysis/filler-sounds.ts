@@ -28,6 +28,8 @@ const STEADY_REACH = 2;
 const VOICED_HISS_DB = -9;
 /** … but not this far (a hum's partials, all under 1 kHz, leave the band above at the floor; a vowel's upper formants are there). */
 const HUM_HISS_DB = -45;
+/** A filler's body: its frames within this of its loudest. */
+const BODY_DB = 12;
 /** A voiced sound's mean spectrum has formants: a contrast (formantContrast) under this is a noise's smooth spectrum. */
 const FORMANT_CONTRAST = 8;
 /** A filler's loudest frames reach within this of the recording's speech level (detectSpeech's onset, or, without it, this under the loudest frames). */
@@ -39,12 +41,11 @@ const DIP_DB = 10;
 /** A filler's frames lie within this of its median level: frames under it at its edges are its fade, inside it a dip between two sounds. */
 const SPLIT_DB = 15;
 /**
- * A filler may only lie this much of its length inside a heard word's span (a recognizer's word
- * end a little late); more, and it is that word's own held vowel ("sooo") — unless the word has
- * NUCLEUS_MS of voiced sound of its own elsewhere in its span: a recognizer that timed the word
- * over the filler (Whisper gives a filler's time to the word after it).
+ * A filler's sound may only reach this far into a heard word's span (the recognizer's 20 ms
+ * steps); further, and it is that word's own held sound ("sooo", a sentence's last vowel drawn
+ * out past the recognizer's word end) — unless the word lends it its time (lendsItsTime).
  */
-const INSIDE_WORD_SHARE = 0.25;
+const INSIDE_WORD_MS = 40;
 /** A nasal's level above 1 kHz lies this far under its whole, at least; an "um"'s second half this much under its first. */
 const MM_HISS_DB = -30;
 const UM_DROP_DB = 8;
@@ -52,6 +53,8 @@ const NUCLEUS_MS = 60;
 /** The longest a word takes to say: this and LETTER_MS a letter (English runs at 12–15 letters a second). */
 const LONGEST_SAY_MS = 150;
 const LETTER_MS = 90;
+/** A word timed from this little before a sound still starts in it (the recognizer's 20 ms steps, the sound's onset). */
+const START_SLACK_MS = 50;
 
 /** What one filled pause sounds like: where it lies, what it is like, how sure the detector is. */
 export interface FillerSound extends Span {
@@ -128,8 +131,8 @@ function spectralChange(values: Float32Array, dims: number, frames: number, leve
 }
 
 /**
- * How sure a stretch is a filled pause, 0–1 (two decimals): the share of its frames that are
- * steady, voiced and over the floor, weighed by how far under STEADY_CHANGE its median change
+ * How sure a stretch is a filled pause, 0–1 (two decimals): the share of its body's frames
+ * (BODY_DB) that are steady, voiced and over the floor, weighed by how far under STEADY_CHANGE its median change
  * lies; 0 for a stretch outside FILLER_MIN_MS–FILLER_MAX_MS, one that never nears the speech
  * level, one that hums (HUM_HISS_DB) or one with no formants (FORMANT_CONTRAST: a noise). The same measure finds a filler and rates an edit.
  */
@@ -143,13 +146,14 @@ export function fillerConfidence(span: Span, envelope: EnergyEnvelope | null): n
   const to = Math.min(features.level.length, Math.round(span.end_ms / frameMs));
   if (to - from < 2) return 0;
   let good = 0;
-  let loudest = -Infinity;
+  let body = 0;
+  const loudest = Math.max(...features.level.subarray(from, to));
   const changes: number[] = [];
   const hisses: number[] = [];
+  // its body: the frames within BODY_DB of its loudest (its fade in and out say nothing of how steady it is)
   for (let frame = from; frame < to; frame += 1) {
-    const heard = features.level[frame]! > features.floor_db;
-    loudest = Math.max(loudest, features.level[frame]!);
-    if (!heard) continue;
+    if (features.level[frame]! <= features.floor_db || features.level[frame]! < loudest - BODY_DB) continue;
+    body += 1;
     changes.push(features.change[frame]!);
     hisses.push(features.hiss[frame]!);
     if (steadyVoiced(features, frame)) good += 1;
@@ -160,7 +164,7 @@ export function fillerConfidence(span: Span, envelope: EnergyEnvelope | null): n
   if (hisses[Math.floor(hisses.length / 2)]! < HUM_HISS_DB) return 0;
   const median = changes[Math.floor(changes.length / 2)]!;
   const steadiness = Math.min(1, Math.max(0, (STEADY_CHANGE - median) / (STEADY_CHANGE / 2)));
-  const share = good / (to - from);
+  const share = good / body;
   return Math.round(Math.min(1, share * (0.5 + 0.5 * steadiness)) * 100) / 100;
 }
 
@@ -255,7 +259,7 @@ function loudestPart(features: FrameFeatures, [from, to]: [number, number]): [nu
 
 /**
  * The filled pauses of a source: steady voiced runs that come near the speech level, trimmed
- * off every heard word (a filler never overlaps one: a run lying more than INSIDE_WORD_SHARE
+ * off every heard word (a filler never overlaps one: a run reaching more than INSIDE_WORD_MS
  * inside a word is that word's held vowel, not a filler), FILLER_MIN_MS–FILLER_MAX_MS long and
  * at least `minimumConfidence` sure (fillerConfidence).
  */
@@ -270,7 +274,7 @@ export function findFillerSounds(envelope: EnergyEnvelope | null, words: readonl
     // a word whose own voiced sound lies elsewhere in its span only lends the filler its time (Whisper gives a filler's time to the word after it)
     const holding = words.filter((word) => spansOverlap(word, heard) && !lendsItsTime(features, word, heard, frameMs));
     const inside = holding.reduce((sum, word) => sum + Math.min(word.end_ms, heard.end_ms) - Math.max(word.start_ms, heard.start_ms), 0);
-    if (inside > INSIDE_WORD_SHARE * (heard.end_ms - heard.start_ms)) continue;
+    if (inside > INSIDE_WORD_MS) continue;
     const span = outsideWords(heard, holding);
     if (!span || span.end_ms - span.start_ms < Math.max(FILLER_MIN_MS, MIN_CUT_MS)) continue;
     const confidence = fillerConfidence(span, envelope);
@@ -281,17 +285,32 @@ export function findFillerSounds(envelope: EnergyEnvelope | null, words: readonl
 }
 
 /**
- * Whether a recognizer timed `word` over the sound in `span` that is none of it: the word's span
- * is longer than the word can take to say (LONGEST_SAY_MS and LETTER_MS a letter: "I" over half
- * a second is an "um" and an "I") and holds NUCLEUS_MS of voiced sound outside `span`, the
- * word's own vowel. A word of its own length keeps every vowel it holds, however steady.
+ * Whether a recognizer timed `word` over the sound in `span` that is none of it: the word starts
+ * inside the sound and runs NUCLEUS_MS past it (Whisper gives a filler's time to the word after
+ * it: the word's own sound follows), or its span is longer than the word takes to say
+ * (LONGEST_SAY_MS and LETTER_MS a letter: "I" over half a second is an "um" and an "I") and holds
+ * NUCLEUS_MS of voiced sound of its own elsewhere, apart from this one (the level dips DIP_DB
+ * between them). A word of its own length keeps every vowel it holds, however steady, and so does
+ * one whose held last sound runs on from its vowel without a break ("I'm" held on its "m").
  */
 function lendsItsTime(features: FrameFeatures, word: SpokenWord, span: Span, frameMs: number): boolean {
+  if (word.start_ms >= span.start_ms - START_SLACK_MS) return word.end_ms >= span.end_ms + NUCLEUS_MS;
   if (word.end_ms - word.start_ms <= LONGEST_SAY_MS + LETTER_MS * Math.max(1, word.match.length)) return false;
+  const [from, to] = [Math.round(span.start_ms / frameMs), Math.round(span.end_ms / frameMs)];
+  const levels = Array.from(features.level.subarray(from, to)).sort((a, b) => a - b);
+  const dip = levels[Math.floor(levels.length / 2)]! - DIP_DB;
+  const voicedAt = (frame: number): boolean => features.level[frame]! > features.floor_db && features.hiss[frame]! < VOICED_HISS_DB;
   let voiced = 0;
-  for (let frame = Math.ceil(word.start_ms / frameMs); frame < Math.min(features.level.length, Math.floor(word.end_ms / frameMs)); frame += 1) {
-    if (frame * frameMs >= span.start_ms && frame * frameMs < span.end_ms) continue;
-    if (features.level[frame]! > features.floor_db && features.hiss[frame]! < VOICED_HISS_DB) voiced += 1;
+  // the word's voiced frames before the sound count only past a dip, and so do those after it
+  let apart = false;
+  for (let frame = from - 1; frame >= Math.ceil(word.start_ms / frameMs); frame -= 1) {
+    apart ||= features.level[frame]! < dip;
+    if (apart && voicedAt(frame)) voiced += 1;
+  }
+  apart = false;
+  for (let frame = to; frame < Math.min(features.level.length, Math.floor(word.end_ms / frameMs)); frame += 1) {
+    apart ||= features.level[frame]! < dip;
+    if (apart && voicedAt(frame)) voiced += 1;
   }
   return voiced * frameMs >= NUCLEUS_MS;
 }
