@@ -397,6 +397,7 @@ async function cutOnlyCases(dir: string): Promise<{ results: string[]; peakRssBy
         `\n(a) cut-only export, ${perMinute} cuts a minute: ${ranges.length - 1} cuts, ${ranges.length} kept ranges, ${(keptMs / 1000).toFixed(2)} s kept`,
         `  smart path: ${times(smartSeconds)} s (CPU ${times(smartCpu)} s)   ${smartProbe.frames} frames, ${smartProbe.seconds.toFixed(3)} s (picture ${smartProbe.videoSeconds.toFixed(3)}, sound ${smartProbe.audioSeconds.toFixed(3)}), worst clap offset ${smartOffset.toFixed(1)} ms over ${smartClaps.flashes.length} claps`,
         `  full path:  ${times(fullSeconds)} s (CPU ${times(fullCpu)} s)   ${fullProbe.frames} frames, ${fullProbe.seconds.toFixed(3)} s (picture ${fullProbe.videoSeconds.toFixed(3)}, sound ${fullProbe.audioSeconds.toFixed(3)}), worst clap offset ${fullOffset.toFixed(1)} ms over ${fullClaps.flashes.length} claps`,
+        `  peak memory (node and ffmpeg children, sampled): smart ${(smart.peakRssBytes / 1e6).toFixed(0)} MB, full ${(full.peakRssBytes / 1e6).toFixed(0)} MB`,
         `  speed-up ${speedup.toFixed(2)}× (medians; in CPU time ${(median(fullCpu) / median(smartCpu)).toFixed(2)}×), claps on the same frames in both: ${sameClaps ? 'yes' : 'NO'}\n`,
       ].join('\n'),
     );
