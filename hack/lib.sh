@@ -92,6 +92,7 @@ ensure_otio() {
     || die "OpenTimelineIO's adapters are not as pinned ($OTIO_LOCK)"
   stamp_venv "$OTIO_VENV" "$OTIO_LOCK"
 }
+source "$ROOT/hack/piper/lib.sh"
 
 # Recorded human speech (bench/analysis-robustness and its test slice, issue 21): Allison
 # Smith's Asterisk prompts (16 kHz G.722) and their transcripts, pocketsphinx's test

@@ -76,6 +76,7 @@ async function speak(dir: string, lines: { name: string; text: string; length_sc
   const missing: typeof lines = [];
   for (const line of lines) if (!(await stat(path(line.name)).catch(() => null))) missing.push(line);
   if (missing.length) {
+    if (!(await stat(PIPER_PYTHON).catch(() => null))) throw new Error('piper is not installed: run bash -c "source hack/lib.sh && ensure_piper" (hack/piper/lib.sh)');
     const request = join(dir, 'request.json');
     await writeFile(request, JSON.stringify(missing.map((line) => ({ text: line.text, path: path(line.name), length_scale: line.length_scale ?? null }))));
     await run('bash', ['-c', `"${PIPER_PYTHON}" "${SPEAK}" < "${request}"`], { maxBuffer: 1 << 24 });
