@@ -191,11 +191,14 @@ export class ApiRouter {
       const allowedMethods = router.allowedMethods({ throw: true }) as Middleware<AppState>;
       return (ctx, next) => routes(ctx, () => allowedMethods(ctx, next));
     };
-    const groups = new Map([...this.#groups].map(([group, router]) => [group, serve(router)]));
-    const ungrouped = serve(this.#ungrouped);
+    // made per router when first needed, so a group added after this call is served too
+    const served = new Map<Router<AppState>, Middleware<AppState>>();
     return (ctx, next) => {
       const group = groupOf(ctx.path);
-      return ((group !== undefined && groups.get(group)) || ungrouped)(ctx, next);
+      const router = (group !== undefined && this.#groups.get(group)) || this.#ungrouped;
+      let middleware = served.get(router);
+      if (!middleware) served.set(router, (middleware = serve(router)));
+      return middleware(ctx, next);
     };
   }
 
