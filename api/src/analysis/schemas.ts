@@ -16,7 +16,7 @@ export const AnalyzeBody = z
       .max(100)
       .optional()
       .describe(
-        "Required unless preset_id gives it. How readily disfluencies are found, 0–100: false starts (a take must resemble its restart less, the higher it is) and fillers heard by their sound (\"um\", \"uh\", \"mm\": Whisper leaves them out of the transcript). Such a filler is an edit of type filler (reason \"filler 'uh' 420 ms\") offered from confidence 0.85 − 0.4 × sensitivity / 100 (0.65 at 50) and applied by default from confidence 0.8 at any sensitivity; a filler never overlaps the sound of a word the recognizer heard.",
+        "Required unless preset_id gives it. How readily disfluencies are found, 0–100: false starts (a take must resemble its restart less, the higher it is) and fillers heard by their sound (\"um\", \"uh\", \"mm\": Whisper leaves them out of the transcript). Such a filler is an edit of type filler (reason \"filler 'uh' 420 ms\") offered from confidence 0.85 − 0.4 × sensitivity / 100 (0.65 at 50) and applied by default from confidence 0.85 at any sensitivity; a filler never overlaps the sound of a word the recognizer heard.",
       ),
     language: isoLanguage.nullable().optional().describe('ISO code, or null to auto-detect. Required unless preset_id gives it.'),
     director_notes: z
