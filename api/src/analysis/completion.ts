@@ -70,7 +70,7 @@ export function analysisCompletion(deps: AnalysisCompletionDeps): CompletionHand
       if (!project || !run) return; // the project was deleted meanwhile: nothing to record
       const { transcript, edits } = loaded;
       for (const edit of edits) {
-        em.create(Edit, { id: randomUUID(), project, runId, type: edit.type, startMs: edit.start_ms, endMs: edit.end_ms, active: edit.active, reason: edit.reason, confidence: edit.confidence ?? null });
+        em.create(Edit, { id: randomUUID(), project, runId, type: edit.type, startMs: edit.start_ms, endMs: edit.end_ms, active: edit.active, reason: edit.reason, confidence: edit.confidence ?? null, pause: edit.pause ? { ...edit.pause, keep_breath: false } : null });
       }
       em.assign(run, {
         status: 'completed',

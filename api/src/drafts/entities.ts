@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Project } from '../projects/entities.ts';
-import type { EditOverrides } from '../timeline/timeline.ts';
+import type { PlayedOverrides } from '../editing/played-edits.ts';
 
 /**
  * A saved state of a project's edit: overrides of its edits and the export settings, made on
@@ -26,7 +26,8 @@ export const Draft = defineEntity({
     project: () => p.manyToOne(Project).deleteRule('cascade'),
     runId: p.uuid().nullable(),
     name: p.string().length(200),
-    editOverrides: p.json<EditOverrides>(),
+    /** Edit uuid → what it changes, a shortened pause's kept_ms and keep_breath among them (editsAsPlayed reads them). */
+    editOverrides: p.json<PlayedOverrides>(),
     exportSettings: p.json<StoredDraftSettings>(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pauseFields } from '../edits/schemas.ts';
 import type { DraftRow, StoredDraftSettings } from './entities.ts';
 
 /** Shared with ExportSettings (api.md): the output's resolution and aspect ratio. */
@@ -13,6 +14,12 @@ const EditOverride = z
     active: z.boolean().optional(),
     start_ms: timelineMs.optional().describe('Timeline ms; within the timeline duration.'),
     end_ms: timelineMs.optional().describe('Timeline ms; within the timeline duration, greater than start_ms when both are given.'),
+    kept_ms: pauseFields.kept_ms
+      .optional()
+      .describe(
+        'Beyond the spec, a shortened pause (an edit with `pause`, issue 39): how much of the pause stays in this draft\'s output, split as the edit\'s pause.kept_split says; ignored on other edits, and when this override also sets start_ms or end_ms (the range it sets stands). Keeping the whole pause removes nothing.',
+      ),
+    keep_breath: pauseFields.keep_breath.optional().describe('Beyond the spec, a shortened pause: keep the breath it holds in this draft\'s output; ignored as kept_ms is.'),
   })
   .meta({ id: 'EditOverride' });
 

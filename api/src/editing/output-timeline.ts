@@ -1,14 +1,16 @@
 /**
  * The edit resolved once into the output it plays, on one frame grid with one rounding
  * rule (crds/contract/editing/frame-grid.ts): the kept segments (timeline minus the active
- * cuts, after the overrides) with the inserted assets spliced in where their edit starts,
+ * cuts, after the overrides; a shortened pause removes the middle of its pause) with the
+ * inserted assets spliced in where their edit starts,
  * each as whole frames of the output's rate; and the map from a timeline time to an output
  * time that captions, censored words, overlays, markers and chapters are placed with. The
  * render request, the timeline files and the caption files all read this; none re-derives
  * a segment. Pure.
  */
 import { frameAt, frameEdgeMs, frameEdgeWholeMs, frameMs, type Rational } from '../../../crds/contract/editing/frame-grid.ts';
-import { keptSegments, type EditOverrides, type EditSpan, type KeptSegment, type KnownTimeline, type TimeRange } from '../timeline/timeline.ts';
+import { keptSegments, type KeptSegment, type KnownTimeline, type TimeRange } from '../timeline/timeline.ts';
+import { editsAsPlayed, type PlayedEdit, type PlayedOverrides } from './played-edits.ts';
 
 /** An active asset edit with visual_mode insert: its asset plays for `durationMs` at `atMs` of the timeline, pushing what follows. */
 export interface InsertSpan {
@@ -69,7 +71,7 @@ type Part = { kind: 'kept'; startMs: number; endMs: number } | { kind: 'insert';
 
 /** What the output is made of besides the timeline and its edits. */
 export interface OutputParts {
-  overrides?: EditOverrides;
+  overrides?: PlayedOverrides;
   inserts?: readonly InsertSpan[];
   /** The output's frame grid (the main footage's rate). */
   rate: Rational;
@@ -77,10 +79,11 @@ export interface OutputParts {
   stills?: ReadonlySet<string>;
 }
 
-export function outputTimeline(timeline: KnownTimeline, edits: readonly EditSpan[], parts: OutputParts): OutputTimeline {
+export function outputTimeline(timeline: KnownTimeline, edits: readonly PlayedEdit[], parts: OutputParts): OutputTimeline {
   const { rate, overrides = {}, inserts = [], stills = new Set<string>() } = parts;
   const oneFrame = frameMs(rate);
-  const allKept = keptSegments(timeline, edits, overrides);
+  // a shortened pause removes only its middle (editsAsPlayed): every adapter below sees the same kept part
+  const allKept = keptSegments(timeline, editsAsPlayed(edits, overrides));
   // A stretch shorter than a frame (two cuts closer than a frame, a cut ending just before a clip does) would show as a flash frame or not at all depending on the grid: it is never shown.
   const kept = allKept.filter((segment) => segment.endMs - segment.startMs >= oneFrame);
   const pending = [...inserts].sort((a, b) => a.atMs - b.atMs);

@@ -14,8 +14,9 @@ import { MediaFile, MediaItem, type MediaFileRow } from '../media/entities.ts';
 import type { ProjectRow } from '../projects/entities.ts';
 import { Conflict, InvalidInput } from '../shared/errors.ts';
 import { assertNoFailedSource, projectTimeline } from '../timeline/project-timeline.ts';
-import { hasMedia, withOverrides, type EditOverrides, type KnownTimeline, type TimeRange } from '../timeline/timeline.ts';
+import { hasMedia, type KnownTimeline, type TimeRange } from '../timeline/timeline.ts';
 import { outputTimeline, type InsertSpan, type OutputFrames, type OutputTimeline } from './output-timeline.ts';
+import { editsAsPlayed, type PlayedOverrides } from './played-edits.ts';
 
 /** An asset edit that is not inserted (overlay, replace, none), placed on the output's frames. */
 export interface PlacedAsset {
@@ -27,7 +28,7 @@ export interface PlacedAsset {
 /** What a render and a timeline export both start from: the edit as it would play now. */
 export interface ResolvedEdit {
   timeline: KnownTimeline;
-  /** The project's edits (active run's and manual ones) with the overrides applied, by start. */
+  /** The project's edits (active run's and manual ones) with the overrides applied (a shortened pause at the range it removes: editsAsPlayed), by start. */
   edits: EditRow[];
   /** Active asset edits that lie over the output (overlay, replace, none), on its frames. */
   overlays: PlacedAsset[];
@@ -52,14 +53,14 @@ interface AssetFile {
  * The project's edit resolved: 400 without media, 409 while a source is processing or when
  * the cuts leave nothing. Reads only.
  */
-export async function resolveEdit(em: EntityManager, project: ProjectRow, overrides: EditOverrides): Promise<ResolvedEdit> {
+export async function resolveEdit(em: EntityManager, project: ProjectRow, overrides: PlayedOverrides): Promise<ResolvedEdit> {
   const timeline = await projectTimeline(em, project.id);
   if (!hasMedia(timeline)) throw InvalidInput('timeline.no_media');
   assertNoFailedSource(timeline);
   // Before every source is measured there is no timeline to cut: the client retries once media_ready arrived.
   if (!timeline.known) throw Conflict('exports.media_processing');
   const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };
-  const edits = withOverrides(await em.find(Edit, { project: project.id, ...runFilter }, { orderBy: { startMs: 'asc', id: 'asc' } }), overrides);
+  const edits = editsAsPlayed(await em.find(Edit, { project: project.id, ...runFilter }, { orderBy: { startMs: 'asc', id: 'asc' } }), overrides);
   const assetEdits = edits.filter((edit) => edit.active && edit.type === 'asset' && edit.mediaItemId);
   const assetFiles = await filesOfItems(em, assetEdits.map((edit) => edit.mediaItemId!));
   const inserts: InsertSpan[] = assetEdits.flatMap((edit) => {

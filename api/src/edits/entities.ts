@@ -1,5 +1,13 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import type { StoredPause } from '../../../crds/contract/editing/kept-pause.ts';
 import { Project } from '../projects/entities.ts';
+
+/**
+ * A shortened pause (issue 39): the pause a silence edit lies in and what of it stays (the
+ * contract's StoredPause). While kept_ms is set, start_ms/end_ms are what removedRange makes
+ * of it; null kept_ms: the edit's range was set by hand and stands.
+ */
+export type EditPause = StoredPause;
 
 /**
  * An edit of a project's timeline (times are timeline ms): AI-detected ones (`silence`,
@@ -21,6 +29,8 @@ export const Edit = defineEntity({
     reason: p.text().default(''),
     /** How sure an AI edit is, 0–1 (beyond the spec); null on manual and asset edits and on edits of older runs. */
     confidence: p.float().nullable(),
+    /** A shortened pause: the pause and what of it stays (EditPause); null on every other edit and on pauses of older runs. */
+    pause: p.json<EditPause>().nullable(),
     mediaItemId: p.uuid().nullable(),
     visualMode: p.string().length(16).nullable(),
     audioMode: p.string().length(16).nullable(),

@@ -63,8 +63,21 @@ export const EditCreate = z
   .meta({ id: 'EditCreate' });
 export type EditCreateInput = z.infer<typeof EditCreate>;
 
+/** What a person may change of a shortened pause (issue 39): how much of it stays, and its breath. */
+export const pauseFields = {
+  kept_ms: z
+    .int()
+    .min(100)
+    .max(60_000)
+    .describe(
+      'Beyond the spec, a shortened pause only (an edit with `pause`): how much of the pause stays in the output, ms, split as `pause.kept_split` says; start_ms and end_ms move to what is then removed. Less than the pause lasts (else 422). Under about 200 ms a soft word onset may be clipped; the analysis keeps 250–700 ms.',
+    ),
+  keep_breath: z.boolean().describe('Beyond the spec, a shortened pause only: keep the breath the pause holds (`pause.breath`); the removed range then stops 30 ms short of it, on the side of it that removes more.'),
+};
+export type PauseField = keyof typeof pauseFields;
+
 export const EditPatch = z
-  .strictObject({ active: z.boolean().optional(), start_ms: timelineMs.optional(), end_ms: timelineMs.optional(), ...z.object(assetFields).partial().shape })
+  .strictObject({ active: z.boolean().optional(), start_ms: timelineMs.optional(), end_ms: timelineMs.optional(), ...z.object(assetFields).partial().shape, ...z.object(pauseFields).partial().shape })
   .meta({ id: 'EditPatch' });
 export type EditPatchInput = z.infer<typeof EditPatch>;
 
@@ -89,6 +102,20 @@ export const EditRead = z
       .describe(
         'Beyond the spec: how sure an AI edit is, 0–1, from its evidence (a pause: how far speech stands over the noise floor; a false start: how much the take resembles its restart, in its words and, where the recording\'s sound is known, in its sound, times the recognizer\'s confidence; a filler: the recognizer\'s confidence). Null on manual and asset edits and on edits of runs made before it.',
       ),
+    pause: z
+      .object({
+        start_ms: z.int().describe('Where the pause begins: the speech before it ends (the detector heard silence and the recognizer no word from here).'),
+        end_ms: z.int().describe('Where the pause ends: the speech after it begins.'),
+        kept_ms: z.int().nullable().describe('How much of the pause stays in the output; null once start_ms/end_ms of the edit were set by hand (the edit removes that range as set).'),
+        kept_split: z.number().min(0).max(1).describe('The share of kept_ms left after the speech before the pause, the rest before the speech after it: 0.6 after a sentence end, 0.4 within a sentence, 0 at a source\'s start, 1 at its end.'),
+        breath: z.object({ start_ms: z.int(), end_ms: z.int() }).nullable().describe('The breath the pause holds (heard as hiss, no word), timeline ms; null when none.'),
+        keep_breath: z.boolean().describe('Whether the breath stays (false: it goes with the removed range where it lies in it).'),
+      })
+      .nullable()
+      .describe(
+        'Beyond the spec (issue 39): a silence edit shortens its pause rather than deleting it; start_ms/end_ms are what it removes, the middle of `pause` less kept_ms (the analysis keeps 700 ms at pacing_level 0 down to 250 ms at 100). PATCH kept_ms and keep_breath change it; a draft\'s or export\'s edit_overrides may too. Null on every other edit and on pauses of runs made before it.',
+      )
+      .meta({ id: 'EditPause' }),
     media_item_id: z.uuid().nullable(),
     visual_mode: z.enum(visualModes).nullable(),
     audio_mode: z.enum(audioModes).nullable(),
@@ -115,6 +142,7 @@ export function editRead(edit: EditRow): z.infer<typeof EditRead> {
     active: edit.active,
     reason: edit.reason,
     confidence: edit.confidence ?? null,
+    pause: edit.pause ?? null,
     media_item_id: edit.mediaItemId ?? null,
     visual_mode: (edit.visualMode ?? null) as z.infer<typeof EditRead>['visual_mode'],
     audio_mode: (edit.audioMode ?? null) as z.infer<typeof EditRead>['audio_mode'],

@@ -5,8 +5,9 @@ import { MediaItem } from '../media/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { Conflict, Invalid, InvalidInput } from '../shared/errors.ts';
 import { assertWithinTimeline, projectTimeline } from '../timeline/project-timeline.ts';
-import { Edit, type EditRow } from './entities.ts';
-import { assetFieldNames, type AssetField, type EditCreateInput, type EditPatchInput } from './schemas.ts';
+import { keepingOf, removedRange } from '../../../crds/contract/editing/kept-pause.ts';
+import { Edit, type EditPause, type EditRow } from './entities.ts';
+import { assetFieldNames, pauseFields, type AssetField, type EditCreateInput, type EditPatchInput, type PauseField } from './schemas.ts';
 
 /**
  * Manual and asset edits one project may hold (those of every run): each is read by every
@@ -111,6 +112,7 @@ export class EditService {
     if (edit.type !== 'asset' && assetChanges[0]) {
       throw Invalid('edits.asset_field_on_cut', { code: 'ValidationError', params: { field: assetChanges[0], type: edit.type } });
     }
+    const pause = this.#pauseChange(edit, patch);
     if (patch.start_ms !== undefined || patch.end_ms !== undefined || patch.visual_mode !== undefined) {
       await this.#checkSpan(em, edit.project.id, {
         type: edit.type,
@@ -129,12 +131,31 @@ export class EditService {
       ...(patch.start_ms !== undefined ? { startMs: patch.start_ms } : {}),
       ...(patch.end_ms !== undefined ? { endMs: patch.end_ms } : {}),
       ...assetColumnsOf(patch),
+      ...pause,
     });
     await em.flush();
     return edit;
   }
 
-  /** Manual and asset edits are deleted; the analysis' edits are 409 (toggle them inactive instead). */
+  /**
+   * A shortened pause as the PATCH leaves it (issue 39): kept_ms and keep_breath place its
+   * removed range anew by the contract's rule (removedRange, the editing core's reading); a
+   * range set by hand (start_ms/end_ms) leaves the pause keeping no set length. 422: pause
+   * fields on an edit that shortens no pause, with start_ms/end_ms, or keeping all of it.
+   */
+  #pauseChange(edit: EditRow, patch: EditPatchInput): Partial<EditRow> {
+    const changed = (Object.keys(pauseFields) as PauseField[]).filter((name) => patch[name] !== undefined);
+    const setsRange = patch.start_ms !== undefined || patch.end_ms !== undefined;
+    if (changed.length === 0) return setsRange && edit.pause && edit.pause.kept_ms !== null ? { pause: { ...edit.pause, kept_ms: null } } : {};
+    if (!edit.pause) throw Invalid('edits.pause_field_on_other', { code: 'ValidationError', params: { field: changed[0]!, type: edit.type } });
+    if (setsRange) throw Invalid('edits.kept_with_range', { code: 'ValidationError' });
+    const pause: EditPause = { ...edit.pause, kept_ms: patch.kept_ms ?? edit.pause.kept_ms, keep_breath: patch.keep_breath ?? edit.pause.keep_breath };
+    if (pause.kept_ms === null) return { pause };
+    const removed = removedRange(pause.start_ms, pause.end_ms, keepingOf(pause));
+    if (!removed) throw Invalid('edits.kept_leaves_nothing', { code: 'ValidationError', params: { kept_ms: pause.kept_ms, pause_ms: pause.end_ms - pause.start_ms } });
+    return { pause, startMs: removed.startMs, endMs: removed.endMs };
+  }
+
   /**
    * The spec's rule: a manual edit is deleted; an AI-detected edit is toggled inactive
    * instead (returned, so the client sees it). An asset edit is deleted too: like a manual

@@ -48,6 +48,16 @@ export const aiEditSchema = z.object({
   reason: z.string().max(1000),
   /** How sure, 0–1, from the evidence (beyond the spec; docs/decisions.md, issue 21). Absent from an older program's edits. */
   confidence: z.number().min(0).max(1).optional(),
+  /** A shortened pause (issue 39; crds/contract/editing/kept-pause.ts): the pause the edit lies in, what of it stays and how it is split, the breath it holds; start_ms/end_ms are what it removes. Absent from other edits and an older program's. */
+  pause: z
+    .object({
+      start_ms: z.int().min(0),
+      end_ms: z.int().min(1),
+      kept_ms: z.int().min(0),
+      kept_split: z.number().min(0).max(1),
+      breath: z.object({ start_ms: z.int().min(0), end_ms: z.int().min(0) }).nullable(),
+    })
+    .optional(),
 });
 export type AiEdit = z.infer<typeof aiEditSchema>;
 

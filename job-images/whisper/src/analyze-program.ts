@@ -299,6 +299,7 @@ function toTimeline(edit: PlannedEdit, source: AnalyzeSource): AiEdit {
     active: edit.active,
     reason: edit.reason,
     confidence: edit.confidence,
+    ...(edit.pause ? { pause: { ...edit.pause, start_ms: source.timeline_offset_ms + edit.pause.start_ms, end_ms: source.timeline_offset_ms + edit.pause.end_ms, breath: edit.pause.breath && { start_ms: source.timeline_offset_ms + edit.pause.breath.start_ms, end_ms: source.timeline_offset_ms + edit.pause.breath.end_ms } } } : {}),
   };
 }
 

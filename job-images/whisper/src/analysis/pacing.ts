@@ -28,11 +28,31 @@ export function minimumPauseMs(pacingLevel: number): number {
 export interface PacingPoint {
   pacing_level: number;
   minimum_pause_ms: number;
+  /** keptPauseMs: what of a cut pause stays. */
+  kept_pause_ms: number;
 }
 
 /** The curve as data (levels 0, step, 2·step … 100), for documentation and clients. */
 export function pacingCurve(step = 10): PacingPoint[] {
   const points: PacingPoint[] = [];
-  for (let level = 0; level <= 100; level += step) points.push({ pacing_level: level, minimum_pause_ms: minimumPauseMs(level) });
+  for (let level = 0; level <= 100; level += step) points.push({ pacing_level: level, minimum_pause_ms: minimumPauseMs(level), kept_pause_ms: keptPauseMs(level) });
   return points;
+}
+
+/**
+ * pacing_level (0–100) → how much of a cut pause stays in the output (issue 39: a pause is
+ * shortened, not deleted). Geometric like the minimum pause, from MOST_PATIENT_KEPT_MS at 0
+ * to BRISKEST_KEPT_MS at 100, rounded to 10 ms; it never rises, and at every level it lies
+ * at least MIN_CUT_MS under the shortest pause that is cut, so every cut pause loses time.
+ *
+ *   level:    0    10   20   30   40   50   60   70   80   90   100
+ *   kept ms: 700  630  570  510  460  420  380  340  310  280  250
+ */
+export const MOST_PATIENT_KEPT_MS = 700;
+export const BRISKEST_KEPT_MS = 250;
+
+export function keptPauseMs(pacingLevel: number): number {
+  const level = Math.min(100, Math.max(0, Number.isFinite(pacingLevel) ? pacingLevel : 0));
+  const kept = MOST_PATIENT_KEPT_MS * (BRISKEST_KEPT_MS / MOST_PATIENT_KEPT_MS) ** (level / 100);
+  return Math.round(kept / FRAME_MS) * FRAME_MS;
 }

@@ -3,7 +3,7 @@ import type { EnergyEnvelope } from './energy.ts';
 import { findFalseStartCuts, phraseResemblance } from './false-starts.ts';
 import { fillerConfidence, FILLER_APPLY_CONFIDENCE, findFillerSoundCuts } from './filler-sounds.ts';
 import { findFillerCuts } from './fillers.ts';
-import { minimumPauseMs } from './pacing.ts';
+import { keptPauseMs, minimumPauseMs } from './pacing.ts';
 import { findSilenceCuts, noiseWords, tidySilences } from './silences.ts';
 import { MIN_CUT_MS, spanLength, spansOverlap, subtractSpans, type Cut, type CutType, type Span } from './spans.ts';
 import { WEAK_MARGIN_DB } from './speech.ts';
@@ -49,6 +49,18 @@ export interface PlannedEdit {
   /** 0–1, from the evidence (confidenceOf). */
   confidence: number;
   source_index: number;
+  /** A shortened pause (issue 39): the pause it lies in and what of it stays; start_ms/end_ms are what it removes (removedRange of this). */
+  pause?: PlannedPause;
+}
+
+/** The contract's `pause` of an AI edit, in source time. */
+export interface PlannedPause {
+  start_ms: number;
+  end_ms: number;
+  kept_ms: number;
+  /** The share of kept_ms left after the speech before the pause (keptSplitAfter; 0 at a source's start, 1 at its end). */
+  kept_split: number;
+  breath: Span | null;
 }
 
 export interface EditCounts {
@@ -115,7 +127,7 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
   const found: Record<CutType, Cut[]> = {
     // words heard in the room's noise alone are skipped, as hesitations are: no take starts or ends with one
     false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope), soundsOf(signals)),
-    silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, breaths: signals.breaths, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level) }),
+    silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, breaths: signals.breaths, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level), kept_pause_ms: keptPauseMs(settings.pacing_level) }),
     // the transcript's fillers, then those heard by their sound alone (Whisper leaves "um" out: issue 39)
     filler: [...findFillerCuts(words, room), ...findFillerSoundCuts(envelope, words, settings.false_start_sensitivity)],
   };
@@ -124,7 +136,7 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
     for (const cut of found[type]) {
       const inside = { start_ms: Math.max(0, cut.start_ms), end_ms: Math.min(duration, cut.end_ms) };
       for (const piece of subtractSpans(inside, kept)) {
-        if (spanLength(piece) >= MIN_CUT_MS && holdsItsWords(piece, cut, words)) kept.push({ ...cut, ...piece });
+        if (spanLength(piece) >= MIN_CUT_MS && holdsItsWords(piece, cut, words)) kept.push(withEdges(cut, piece.start_ms, piece.end_ms));
       }
     }
   }
@@ -143,18 +155,47 @@ export const MIN_KEPT_MS = MIN_CUT_MS;
 
 function closeSlivers(cuts: Cut[], words: readonly SpokenWord[], duration: number): Cut[] {
   const holdsAWord = (from: number, to: number): boolean => words.some((word) => (word.start_ms < to && from < word.end_ms) || (word.start_ms === word.end_ms && from <= word.start_ms && word.start_ms < to));
-  const first = cuts[0];
-  if (first && first.start_ms > 0 && first.start_ms < MIN_KEPT_MS && !holdsAWord(0, first.start_ms)) first.start_ms = 0;
-  for (let index = 1; index < cuts.length; index += 1) {
-    const [before, after] = [cuts[index - 1]!, cuts[index]!];
+  const closed = [...cuts];
+  const first = closed[0];
+  if (first && first.start_ms > 0 && first.start_ms < MIN_KEPT_MS && !holdsAWord(0, first.start_ms)) closed[0] = withEdges(first, 0, first.end_ms);
+  for (let index = 1; index < closed.length; index += 1) {
+    const [before, after] = [closed[index - 1]!, closed[index]!];
     const gap = after.start_ms - before.end_ms;
     if (gap <= 0 || gap >= MIN_KEPT_MS || holdsAWord(before.end_ms, after.start_ms)) continue;
-    if (after.words && !before.words) after.start_ms = before.end_ms;
-    else before.end_ms = after.start_ms;
+    if (after.words && !before.words) closed[index] = withEdges(after, before.end_ms, after.end_ms);
+    else closed[index - 1] = withEdges(before, before.start_ms, after.start_ms);
   }
-  const last = cuts.at(-1);
-  if (last && last.end_ms < duration && duration - last.end_ms < MIN_KEPT_MS && !holdsAWord(last.end_ms, duration)) last.end_ms = duration;
-  return cuts;
+  const last = closed.at(-1);
+  if (last && last.end_ms < duration && duration - last.end_ms < MIN_KEPT_MS && !holdsAWord(last.end_ms, duration)) closed[closed.length - 1] = withEdges(last, last.start_ms, duration);
+  return closed;
+}
+
+/**
+ * A cut with other edges. A shortened pause keeps nothing on a side whose edge moved: that
+ * side now meets another cut (or the source's edge), which removes the kept part there.
+ */
+function withEdges(cut: Cut, start_ms: number, end_ms: number): Cut {
+  if (!cut.kept) return { ...cut, start_ms, end_ms };
+  const kept = { ...cut.kept, before_ms: start_ms === cut.start_ms ? cut.kept.before_ms : 0, after_ms: end_ms === cut.end_ms ? cut.kept.after_ms : 0 };
+  return { ...cut, start_ms, end_ms, kept };
+}
+
+/** A cut's reason; a shortened pause's says what of it stays: "Pause of 2.8 s, shortened to 0.42 s". */
+function reasonOf(cut: Cut, pause: PlannedPause | undefined): string {
+  if (!cut.kept) return cut.reason;
+  const lasting = pause ? `shortened to ${(pause.kept_ms / 1000).toFixed(2)} s` : 'removed';
+  return cut.reason.replace(/^Pause of [\d.]+ s/, (head) => `${head}, ${lasting}`);
+}
+
+/** The pause a shortened pause cut lies in, and what of it stays; none when it keeps nothing. */
+function pauseOf(cut: Cut): PlannedPause | undefined {
+  if (!cut.kept) return undefined;
+  const { before_ms: before, after_ms: after, breath } = cut.kept;
+  const kept_ms = before + after;
+  if (kept_ms <= 0) return undefined;
+  const pause = { start_ms: cut.start_ms - before, end_ms: cut.end_ms + after };
+  const held = breath && breath.start_ms < pause.end_ms && pause.start_ms < breath.end_ms ? { start_ms: Math.max(pause.start_ms, breath.start_ms), end_ms: Math.min(pause.end_ms, breath.end_ms) } : null;
+  return { ...pause, kept_ms, kept_split: before / kept_ms, breath: held };
 }
 
 export function countEdits(edits: readonly { type: CutType }[]): EditCounts {
@@ -237,6 +278,7 @@ export function sourcePlanOf(cuts: readonly Cut[], signals: SourceSignals): Sour
   const weak = signals.evidence?.weak ?? null;
   const edits = cuts.map((cut): PlannedEdit => {
     const confidence = confidenceOf(cut, signals);
+    const pause = pauseOf(cut);
     const why = cut.type === 'silence' && weak !== null ? weak : (cut.doubt ?? (confidence < APPLY_CONFIDENCE ? `confidence ${confidence.toFixed(2)} is under ${APPLY_CONFIDENCE}` : null));
     // a filler heard by its sound is applied when it is that sure (FILLER_APPLY_CONFIDENCE), else offered
     const soundFiller = cut.type === 'filler' && !cut.words;
@@ -247,9 +289,10 @@ export function sourcePlanOf(cuts: readonly Cut[], signals: SourceSignals): Sour
       start_ms: cut.start_ms,
       end_ms: cut.end_ms,
       active: byDefault && !offeredOnly,
-      reason: offeredOnly ? `${cut.reason} (offered, not cut: ${why})` : soundFiller && !byDefault ? `${cut.reason} (offered, not cut: confidence ${confidence.toFixed(2)} is under ${FILLER_APPLY_CONFIDENCE})` : cut.reason,
+      reason: offeredOnly ? `${reasonOf(cut, pause)} (offered, not cut: ${why})` : soundFiller && !byDefault ? `${cut.reason} (offered, not cut: confidence ${confidence.toFixed(2)} is under ${FILLER_APPLY_CONFIDENCE})` : reasonOf(cut, pause),
       confidence,
       source_index: signals.source_index,
+      ...(pause ? { pause } : {}),
     };
   });
   return { edits, counts: countEdits(edits) };

@@ -1,3 +1,4 @@
+import { keptBeforeMs, removedRange } from '../../../../crds/contract/editing/kept-pause.ts';
 import { snapToQuietest } from './boundaries.ts';
 import type { EnergyEnvelope } from './energy.ts';
 import { detectSpeech, silencesBetween, type SpeechDetection } from './speech.ts';
@@ -40,6 +41,36 @@ export interface SilenceCutInput {
   minimum_pause_ms: number;
   /** Breaths and clicks taken as part of the pauses (pausesHeard): a cut over one says so. */
   breaths?: readonly Span[];
+  /**
+   * keptPauseMs(pacing_level): a cut pause keeps this much of itself (issue 39), split at
+   * the speech's edges (keptSplitAfter). Absent: the pause is removed whole between the
+   * words' guard bands (the rule before issue 39, kept for callers that plan no shortening).
+   */
+  kept_pause_ms?: number;
+}
+
+/**
+ * How the kept part of a shortened pause is split: this share stays after the speech
+ * before it, the rest before the speech after it. After a sentence's end more stays
+ * behind the sentence (it settles); within a sentence more stays before the next word
+ * (a word's onset is where a listener hears a clip first; the old guard bands were 120 ms
+ * after a word and 180 ms before one, the same 2 : 3).
+ */
+export const SPLIT_AFTER_SENTENCE = 0.6;
+export const SPLIT_IN_SENTENCE = 0.4;
+
+/**
+ * The least a shortened pause keeps next to a word: the briskest kept length's smaller
+ * share (250 ms × 0.4). It replaces the guard bands (120 ms after a word, 180 before one)
+ * for a pause that is shortened, measured from the pause's edges, which lie at the
+ * detector's speech as well as the recognizer's words (pacing.test.ts and
+ * shortened-pauses.test.ts hold the curve to it at every level).
+ */
+export const SHORTEST_KEPT_SIDE_MS = 100;
+
+/** The share of the kept pause left after `word` (null: the source's start). */
+export function keptSplitAfter(word: SpokenWord | null): number {
+  return word?.ends_sentence ? SPLIT_AFTER_SENTENCE : SPLIT_IN_SENTENCE;
 }
 
 /** The silences inside [0, duration], whole milliseconds, in time order, overlapping or touching ones merged. */
@@ -181,19 +212,30 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
   let firstSilence = 0;
   // The latest end of the words so far: a sloppy recognizer's words may overlap or nest.
   let spokenUntil = 0;
+  let lastWord: SpokenWord | null = null;
   for (let gap = 0; gap <= words.length; gap += 1) {
     const atEnd = gap === words.length;
     const before = spokenUntil;
+    const wordBefore = lastWord;
     const after = atEnd ? duration : Math.min(duration, words[gap]!.start_ms);
     const safeFrom = gap > 0 ? before + WORD_TAIL_MS : 0;
     const safeTo = atEnd ? duration : after - WORD_LEAD_IN_MS;
-    if (!atEnd) spokenUntil = Math.max(spokenUntil, words[gap]!.end_ms);
+    if (!atEnd && words[gap]!.end_ms >= spokenUntil) {
+      spokenUntil = words[gap]!.end_ms;
+      lastWord = words[gap]!;
+    }
     if (after <= before) continue;
     while (firstSilence < silences.length && silences[firstSilence]!.end_ms <= before) firstSilence += 1;
     for (let index = firstSilence; index < silences.length && silences[index]!.start_ms < after; index += 1) {
       const pause = { start_ms: Math.max(silences[index]!.start_ms, before), end_ms: Math.min(silences[index]!.end_ms, after) };
       const pauseMs = pause.end_ms - pause.start_ms;
       if (pauseMs < input.minimum_pause_ms) continue;
+      if (input.kept_pause_ms !== undefined) {
+        const edges = { atStart: wordBefore === null && pause.start_ms === 0, atEnd: atEnd && pause.end_ms === duration };
+        const cut = shortenedPause(pause, input.kept_pause_ms, wordBefore, edges, input.breaths ?? []);
+        if (cut) cuts.push(cut);
+        continue;
+      }
       const silence = silences[index]!;
       const heardUntil = silence.start_ms > 0 ? silence.start_ms + WORD_TAIL_MS : 0;
       const heardFrom = silence.end_ms < duration ? silence.end_ms - WORD_LEAD_IN_MS : duration;
@@ -208,4 +250,44 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
     }
   }
   return cuts;
+}
+
+/**
+ * A pause shortened to `keptMs` (issue 39): the cut removes the pause's middle and keeps
+ * keptMs of it, keptSplitAfter(the word before) of that after the speech before it and the
+ * rest before the speech after it, so the kept part is measured from the speech's own
+ * edges: the pause is where the detector heard silence and the recognizer no word. At a
+ * source's start only the part before the first word stays (what stays before a sentence),
+ * at its end only the part after the last word: two sources joined keep one pause between
+ * them. A pause with speech on neither side goes whole. None when less than MIN_CUT_MS
+ * would go. The removed range is the contract's removedRange, the editing core's reading.
+ */
+function shortenedPause(pause: Span, keptMs: number, wordBefore: SpokenWord | null, { atStart, atEnd }: { atStart: boolean; atEnd: boolean }, breaths: readonly Span[]): Cut | null {
+  const split = keptSplitAfter(wordBefore);
+  let kept = keptMs;
+  let keptSplit = split;
+  if (atStart && atEnd) kept = 0;
+  else if (atStart) {
+    kept = keptMs - keptBeforeMs(keptMs, SPLIT_AFTER_SENTENCE);
+    keptSplit = 0;
+  } else if (atEnd) {
+    kept = keptBeforeMs(keptMs, split);
+    keptSplit = 1;
+  }
+  const held = breaths.filter((breath) => breath.start_ms < pause.end_ms && pause.start_ms < breath.end_ms);
+  const breath = held.length ? { start_ms: Math.max(pause.start_ms, held[0]!.start_ms), end_ms: Math.min(pause.end_ms, Math.max(...held.map((one) => one.end_ms))) } : null;
+  const removed = removedRange(pause.start_ms, pause.end_ms, { keptMs: kept, keptSplit, breath: null, keepBreath: false });
+  if (!removed || removed.endMs - removed.startMs < MIN_CUT_MS) return null;
+  const before = removed.startMs - pause.start_ms;
+  const breathed = breath !== null && breath.start_ms < removed.endMs && removed.startMs < breath.end_ms;
+  const pauseMs = pause.end_ms - pause.start_ms;
+  return {
+    type: 'silence',
+    start_ms: removed.startMs,
+    end_ms: removed.endMs,
+    // what of it stays is said by the plan (sourcePlanOf), once another cut beside it may have taken a kept side
+    reason: `Pause of ${(pauseMs / 1000).toFixed(1)} s${breathed ? ' (a breath in it, removed with it)' : ''}`,
+    words: null,
+    kept: { before_ms: before, after_ms: kept - before, breath },
+  };
 }

@@ -28,6 +28,12 @@ export interface Cut extends Span {
   rule?: FalseStartRule;
   /** Why a false start is doubtful although a rule holds (what its take says that its restart does not): it is offered, not applied. */
   doubt?: string;
+  /**
+   * A shortened pause (issue 39): what of the pause stays either side of the removed
+   * range (the cut's own span), and the breath the pause holds: the pause is
+   * [start_ms − before_ms, end_ms + after_ms).
+   */
+  kept?: { before_ms: number; after_ms: number; breath: Span | null };
 }
 
 /** Shorter cuts are not worth an edit: a jump of under a tenth of a second is not heard as tighter pacing. */
