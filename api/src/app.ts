@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import { pino, type DestinationStream } from 'pino';
 import { publicBaseUrl, type Config } from './config.ts';
-import { ApiRouter, type Guards } from './http/router.ts';
+import { ApiRouter } from './http/router.ts';
 import { bodyParser, errorsAndAccessLog, requestState } from './http/middleware.ts';
 import { registerApiDocs } from './http/openapi.ts';
 import { securityHeaders } from './http/security-headers.ts';
@@ -19,7 +19,7 @@ import { LocalJobRunner } from './jobs/local-runner.ts';
 import type { JobDispatcher } from './jobs/dispatcher.ts';
 import type { Services, SharedFeatures } from './services.ts';
 import { createAccounts, registerAccounts } from './accounts/feature.ts';
-import { accountGuards, requireAuth } from './accounts/guards.ts';
+import { accountGuards, requireAuth, type AppRouter } from './accounts/guards.ts';
 import { registerApiKeyRoutes } from './api-keys/routes.ts';
 import { createMailer } from './accounts/mailer.ts';
 import { registerBillingRoutes } from './billing/routes.ts';
@@ -193,12 +193,12 @@ async function createDispatcher(config: Config, overrides: ServiceOverrides, dep
 /** The composition root: middleware, then each feature's routes with its dependencies. */
 export interface AppOptions {
   /** Extra routes (tests use it to exercise the error model on purpose-built routes). */
-  extend?: (router: ApiRouter) => void;
+  extend?: (router: AppRouter) => void;
 }
 
 export interface BuiltApp {
   koa: Koa<AppState>;
-  router: ApiRouter;
+  router: AppRouter;
 }
 
 /** Every feature registers its own routes, once, flat, with its explicit dependencies (the hooks are createServices'). */
@@ -209,7 +209,7 @@ export function buildApp(services: Services, options: AppOptions = {}): BuiltApp
   app.silent = true; // errors are logged by the access-log middleware, with their support id
 
   const rateWindow = config.RATE_LIMIT_WINDOW_SECONDS;
-  const guards: Guards = accountGuards(services.accounts, {
+  const guards = accountGuards(services.accounts, {
     keyLimiter: new RateLimiter(services.redis, { name: 'api-key', points: config.RATE_LIMIT_PER_API_KEY, seconds: rateWindow }),
   });
   const addressLimiter = config.RATE_LIMIT_PER_IP > 0 ? new RateLimiter(services.redis, { name: 'ip', points: config.RATE_LIMIT_PER_IP, seconds: rateWindow }) : undefined;

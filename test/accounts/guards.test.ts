@@ -1,25 +1,25 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { requireAuth, requireSession } from '../../api/src/accounts/guards.ts';
+import type { AppRouter } from '../../api/src/accounts/guards.ts';
 import { ownedBy } from '../../api/src/accounts/ownership.ts';
-import type { ApiRouter } from '../../api/src/http/router.ts';
 import { json, startTestApp, type TestApp } from '../support/harness.ts';
 import { Client, signUpAndLogin } from '../support/users.ts';
 
 /** A stand-in resource store, so the guards and the ownership rule run through the real middleware. */
 const notes = new Map<string, { id: string; userId: string; text: string }>();
 
-function probeRoutes(router: ApiRouter): void {
+function probeRoutes(router: AppRouter): void {
   router.add({
     method: 'get',
     path: '/api/v1/test/notes/{note_id}',
     summary: 'A resource owned by a user.',
     tags: ['test'],
     access: 'session',
+    scope: 'read',
     params: z.object({ note_id: z.string() }),
     responses: { 200: { description: 'The note' } },
-    handler: (ctx, { params }) => {
-      ctx.body = ownedBy(notes.get(params.note_id), requireAuth(ctx).user.id);
+    handler: (ctx, { params, caller }) => {
+      ctx.body = ownedBy(notes.get(params.note_id), caller.user.id);
     },
   });
   router.add({
@@ -27,10 +27,10 @@ function probeRoutes(router: ApiRouter): void {
     path: '/api/v1/test/whoami',
     summary: 'What the session guard found.',
     tags: ['test'],
-    access: 'session',
+    access: 'session-only',
     responses: { 200: { description: 'The caller' } },
-    handler: (ctx) => {
-      const { user, session } = requireSession(ctx);
+    handler: (ctx, { caller }) => {
+      const { user, session } = caller;
       ctx.body = { user_id: user.id, session_user_id: session.userId, remember_me: session.rememberMe };
     },
   });
@@ -40,9 +40,10 @@ function probeRoutes(router: ApiRouter): void {
     summary: 'Superusers only.',
     tags: ['test'],
     access: 'superuser',
+    scope: 'write',
     responses: { 200: { description: 'Done' } },
-    handler: (ctx) => {
-      ctx.body = { done: true, by: requireAuth(ctx).user.username };
+    handler: (ctx, { caller }) => {
+      ctx.body = { done: true, by: caller.user.username };
     },
   });
 }

@@ -142,4 +142,42 @@ describe('access matrices generated from the OpenAPI document', function () {
     // The session survived all of it: nothing above logged A out or changed A's world.
     expect((await owner.client.get('/api/v1/users/me')).status).to.equal(200);
   });
+
+  it('every operation a key may call names the one scope it needs; a key without it → 403 naming it, a key with it passes (scopes declared with the route)', async () => {
+    const SCOPES = ['read', 'write', 'billing'] as const;
+    const scopeOf = (operation: Operation): string[] | undefined => {
+      const requirements = (document.paths[operation.path]![operation.method.toLowerCase()] as { security?: Record<string, string[]>[] }).security;
+      return requirements?.find((requirement) => 'apiKey' in requirement)?.apiKey;
+    };
+    // The scopes as api.md's API key rules give them (before they were declared with each route, a list of path prefixes said so).
+    const billing = /^\/api\/v1\/(payments\/|users\/me\/billing|users\/me\/activate-trial|admin\/beta\/)/;
+    const expected = (operation: Operation) => (billing.test(operation.path) ? 'billing' : operation.method === 'GET' ? 'read' : 'write');
+    const keyed = operations.filter((operation) => scopeOf(operation) !== undefined);
+    expect(keyed.length, 'operations keys may call').to.be.greaterThan(60);
+    const keyOf = async (scopes: string[]): Promise<Actor> => {
+      const created = (await json(await owner.client.post('/api/v1/users/me/api-keys', { name: `only ${scopes.join('+')}`, scopes }))) as { key: string };
+      return { userId: owner.user.id, fetch: (path, init = {}) => app.fetch(path, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers)), Authorization: `Bearer ${created.key}` } }) };
+    };
+    const holding = Object.fromEntries(await Promise.all(SCOPES.map(async (scope) => [scope, await keyOf([scope])] as const)));
+    const lacking = Object.fromEntries(await Promise.all(SCOPES.map(async (scope) => [scope, await keyOf(SCOPES.filter((other) => other !== scope))] as const)));
+    const wrong: string[] = [];
+    for (const operation of keyed) {
+      const declared = scopeOf(operation)!;
+      if (declared.length !== 1 || declared[0] !== expected(operation)) {
+        wrong.push(`${operation.name} declares ${JSON.stringify(declared)}, api.md's rule gives ${expected(operation)}`);
+        continue;
+      }
+      const scope = declared[0] as (typeof SCOPES)[number];
+      const request = requestFor(operation);
+      const refused = await send(lacking[scope]!, request);
+      const challenge = refused.status === 403 && refused.text.includes(scope);
+      if (!challenge) wrong.push(`${operation.name} with a key lacking ${scope} → ${refused.status} ${refused.text.slice(0, 120)}`);
+      // A mutation is not carried out here (it would change the world the other checks read); a read is.
+      if (operation.method === 'GET') {
+        const admitted = await send(holding[scope]!, request);
+        if ([401, 403].includes(admitted.status)) wrong.push(`${operation.name} with a key holding ${scope} → ${admitted.status} ${admitted.text.slice(0, 120)}`);
+      }
+    }
+    expect(wrong).to.deep.equal([]);
+  });
 });

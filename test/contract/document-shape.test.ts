@@ -46,16 +46,17 @@ describe('the API document describes every operation the same way', () => {
     }
   });
 
-  it('security: public routes need nothing, reads the session cookie or a Bearer key, mutations the session cookie and the X-CSRF-Token header or a Bearer key; session-only routes no key; the three schemes are defined', () => {
+  it('security: public routes need nothing, reads the session cookie or a Bearer key, mutations the session cookie and the X-CSRF-Token header or a Bearer key, the key with the scope the route declares; session-only routes no key; the three schemes are defined', () => {
     expect(document.components.securitySchemes.session).to.include({ type: 'apiKey', in: 'cookie', name: 'session' });
     expect(document.components.securitySchemes.csrf).to.include({ type: 'apiKey', in: 'header', name: 'X-CSRF-Token' });
     expect(document.components.securitySchemes.apiKey).to.include({ type: 'http', scheme: 'bearer' });
     const securityOf = (method: string, path: string) => document.paths[path][method].security;
     expect(securityOf('get', '/healthz')).to.deep.equal([]);
     expect(securityOf('post', '/api/v1/auth/login')).to.deep.equal([]);
-    expect(securityOf('get', '/api/v1/projects/')).to.deep.equal([{ session: [] }, { apiKey: [] }]);
-    expect(securityOf('post', '/api/v1/projects/')).to.deep.equal([{ session: [], csrf: [] }, { apiKey: [] }]);
-    expect(securityOf('delete', '/api/v1/edits/{edit_uuid}')).to.deep.equal([{ session: [], csrf: [] }, { apiKey: [] }]);
+    expect(securityOf('get', '/api/v1/projects/')).to.deep.equal([{ session: [] }, { apiKey: ['read'] }]);
+    expect(securityOf('post', '/api/v1/projects/')).to.deep.equal([{ session: [], csrf: [] }, { apiKey: ['write'] }]);
+    expect(securityOf('delete', '/api/v1/edits/{edit_uuid}')).to.deep.equal([{ session: [], csrf: [] }, { apiKey: ['write'] }]);
+    expect(securityOf('get', '/api/v1/users/me/billing')).to.deep.equal([{ session: [] }, { apiKey: ['billing'] }]);
     expect(securityOf('post', '/api/v1/users/me/api-keys')).to.deep.equal([{ session: [], csrf: [] }]);
     expect(securityOf('delete', '/api/v1/users/me')).to.deep.equal([{ session: [], csrf: [] }]);
     for (const { method, path, operation } of operations) {

@@ -36,6 +36,7 @@ function probeRoutes(router: ApiRouter): void {
     summary: 'Needs a session.',
     tags: ['test'],
     access: 'session',
+    scope: 'read',
     responses: { 200: { description: 'Never without a session' } },
     handler: () => {},
   });

@@ -61,7 +61,7 @@ describe('routes matched by group', function () {
   });
 
   it('a route with a parameter among its first three segments is refused when added (it would match paths of every group)', () => {
-    const pass: Guards = { session: (_ctx, next) => next(), 'session-only': (_ctx, next) => next(), superuser: (_ctx, next) => next() };
+    const pass: Guards = { caller: async () => undefined, sessionCaller: async () => undefined, superuser: async () => undefined };
     const router = new ApiRouter(pass);
     const route = (path: string) => () =>
       router.add({ method: 'get', path, summary: 'probe', tags: ['test'], access: 'public', responses: { 200: { description: 'probe' } }, handler: () => {} });
@@ -69,5 +69,18 @@ describe('routes matched by group', function () {
     expect(route('/api/v1/{thing}')).to.throw(/first 3 segments/);
     expect(route('/api/v1/things/{thing}')).not.to.throw();
     expect(route('/ping')).not.to.throw();
+  });
+
+  it('a route keys may call declares the scope a key needs: without one it does not compile, nor is it added', () => {
+    const pass: Guards = { caller: async () => undefined, sessionCaller: async () => undefined, superuser: async () => undefined };
+    const router = new ApiRouter(pass);
+    const probe = { method: 'get' as const, path: '/api/v1/probes', summary: 'probe', tags: ['test'], responses: { 200: { description: 'probe' } }, handler: () => {} };
+    // @ts-expect-error a 'session' route without its scope
+    expect(() => router.add({ ...probe, access: 'session' })).to.throw(/scope/);
+    // @ts-expect-error a 'superuser' route without its scope
+    expect(() => router.add({ ...probe, access: 'superuser' })).to.throw(/scope/);
+    // @ts-expect-error a scope on a route no key may call
+    router.add({ ...probe, path: '/api/v1/probes/mine', access: 'session-only', scope: 'read' });
+    expect(() => router.add({ ...probe, path: '/api/v1/probes/read', access: 'session', scope: 'read' })).not.to.throw();
   });
 });

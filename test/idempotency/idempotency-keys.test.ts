@@ -393,6 +393,7 @@ describe('idempotency keys: any path the first request takes, and several api re
         summary: name,
         tags: ['test'],
         access: 'session',
+        scope: 'write',
         ...(idempotent ? { idempotent } : {}),
         responses: { 200: { description: 'done' } },
         handler: async (ctx, input) => {

@@ -2,7 +2,6 @@ import type { Redis } from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { ApiRouter } from '../http/router.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import { ApiKeys } from '../api-keys/service.ts';
@@ -15,6 +14,7 @@ import { RateLimits } from './rate-limits.ts';
 import { registerAccountRoutes } from './routes.ts';
 import { SessionStore } from './sessions.ts';
 import { EmailTokens } from './tokens.ts';
+import type { AppRouter } from './guards.ts';
 
 interface AccountsWiring {
   config: Config;
@@ -56,7 +56,7 @@ export function createAccounts(wiring: AccountsWiring): AccountsService {
 }
 
 /** The HTTP side: rate limits, the identity provider (when OIDC_ISSUER is set) and the routes. */
-export function registerAccounts(router: ApiRouter, wiring: Omit<AccountsWiring, 'mailer' | 'clock'> & { accounts: AccountsService }): void {
+export function registerAccounts(router: AppRouter, wiring: Omit<AccountsWiring, 'mailer' | 'clock'> & { accounts: AccountsService }): void {
   const { config } = wiring;
   const oidc =
     config.OIDC_ISSUER && config.OIDC_CLIENT_ID

@@ -1,12 +1,10 @@
-import type { Middleware } from 'koa';
 import { Forbidden, Unauthenticated } from '../shared/errors.ts';
-import type { Guards } from '../http/router.ts';
-import type { AppContext, AppState } from '../http/state.ts';
+import type { ApiRouter, Guards, KeyScope } from '../http/router.ts';
+import type { AppContext } from '../http/state.ts';
 import type { AccountsService } from './accounts-service.ts';
 import type { UserRow } from './entities.ts';
 import type { Session } from './sessions.ts';
 import type { KeyHolder } from '../api-keys/service.ts';
-import { requiredScope } from '../api-keys/scopes.ts';
 import { takeRateLimit } from '../http/rate-limit-headers.ts';
 import type { RateLimiter } from '../shared/rate-limiter.ts';
 
@@ -24,6 +22,9 @@ export interface KeyAuth {
   apiKey: KeyHolder['key'];
   session?: undefined;
 }
+
+/** The api's router: its handlers are handed an Auth, or a SessionAuth on 'session-only' routes. */
+export type AppRouter = ApiRouter<Auth, SessionAuth>;
 
 export const SESSION_COOKIE = 'session';
 export const CSRF_COOKIE = 'csrf_token';
@@ -60,12 +61,12 @@ export interface GuardOptions {
 /**
  * The guards the router applies by access level. A request with `Authorization: Bearer`
  * is a key's: 401 unless the key is live, 403 on a 'session-only' route or when the key
- * lacks the scope the request needs (named in the answer), and no CSRF token is asked
+ * lacks the scope the route declares (named in the answer), and no CSRF token is asked
  * (no browser sends a key by itself). Any other request is a cookie session's: 401 without
  * a live one (or for a deleted user); a mutating request must also carry X-CSRF-Token
  * matching the store, else 403 "CSRF token not found". 'superuser': the same, then 403 for others.
  */
-export function accountGuards(accounts: AccountsService, options: GuardOptions): Guards {
+export function accountGuards(accounts: AccountsService, options: GuardOptions): Guards<Auth, SessionAuth> {
   const bySession = async (ctx: AppContext): Promise<SessionAuth> => {
     const auth = await authenticate(ctx, accounts);
     if (!auth) throw Unauthenticated();
@@ -74,44 +75,40 @@ export function accountGuards(accounts: AccountsService, options: GuardOptions):
     }
     return auth;
   };
-  const byKey = async (ctx: AppContext, presented: string, keysAllowed: boolean): Promise<KeyAuth> => {
+  /** A key's caller; `scope` undefined where keys are not let in. */
+  const byKey = async (ctx: AppContext, presented: string, scope: KeyScope | undefined): Promise<KeyAuth> => {
     const holder = await accounts.apiKeys.authenticate(presented);
     if (!holder) throw Unauthenticated('auth.api_key_invalid', { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
     await takeRateLimit(ctx, options.keyLimiter, holder.key.id);
-    if (!keysAllowed) throw Forbidden('auth.api_key_not_allowed');
-    const scope = requiredScope(ctx.method, ctx.state.routeTemplate);
+    if (!scope) throw Forbidden('auth.api_key_not_allowed');
     if (!holder.key.scopes.includes(scope)) {
       throw Forbidden('auth.api_key_scope_missing', { params: { scope }, headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` } });
     }
     return { user: holder.user, apiKey: holder.key };
   };
-  const guard =
-    (keysAllowed: boolean): Middleware<AppState> =>
-    async (ctx, next) => {
+  const caller = async (ctx: AppContext, scope: KeyScope): Promise<Auth> => {
+    const presented = presentedKey(ctx);
+    return presented === undefined ? bySession(ctx) : byKey(ctx, presented, scope);
+  };
+  return {
+    caller,
+    async sessionCaller(ctx) {
       const presented = presentedKey(ctx);
-      ctx.state.auth = presented === undefined ? await bySession(ctx) : await byKey(ctx, presented, keysAllowed);
-      await next();
-    };
-  const session = guard(true);
-  const superuser: Middleware<AppState> = async (ctx, next) =>
-    session(ctx, async () => {
-      if (!requireAuth(ctx).user.isSuperuser) throw Forbidden();
-      await next();
-    });
-  return { session, 'session-only': guard(false), superuser };
+      if (presented !== undefined) await byKey(ctx, presented, undefined);
+      return bySession(ctx);
+    },
+    async superuser(ctx, scope) {
+      const auth = await caller(ctx, scope);
+      if (!auth.user.isSuperuser) throw Forbidden();
+      return auth;
+    },
+  };
 }
 
-/** The caller of a route guarded by 'session', 'session-only' or 'superuser'. */
+/** The caller of the request, on routes with one (for what runs around handlers; a handler is handed its caller). */
 export function requireAuth(ctx: AppContext): Auth {
   const auth = ctx.state.auth as Auth | undefined;
   if (!auth) throw Unauthenticated();
-  return auth;
-}
-
-/** The cookie session of a route guarded by 'session-only'. */
-export function requireSession(ctx: AppContext): SessionAuth {
-  const auth = requireAuth(ctx);
-  if (!auth.session) throw Forbidden('auth.api_key_not_allowed');
   return auth;
 }
 

@@ -2,13 +2,13 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { InvalidInput, NotFound, Unavailable } from '../shared/errors.ts';
-import type { ApiRouter, ResponseSpec } from '../http/router.ts';
+import type { ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import { translate, type Locale, type MessageKey } from '../i18n/index.ts';
 import type { BillingService } from '../billing/billing-service.ts';
 import { userView, type AccountsService, type StartedSession } from './accounts-service.ts';
 import { writeCookie } from './cookies.ts';
-import { authenticate, CSRF_COOKIE, refuseCrossSiteLogin, requireAuth, requireSession, SESSION_COOKIE } from './guards.ts';
+import { authenticate, CSRF_COOKIE, refuseCrossSiteLogin, SESSION_COOKIE, type AppRouter } from './guards.ts';
 import { OidcSignInError, PROVIDER_NAME, type OidcSignIn } from './oidc.ts';
 import type { RateLimitName, RateLimits } from './rate-limits.ts';
 import { takeRateLimit } from '../http/rate-limit-headers.ts';
@@ -34,7 +34,7 @@ const ok = (description: string): Record<number, ResponseSpec> => ({ 200: { desc
 const tags = ['auth'];
 
 /** Accounts, sessions and authentication: the spec's "Accounts and sessions" and the /users/me routes. */
-export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps): void {
+export function registerAccountRoutes(router: AppRouter, deps: AccountRouteDeps): void {
   const { accounts, billing, orm, limits, oidc } = deps;
   const secure = () => deps.baseUrl().startsWith('https:');
   const detail = (ctx: AppContext, key: MessageKey) => ({ detail: translate(ctx.state.locale, key) });
@@ -66,10 +66,10 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
       409: { description: 'Username taken' },
       429: { description: 'More than 5 signups from this IP in 10 minutes' },
     },
-    handler: async (ctx, { body }) => {
+    handler: async (ctx, { body, em }) => {
       await limit(ctx, 'signup', ctx.ip);
       ctx.status = 201;
-      ctx.body = await accounts.signUp(ctx.state.em, { ...body, locale: ctx.state.locale });
+      ctx.body = await accounts.signUp(em, { ...body, locale: ctx.state.locale });
     },
   });
 
@@ -91,13 +91,13 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
       403: { description: 'E-mail address not verified, or a browser sent the form from another site' },
       429: { description: 'Locked out, or too many attempts in flight; Retry-After in seconds' },
     },
-    handler: async (ctx, { body }) => {
+    handler: async (ctx, { body, em }) => {
       refuseCrossSiteLogin(ctx, deps.baseUrl(), deps.config.CORS_ALLOWED_ORIGINS);
       const rememberMe = body.remember_me === 'true' || body.remember_me === 'on' || body.remember_me === '1';
-      const { user, ...started } = await accounts.logIn(ctx.state.em, { identifier: body.username, password: body.password, rememberMe, ip: ctx.ip });
+      const { user, ...started } = await accounts.logIn(em, { identifier: body.username, password: body.password, rememberMe, ip: ctx.ip });
       startSessionCookies(ctx, started);
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = { csrf_token: started.csrfToken, user: userView(user), billing: await billing.statusFor(ctx.state.em, user) };
+      ctx.body = { csrf_token: started.csrfToken, user: userView(user), billing: await billing.statusFor(em, user) };
     },
   });
 
@@ -108,8 +108,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     tags,
     access: 'session-only',
     responses: ok('Logged out'),
-    handler: async (ctx) => {
-      await accounts.sessions.end(requireSession(ctx).session);
+    handler: async (ctx, { caller }) => {
+      await accounts.sessions.end(caller.session);
       clearSessionCookies(ctx);
       ctx.body = detail(ctx, 'auth.logged_out');
     },
@@ -122,8 +122,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     tags,
     access: 'session-only',
     responses: { 200: { description: 'Sessions ended', schema: z.object({ terminated_count: z.int() }) } },
-    handler: async (ctx) => {
-      const terminated = await accounts.sessions.endAll(requireAuth(ctx).user.id);
+    handler: async (ctx, { caller }) => {
+      const terminated = await accounts.sessions.endAll(caller.user.id);
       clearSessionCookies(ctx);
       ctx.body = { terminated_count: terminated };
     },
@@ -166,8 +166,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'public',
     body: z.object({ token: Token }),
     responses: { ...ok('Verified'), 400: { description: 'Invalid or expired token' } },
-    handler: async (ctx, { body }) => {
-      await accounts.verifyEmail(ctx.state.em, body.token);
+    handler: async (ctx, { body, em }) => {
+      await accounts.verifyEmail(em, body.token);
       ctx.body = detail(ctx, 'auth.email_verified');
     },
   });
@@ -187,8 +187,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'public',
     body: z.object({ token: Token, new_password: Password }),
     responses: { ...ok('Password changed'), 400: { description: 'Invalid, expired or used token' } },
-    handler: async (ctx, { body }) => {
-      await accounts.resetPassword(ctx.state.em, body.token, body.new_password);
+    handler: async (ctx, { body, em }) => {
+      await accounts.resetPassword(em, body.token, body.new_password);
       clearSessionCookies(ctx);
       ctx.body = detail(ctx, 'auth.password_reset');
     },
@@ -218,12 +218,12 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'public',
     query: z.looseObject({ code: z.string().optional(), state: z.string().optional(), error: z.string().optional() }),
     responses: { 302: { description: 'Session started; redirect to the front end' }, 400: { description: 'State, nonce or PKCE check failed, or no verified e-mail' } },
-    handler: async (ctx) => {
+    handler: async (ctx, { em }) => {
       if (!oidc) throw NotFound('auth.oauth_not_configured');
       const browserState = ctx.cookies.get(OAUTH_STATE_COOKIE);
       writeCookie(ctx, OAUTH_STATE_COOKIE, '', { maxAge: 0, httpOnly: true, secure: secure(), path: OAUTH_PATH });
       const identity = await withOidcErrors(() => oidc.finish(new URLSearchParams(ctx.querystring), browserState));
-      const { user } = await accounts.signInWithIdentity(ctx.state.em, identity, ctx.state.locale);
+      const { user } = await accounts.signInWithIdentity(em, identity, ctx.state.locale);
       startSessionCookies(ctx, await accounts.startSession(user, false));
       ctx.set('Cache-Control', 'no-store');
       ctx.redirect(`${deps.baseUrl()}/`);
@@ -273,10 +273,10 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'session-only',
     body: z.object({ current_password: z.string().max(1024).optional(), new_password: Password }),
     responses: { ...ok('Password changed'), 400: { description: 'Current password missing or wrong' }, 429: { description: 'More than 5 in 300 s' } },
-    handler: async (ctx, { body }) => {
-      const { user } = requireAuth(ctx);
+    handler: async (ctx, { body, caller, em }) => {
+      const { user } = caller;
       await limit(ctx, 'change-password', user.id);
-      await accounts.changePassword(ctx.state.em, user, { currentPassword: body.current_password, newPassword: body.new_password });
+      await accounts.changePassword(em, user, { currentPassword: body.current_password, newPassword: body.new_password });
       clearSessionCookies(ctx);
       ctx.body = detail(ctx, 'auth.password_changed');
     },
@@ -290,8 +290,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'session-only',
     body: z.object({ new_email: Email, password: z.string().max(1024) }),
     responses: { ...ok('Same answer whatever the address'), 400: { description: 'Wrong password' }, 429: { description: 'More than 3 in 300 s' } },
-    handler: async (ctx, { body }) => {
-      const { user } = requireAuth(ctx);
+    handler: async (ctx, { body, caller }) => {
+      const { user } = caller;
       await limit(ctx, 'request-email-change', user.id);
       await accounts.requestEmailChange(user, { newEmail: body.new_email, password: body.password });
       ctx.body = detail(ctx, 'auth.email_change_sent');
@@ -306,8 +306,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'public',
     body: z.object({ token: Token }),
     responses: { ...ok('Address changed'), 400: { description: 'Invalid, expired or used token' }, 409: { description: 'Address taken since the request' } },
-    handler: async (ctx, { body }) => {
-      await accounts.confirmEmailChange(ctx.state.em, body.token);
+    handler: async (ctx, { body, em }) => {
+      await accounts.confirmEmailChange(em, body.token);
       ctx.body = detail(ctx, 'auth.email_changed');
     },
   });
@@ -320,8 +320,8 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'session-only',
     body: z.object({ password: z.string().max(1024) }),
     responses: { ...ok('Correct'), 400: { description: 'Incorrect' }, 429: { description: 'More than 10 checks in 300 s' } },
-    handler: async (ctx, { body }) => {
-      const { user } = requireAuth(ctx);
+    handler: async (ctx, { body, caller }) => {
+      const { user } = caller;
       await limit(ctx, 'password-check', user.id);
       await accounts.verifyPassword(user, body.password);
       ctx.body = detail(ctx, 'auth.password_confirmed');
@@ -334,9 +334,10 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     summary: 'The logged-in user.',
     tags: ['users'],
     access: 'session',
+    scope: 'read',
     responses: { 200: { description: 'The user', schema: UserRead } },
-    handler: (ctx) => {
-      ctx.body = userView(requireAuth(ctx).user);
+    handler: (ctx, { caller }) => {
+      ctx.body = userView(caller.user);
     },
   });
 
@@ -347,10 +348,11 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     summary: 'Changes the name or the locale (one of SUPPORTED_LOCALES).',
     tags: ['users'],
     access: 'session',
+    scope: 'write',
     body: z.strictObject({ name: Name.optional(), locale: z.enum(supportedLocales).optional() }),
     responses: { 200: { description: 'The user', schema: UserRead } },
-    handler: async (ctx, { body }) => {
-      ctx.body = userView(await accounts.updateProfile(ctx.state.em, requireAuth(ctx).user, body));
+    handler: async (ctx, { body, caller, em }) => {
+      ctx.body = userView(await accounts.updateProfile(em, caller.user, body));
     },
   });
 
@@ -362,10 +364,10 @@ export function registerAccountRoutes(router: ApiRouter, deps: AccountRouteDeps)
     access: 'session-only',
     body: z.object({ password: z.string().max(1024).optional() }),
     responses: { 204: { description: 'Deleted' }, 400: { description: 'Password missing or wrong' } },
-    handler: async (ctx, { body }) => {
-      const { user } = requireAuth(ctx);
+    handler: async (ctx, { body, caller, em }) => {
+      const { user } = caller;
       await limit(ctx, 'password-check', user.id);
-      await accounts.deleteAccount(ctx.state.em, user, body.password);
+      await accounts.deleteAccount(em, user, body.password);
       clearSessionCookies(ctx);
       ctx.status = 204;
     },

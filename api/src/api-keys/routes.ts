@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { requireSession } from '../accounts/guards.ts';
+import type { AppRouter } from '../accounts/guards.ts';
 import { pageOf, pageQuery } from '../http/pagination.ts';
-import type { ApiRouter } from '../http/router.ts';
 import type { ApiKeys } from './service.ts';
 import { ApiKeyCreate, ApiKeyCreated, ApiKeyIdParams, ApiKeyPage } from './schemas.ts';
 
@@ -9,7 +8,7 @@ const PATH = '/api/v1/users/me/api-keys';
 const tags = ['api-keys'];
 
 /** The user's API keys: made, listed and revoked from a cookie session only (a key cannot mint or revoke keys). */
-export function registerApiKeyRoutes(router: ApiRouter, keys: ApiKeys): void {
+export function registerApiKeyRoutes(router: AppRouter, keys: ApiKeys): void {
   router.add({
     method: 'post',
     path: PATH,
@@ -24,10 +23,10 @@ export function registerApiKeyRoutes(router: ApiRouter, keys: ApiKeys): void {
       409: { description: 'The user holds API_KEYS_MAX_PER_USER live keys already' },
       422: { description: 'Invalid name or scopes, or expires_at not in the future' },
     },
-    handler: async (ctx, { body }) => {
-      const { user } = requireSession(ctx);
+    handler: async (ctx, { body, caller, em }) => {
+      const { user } = caller;
       const expiresAt = body.expires_at === undefined ? undefined : new Date(body.expires_at);
-      const { key, view } = await keys.create(ctx.state.em, user.id, { name: body.name, scopes: body.scopes, expiresAt });
+      const { key, view } = await keys.create(em, user.id, { name: body.name, scopes: body.scopes, expiresAt });
       ctx.set('Cache-Control', 'no-store');
       ctx.status = 201;
       ctx.body = { ...view, key };
@@ -42,8 +41,8 @@ export function registerApiKeyRoutes(router: ApiRouter, keys: ApiKeys): void {
     access: 'session-only',
     query: z.object(pageQuery),
     responses: { 200: { description: 'A page of keys', schema: ApiKeyPage } },
-    handler: async (ctx, { query }) => {
-      const { rows, total } = await keys.list(ctx.state.em, requireSession(ctx).user.id, query);
+    handler: async (ctx, { query, caller, em }) => {
+      const { rows, total } = await keys.list(em, caller.user.id, query);
       ctx.body = pageOf(rows, total, query);
     },
   });
@@ -56,8 +55,8 @@ export function registerApiKeyRoutes(router: ApiRouter, keys: ApiKeys): void {
     access: 'session-only',
     params: ApiKeyIdParams,
     responses: { 204: { description: 'Revoked' }, 404: { description: "No such key of the user's" } },
-    handler: async (ctx, { params }) => {
-      await keys.revoke(ctx.state.em, requireSession(ctx).user.id, params.api_key_id);
+    handler: async (ctx, { params, caller, em }) => {
+      await keys.revoke(em, caller.user.id, params.api_key_id);
       ctx.status = 204;
     },
   });

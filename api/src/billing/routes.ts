@@ -1,19 +1,19 @@
-import { requireAuth } from '../accounts/guards.ts';
-import type { ApiRouter } from '../http/router.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import type { BillingService } from './billing-service.ts';
 import { BillingStatusSchema } from './schemas.ts';
 
 /** The billing status and the trial; payments routes come with the payments feature. */
-export function registerBillingRoutes(router: ApiRouter, billing: BillingService): void {
+export function registerBillingRoutes(router: AppRouter, billing: BillingService): void {
   router.add({
     method: 'get',
     path: '/api/v1/users/me/billing',
     summary: 'The billing status: tier, subscription, credits, storage and project limits.',
     tags: ['billing'],
     access: 'session',
+    scope: 'billing',
     responses: { 200: { description: 'Billing status', schema: BillingStatusSchema } },
-    handler: async (ctx) => {
-      ctx.body = await billing.statusFor(ctx.state.em, requireAuth(ctx).user);
+    handler: async (ctx, { caller, em }) => {
+      ctx.body = await billing.statusFor(em, caller.user);
     },
   });
 
@@ -23,14 +23,15 @@ export function registerBillingRoutes(router: ApiRouter, billing: BillingService
     summary: 'Starts the 7-day trial: Creator tier with 30 AI minutes. Once per account and e-mail address.',
     tags: ['billing'],
     access: 'session',
+    scope: 'billing',
     responses: {
       200: { description: 'Billing status with the trial running', schema: BillingStatusSchema },
       409: { description: 'Trial already used (also by a deleted account with this address), or a paid plan is active' },
     },
-    handler: async (ctx) => {
-      const { user } = requireAuth(ctx);
-      await billing.grantTrial(ctx.state.em, user);
-      ctx.body = await billing.statusFor(ctx.state.em, user);
+    handler: async (ctx, { caller, em }) => {
+      const { user } = caller;
+      await billing.grantTrial(em, user);
+      ctx.body = await billing.statusFor(em, user);
     },
   });
 }

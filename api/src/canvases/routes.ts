@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { requireAuth } from '../accounts/guards.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import { editRead } from '../edits/schemas.ts';
-import type { ApiRouter } from '../http/router.ts';
 import { listOf, listSchema } from '../http/pagination.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
@@ -51,7 +50,7 @@ function itemStatus(status: (typeof mediaFileStatuses)[number]): z.infer<typeof 
 }
 
 /** Routes of the project's canvases and its media spine: the reads, then the structural editor. */
-export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService): void {
+export function registerCanvasRoutes(router: AppRouter, projects: ProjectService): void {
   registerSplitMergeRoutes(router, projects);
   router.add({
     method: 'get',
@@ -59,11 +58,12 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
     summary: 'The media spine: SINGLE canvases with their CANVAS_FILL media and its static file metadata, in sequence order.',
     tags: ['canvases'],
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams,
     responses: { 200: { description: 'Spine items', schema: listSchema(SpineItem) } },
-    handler: async (ctx, { params }) => {
-      const project = await projects.owned(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
-      ctx.body = listOf((await spineOf(ctx.state.em, project.id)).map(({ canvas, fill }) => {
+    handler: async (ctx, { params, caller, em }) => {
+      const project = await projects.owned(em, caller.user.id, params.project_uuid);
+      ctx.body = listOf((await spineOf(em, project.id)).map(({ canvas, fill }) => {
         const file = fill.item.file;
         return {
           canvas_uuid: canvas.id,
@@ -90,12 +90,13 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
     summary: "The project's canvases in sequence order.",
     tags: ['canvases'],
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams,
     responses: { 200: { description: 'Canvases', schema: listSchema(CanvasRead) } },
-    handler: async (ctx, { params }) => {
-      const project = await projects.owned(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
-      const canvases = await canvasesOf(ctx.state.em, project.id);
-      const media = await mediaOf(ctx.state.em, canvases);
+    handler: async (ctx, { params, caller, em }) => {
+      const project = await projects.owned(em, caller.user.id, params.project_uuid);
+      const canvases = await canvasesOf(em, project.id);
+      const media = await mediaOf(em, canvases);
       ctx.body = listOf(canvases.map((canvas) => canvasRead(canvas, media.get(canvas.id) ?? [])));
     },
   });
@@ -106,12 +107,13 @@ export function registerCanvasRoutes(router: ApiRouter, projects: ProjectService
     summary: 'One canvas of the project.',
     tags: ['canvases'],
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams.extend({ canvas_uuid: z.uuid() }),
     responses: { 200: { description: 'The canvas', schema: CanvasRead }, 404: { description: 'No such canvas in a project of the caller' } },
-    handler: async (ctx, { params }) => {
-      const project = await projects.owned(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid);
-      const canvas = await canvasOf(ctx.state.em, project.id, params.canvas_uuid);
-      ctx.body = canvasRead(canvas, (await mediaOf(ctx.state.em, [canvas])).get(canvas.id) ?? []);
+    handler: async (ctx, { params, caller, em }) => {
+      const project = await projects.owned(em, caller.user.id, params.project_uuid);
+      const canvas = await canvasOf(em, project.id, params.canvas_uuid);
+      ctx.body = canvasRead(canvas, (await mediaOf(em, [canvas])).get(canvas.id) ?? []);
     },
   });
 
@@ -138,7 +140,7 @@ function subjectOf(outcome: ChangeOutcome): z.infer<typeof CanvasRead> {
 }
 
 /** The structural editor's routes: layout, swap, reorder, delete, create, PATCH. */
-function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService): void {
+function registerCanvasEditorRoutes(router: AppRouter, projects: ProjectService): void {
   const editor = new CanvasEditor(projects);
 
   router.add({
@@ -147,11 +149,12 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
     summary: 'Applies a SPLIT or TALKING_HEAD layout: always 422 LayoutNotRenderable, because these types cannot yet be rendered.',
     tags,
     access: 'session',
+    scope: 'write',
     params: ProjectUuidParams,
     body: CanvasLayout,
     responses: { 404: notFound, 422: { description: 'LayoutNotRenderable (always), or ValidationError' } },
-    handler: async (ctx, { params, body }) => {
-      await editor.layout(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body.canvas_type);
+    handler: async (ctx, { params, body, caller, em }) => {
+      await editor.layout(em, caller.user.id, params.project_uuid, body.canvas_type);
     },
   });
 
@@ -161,11 +164,12 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
     summary: 'Swaps two adjacent non-INSERT canvases; edits lying on one of them move with it.',
     tags,
     access: 'session',
+    scope: 'write',
     params: ProjectUuidParams,
     body: CanvasSwap,
     responses: { 200: { description: 'The moved canvases and edits', schema: CanvasReorderResult }, 404: notFound, 422: { description: 'The same canvas, an INSERT, or not adjacent' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = mutationResult(await editor.swap(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body.canvas_a_uuid, body.canvas_b_uuid));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = mutationResult(await editor.swap(em, caller.user.id, params.project_uuid, body.canvas_a_uuid, body.canvas_b_uuid));
     },
   });
 
@@ -175,11 +179,12 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
     summary: 'Moves an INSERT canvas to new_sequence_position (0..n-1); edits lying on a moved canvas move with it.',
     tags,
     access: 'session',
+    scope: 'write',
     params: CanvasParams,
     body: CanvasReorder,
     responses: { 200: { description: 'The moved canvases and edits', schema: CanvasReorderResult }, 404: notFound, 422: { description: 'Not an INSERT canvas, or a position beyond n-1' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = mutationResult(await editor.reorder(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body.new_sequence_position));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = mutationResult(await editor.reorder(em, caller.user.id, params.project_uuid, params.canvas_uuid, body.new_sequence_position));
     },
   });
 
@@ -189,6 +194,7 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
     summary: 'INSERT is dropped; SPLIT and TALKING_HEAD become SINGLE keeping the clip (keep=clip) or the co-star (keep=asset); TALKING_HEAD requires keep.',
     tags,
     access: 'session',
+    scope: 'write',
     params: CanvasParams,
     query: CanvasDeleteQuery,
     responses: {
@@ -197,8 +203,8 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
       409: { description: 'CanvasNotDeletable: a SINGLE (remove its media item instead) or GRID canvas' },
       422: { description: 'TALKING_HEAD without keep' },
     },
-    handler: async (ctx, { params, query }) => {
-      ctx.body = mutationResult(await editor.remove(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, query.keep));
+    handler: async (ctx, { params, query, caller, em }) => {
+      ctx.body = mutationResult(await editor.remove(em, caller.user.id, params.project_uuid, params.canvas_uuid, query.keep));
     },
   });
 
@@ -208,6 +214,7 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
     summary: 'Inserts an INSERT canvas playing a media item of the caller at sequence_position (default the end).',
     tags,
     access: 'session',
+    scope: 'write',
     params: ProjectUuidParams,
     body: CanvasCreate,
     responses: {
@@ -216,8 +223,8 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
       409: { description: 'TooManyCanvases: the project already holds 200 canvases' },
       422: { description: 'ValidationError (duration_ms at most 600000)' },
     },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = subjectOf(await editor.create(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = subjectOf(await editor.create(em, caller.user.id, params.project_uuid, body));
       ctx.status = 201;
     },
   });
@@ -228,11 +235,12 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
     summary: 'Changes params (INSERT, or a SINGLE canvas playing an image: duration_ms), crop, aspect, letterbox or flags.',
     tags,
     access: 'session',
+    scope: 'write',
     params: CanvasParams,
     body: CanvasPatch,
     responses: { 200: { description: 'The canvas', schema: CanvasRead }, 404: notFound, 422: { description: 'ValidationError' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = subjectOf(await editor.update(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = subjectOf(await editor.update(em, caller.user.id, params.project_uuid, params.canvas_uuid, body));
     },
   });
 }
@@ -241,7 +249,7 @@ function registerCanvasEditorRoutes(router: ApiRouter, projects: ProjectService)
  * Split and merge: they give SINGLE canvases a source range (params.source_start_ms and
  * source_end_ms), which the timeline, the analysis input and the kept segments read.
  */
-function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): void {
+function registerSplitMergeRoutes(router: AppRouter, projects: ProjectService): void {
   const editor = new CanvasEditor(projects);
 
   router.add({
@@ -250,6 +258,7 @@ function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): 
     summary: 'Splits a SINGLE canvas at source time p into two contiguous canvases on the same source.',
     tags,
     access: 'session',
+    scope: 'write',
     params: CanvasParams,
     body: CanvasSplit,
     responses: {
@@ -258,8 +267,8 @@ function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): 
       409: { description: "SourceDurationUnknown: the source's duration is not known yet; TooManyCanvases: the project already holds 200 canvases" },
       422: { description: 'Not a SINGLE canvas, or p not strictly inside its source range' },
     },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = mutationResult(await editor.split(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body.p));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = mutationResult(await editor.split(em, caller.user.id, params.project_uuid, params.canvas_uuid, body.p));
     },
   });
 
@@ -269,11 +278,12 @@ function registerSplitMergeRoutes(router: ApiRouter, projects: ProjectService): 
     summary: 'Merges a SINGLE canvas with its SINGLE neighbour playing the contiguous stretch of the same source.',
     tags,
     access: 'session',
+    scope: 'write',
     params: CanvasParams,
     body: CanvasMerge,
     responses: { 200: { description: 'The merged canvas and those renumbered', schema: CanvasMergeResult }, 404: notFound, 422: { description: 'No neighbour, not two SINGLE canvases, or not contiguous on one source' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = mutationResult(await editor.merge(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, params.canvas_uuid, body.direction));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = mutationResult(await editor.merge(em, caller.user.id, params.project_uuid, params.canvas_uuid, body.direction));
     },
   });
 }

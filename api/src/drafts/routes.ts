@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { requireAuth } from '../accounts/guards.ts';
-import type { ApiRouter } from '../http/router.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import { listOf, listSchema } from '../http/pagination.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import { DraftCreate, DraftPatch, DraftRead, draftRead, DraftsQuery, DraftUuidParams } from './schemas.ts';
@@ -12,7 +11,7 @@ const validation = {
 };
 
 /** Drafts of a project: save, list, read, change. */
-export function registerDraftRoutes(router: ApiRouter, drafts: DraftService): void {
+export function registerDraftRoutes(router: AppRouter, drafts: DraftService): void {
   const tags = ['drafts'];
   router.add({
     method: 'post',
@@ -20,12 +19,13 @@ export function registerDraftRoutes(router: ApiRouter, drafts: DraftService): vo
     summary: "Saves a draft; analysis_run_id is the project's active run (null before the first analysis).",
     tags,
     access: 'session',
+    scope: 'write',
     params: ProjectUuidParams,
     body: DraftCreate,
     responses: { 201: { description: 'The draft', schema: DraftRead }, ...validation, 404: { description: 'No such project of the caller' } },
-    handler: async (ctx, { params, body }) => {
+    handler: async (ctx, { params, body, caller, em }) => {
       ctx.status = 201;
-      ctx.body = draftRead(await drafts.create(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body));
+      ctx.body = draftRead(await drafts.create(em, caller.user.id, params.project_uuid, body));
     },
   });
 
@@ -35,11 +35,12 @@ export function registerDraftRoutes(router: ApiRouter, drafts: DraftService): vo
     summary: "All the project's drafts, newest first, whichever run is active; with analysis_run_id, that run's drafts and those saved before any analysis.",
     tags,
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams,
     query: DraftsQuery,
     responses: { 200: { description: 'Drafts', schema: listSchema(DraftRead) }, 404: { description: 'No such project of the caller' } },
-    handler: async (ctx, { params, query }) => {
-      ctx.body = listOf((await drafts.list(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query.analysis_run_id)).map(draftRead));
+    handler: async (ctx, { params, query, caller, em }) => {
+      ctx.body = listOf((await drafts.list(em, caller.user.id, params.project_uuid, query.analysis_run_id)).map(draftRead));
     },
   });
 
@@ -49,10 +50,11 @@ export function registerDraftRoutes(router: ApiRouter, drafts: DraftService): vo
     summary: 'A draft with its overrides and export settings.',
     tags,
     access: 'session',
+    scope: 'read',
     params: DraftUuidParams,
     responses: { 200: { description: 'The draft', schema: DraftRead }, 404: { description: 'No such draft of the caller' } },
-    handler: async (ctx, { params }) => {
-      ctx.body = draftRead(await drafts.get(ctx.state.em, requireAuth(ctx).user.id, params.draft_uuid));
+    handler: async (ctx, { params, caller, em }) => {
+      ctx.body = draftRead(await drafts.get(em, caller.user.id, params.draft_uuid));
     },
   });
 
@@ -62,11 +64,12 @@ export function registerDraftRoutes(router: ApiRouter, drafts: DraftService): vo
     summary: "Changes a draft: each field given replaces the draft's whole (edit_overrides and export_settings are not merged); analysis_run_id stays.",
     tags,
     access: 'session',
+    scope: 'write',
     params: DraftUuidParams,
     body: DraftPatch,
     responses: { 200: { description: 'The draft', schema: DraftRead }, ...validation, 404: { description: 'No such draft of the caller' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = draftRead(await drafts.update(ctx.state.em, requireAuth(ctx).user.id, params.draft_uuid, body));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = draftRead(await drafts.update(em, caller.user.id, params.draft_uuid, body));
     },
   });
 }

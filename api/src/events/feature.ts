@@ -6,15 +6,15 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { StreamMetrics } from '../ops/metrics.ts';
-import type { ApiRouter } from '../http/router.ts';
 import { authorizeProjectStream } from './project-access.ts';
 import { registerProjectStream, registerUserStream, type StreamDeps } from './stream.ts';
 import { StreamBudget, StreamConnections, streamBudgetOf, streamLeaseMs } from './stream-connections.ts';
+import type { AppRouter } from '../accounts/guards.ts';
 
 type EventStreamServices = { config: Config; bus: EventBus; subscriber: ChannelSubscriber; redis: Redis; accounts: AccountsService; logger: Logger; metrics: Registry };
 
 /** The user stream and the project stream, wired from the services. */
-export function registerEventStreams(router: ApiRouter, services: EventStreamServices): void {
+export function registerEventStreams(router: AppRouter, services: EventStreamServices): void {
   const { config } = services;
   const deps: StreamDeps = {
     bus: services.bus,

@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { SESSION_COOKIE, requireAuth } from '../accounts/guards.ts';
+import { SESSION_COOKIE, requireAuth, type AppRouter } from '../accounts/guards.ts';
 import type { SessionStore } from '../accounts/sessions.ts';
 import type { ApiKeys } from '../api-keys/service.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import { RateLimited, Unavailable } from '../shared/errors.ts';
-import type { ApiRouter, ResponseSpec } from '../http/router.ts';
+import type { ResponseSpec } from '../http/router.ts';
 import type { AppContext } from '../http/state.ts';
 import { openBody, type OpenBody } from '../http/detached-response.ts';
 import type { EventBus } from './bus.ts';
@@ -70,20 +70,21 @@ const streamResponses = {
 } satisfies Record<number, ResponseSpec>;
 
 /** GET /api/v1/user-stream: the caller's media_ready and media_failed events over SSE. */
-export function registerUserStream(router: ApiRouter, deps: UserStreamDeps): void {
+export function registerUserStream(router: AppRouter, deps: UserStreamDeps): void {
   router.add({
     method: 'get',
     path: '/api/v1/user-stream',
     summary: `Server-sent events of the caller's media: ${namesOf('user', ' and ')}, with a keepalive comment.`,
     tags: ['events'],
     access: 'session',
+    scope: 'read',
     responses: { ...streamResponses, 200: { description: framesOf('user'), contentType: 'text/event-stream' } },
-    handler: (ctx) => openEventStream(ctx, deps, { kind: 'user', channel: deps.bus.userChannel(requireAuth(ctx).user.id) }),
+    handler: (ctx, { caller }) => openEventStream(ctx, deps, { kind: 'user', channel: deps.bus.userChannel(caller.user.id) }),
   });
 }
 
 /** GET /api/v1/projects/{project_uuid}/events: the project's analysis and export events over SSE. */
-export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps): void {
+export function registerProjectStream(router: AppRouter, deps: ProjectStreamDeps): void {
   router.add({
     method: 'get',
     path: '/api/v1/projects/{project_uuid}/events',
@@ -92,6 +93,7 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
       "Every export event carries export_uuid and every analysis event analysis_run_id (the run's id), so concurrent exports and successive analyses are told apart. A new stream first gets the project's latest analysis_progress (kept 1 hour while the analysis runs); a keepalive comment follows every SSE_KEEPALIVE_SECONDS.",
     tags: ['events'],
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams,
     responses: {
       ...streamResponses,
@@ -100,9 +102,9 @@ export function registerProjectStream(router: ApiRouter, deps: ProjectStreamDeps
       403: { description: "Another user's project, or the API key lacks the read scope" },
       404: { description: 'No such project' },
     },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, caller, em }) => {
       const projectId = params.project_uuid;
-      await deps.authorize(ctx.state.em, requireAuth(ctx).user.id, projectId);
+      await deps.authorize(em, caller.user.id, projectId);
       await openEventStream(ctx, deps, { kind: 'project', channel: deps.bus.projectChannel(projectId), opening: () => deps.bus.progressSnapshot(projectId) });
     },
   });

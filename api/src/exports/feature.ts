@@ -5,10 +5,10 @@ import type { JobService } from '../jobs/service.ts';
 import type { Logger } from 'pino';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ObjectStorage } from '../storage/storage.ts';
-import type { ApiRouter } from '../http/router.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { registerExportRoutes } from './routes.ts';
 import { ExportService, sweepExpiredExports } from './service.ts';
+import type { AppRouter } from '../accounts/guards.ts';
 
 /** The export service over the projects feature and the job system. */
 export function createExports(services: { config: Config; jobs: JobService; billing: BillingService; storage: ObjectStorage; clock: Clock }, projects: ProjectService): ExportService {
@@ -30,7 +30,7 @@ export function createExports(services: { config: Config; jobs: JobService; bill
   });
 }
 
-export function registerExports(router: ApiRouter, exports: ExportService): void {
+export function registerExports(router: AppRouter, exports: ExportService): void {
   registerExportRoutes(router, exports);
 }
 

@@ -1,5 +1,4 @@
-import { requireAuth } from '../accounts/guards.ts';
-import type { ApiRouter } from '../http/router.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import { pageOf } from '../http/pagination.ts';
 import { failureText } from '../i18n/failure-text.ts';
 import type { Locale } from '../i18n/index.ts';
@@ -11,7 +10,7 @@ import type { ExportService } from './service.ts';
 const readIn = (locale: Locale) => (row: ExportRow) => exportRead(row, row.status === 'failed' ? failureText(locale, row.errorCode, row.errorParams, row.error ?? '') || null : null);
 
 /** Exports of a project: render (progress on the project stream), list, read, download. */
-export function registerExportRoutes(router: ApiRouter, exports: ExportService): void {
+export function registerExportRoutes(router: AppRouter, exports: ExportService): void {
   const tags = ['exports'];
   router.add({
     method: 'post',
@@ -19,6 +18,7 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
     summary: 'Renders the project into a video; answers at once (status queued) and reports export_started, export_progress (5, 30, 85) and export_complete or export_failed on the project stream.',
     tags,
     access: 'session',
+    scope: 'write',
     params: ProjectUuidParams,
     body: ExportCreate,
     responses: {
@@ -31,9 +31,9 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
       },
       422: { description: 'An unknown key or a value out of range in export_settings, end_ms <= start_ms in an override, or draft_id together with inline edit_overrides' },
     },
-    handler: async (ctx, { params, body }) => {
+    handler: async (ctx, { params, body, caller, em }) => {
       ctx.status = 202;
-      ctx.body = readIn(ctx.state.locale)(await exports.create(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, body));
+      ctx.body = readIn(ctx.state.locale)(await exports.create(em, caller.user.id, params.project_uuid, body));
     },
   });
 
@@ -43,11 +43,12 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
     summary: "The project's exports, newest first (poll it while one is queued or rendering).",
     tags,
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams,
     query: ExportsQuery,
     responses: { 200: { description: 'A page of exports', schema: ExportPage }, 404: { description: 'No such project of the caller' } },
-    handler: async (ctx, { params, query }) => {
-      const { rows, total } = await exports.list(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, query);
+    handler: async (ctx, { params, query, caller, em }) => {
+      const { rows, total } = await exports.list(em, caller.user.id, params.project_uuid, query);
       ctx.body = pageOf(rows.map(readIn(ctx.state.locale)), total, query);
     },
   });
@@ -58,10 +59,11 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
     summary: 'One export: its status, settings, expiry and, once failed, why.',
     tags,
     access: 'session',
+    scope: 'read',
     params: ExportUuidParams,
     responses: { 200: { description: 'The export', schema: ExportRead }, 404: { description: 'No such export of the caller' } },
-    handler: async (ctx, { params }) => {
-      ctx.body = readIn(ctx.state.locale)(await exports.get(ctx.state.em, requireAuth(ctx).user.id, params.export_uuid));
+    handler: async (ctx, { params, caller, em }) => {
+      ctx.body = readIn(ctx.state.locale)(await exports.get(em, caller.user.id, params.export_uuid));
     },
   });
 
@@ -71,10 +73,11 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
     summary: 'Deletes an export: a render still queued or running is stopped first (its job ends failed with job.cancelled, settled once), then the export and its file are gone.',
     tags,
     access: 'session',
+    scope: 'write',
     params: ExportUuidParams,
     responses: { 204: { description: 'Stopped if it was rendering, and deleted' }, 404: { description: 'No such export of the caller' } },
-    handler: async (ctx, { params }) => {
-      await exports.remove(ctx.state.em, requireAuth(ctx).user.id, params.export_uuid);
+    handler: async (ctx, { params, caller, em }) => {
+      await exports.remove(em, caller.user.id, params.export_uuid);
       ctx.status = 204;
     },
   });
@@ -85,6 +88,7 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
     summary: 'A presigned download URL of a completed export, valid 3600 s, saved under `filename`.',
     tags,
     access: 'session',
+    scope: 'read',
     params: ExportUuidParams,
     responses: {
       200: { description: 'The download', schema: ExportDownload },
@@ -92,9 +96,9 @@ export function registerExportRoutes(router: ApiRouter, exports: ExportService):
       409: { description: 'Not completed yet (queued or rendering) or failed' },
       410: { description: 'Expired: past expires_at, its file deleted' },
     },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, caller, em }) => {
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = await exports.download(ctx.state.em, requireAuth(ctx).user.id, params.export_uuid);
+      ctx.body = await exports.download(em, caller.user.id, params.export_uuid);
     },
   });
 }

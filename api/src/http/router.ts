@@ -4,18 +4,39 @@ import { z } from 'zod';
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { Invalid, InvalidInput } from '../shared/errors.ts';
 import { localizedIssueMessage, zodErrorMap, type MessageKey } from '../i18n/index.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AppContext, AppState } from './state.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
+/** What an API key must hold for a route that keys may call; a cookie session holds every scope. */
+export const KEY_SCOPES = ['read', 'write', 'billing'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
 /**
- * Who may call a route; the guard for each is handed to the router by the composition root.
- * 'session': a cookie session or an API key with the scope the request needs;
+ * Who may call a route; the guards that check it are handed to the router by the composition root.
+ * 'session': a cookie session, or an API key holding the route's `scope`;
  * 'session-only': a cookie session, never a key (key management, password, account deletion);
- * 'superuser': either, for superusers only.
+ * 'superuser': either, as for 'session', for superusers only.
  */
 type Access = 'public' | 'session' | 'session-only' | 'superuser';
+
+/** Routes keys may call declare the scope a key needs (read, write or billing); the others declare none. */
+type ScopeOf<A extends Access> = A extends 'session' | 'superuser' ? { scope: KeyScope } : { scope?: never };
+
+/** The caller a route's handler is handed: none on a public route, a cookie session's on a 'session-only' one. */
+type CallerOf<A extends Access, C, S> = A extends 'public' ? undefined : A extends 'session-only' ? S : C;
+
+/** What the handler is handed: the validated input, the caller its access admits, and the request's EntityManager. */
+export interface HandlerInput<P, Q, B, Caller> {
+  params: P;
+  query: Q;
+  body: B;
+  caller: Caller;
+  /** The request's own EntityManager (ctx.state.em), forked when first read. */
+  readonly em: EntityManager;
+}
 
 export interface ResponseSpec {
   description: string;
@@ -23,13 +44,13 @@ export interface ResponseSpec {
   contentType?: string;
 }
 
-export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
+interface RouteDeclaration<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, A extends Access, C, S> {
   method: Method;
   /** OpenAPI-style template: `/api/v1/media/{media_item_id}`. */
   path: string;
   summary: string;
   tags: string[];
-  access: Access;
+  access: A;
   /**
    * The operation's name in the OpenAPI document, which generated clients turn into
    * method names; derived from the method and path when absent (see operationIdOf).
@@ -49,13 +70,24 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
    * once (an API key, a signing secret): they are never stored, and a replay answers them as null.
    */
   idempotent?: IdempotentOptions;
-  handler: (
-    ctx: AppContext,
-    input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B> },
-  ) => Promise<void> | void;
+  handler: (ctx: AppContext, input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>, CallerOf<A, C, S>>) => Promise<void> | void;
 }
 
-export type Guards = Record<Exclude<Access, 'public'>, Middleware<AppState>>;
+/** A route: its declaration, and the key scope it needs where keys may call it (a compile error when missing). */
+export type RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, A extends Access = Access, C = unknown, S = C> = RouteDeclaration<P, Q, B, A, C, S> & ScopeOf<A>;
+
+/**
+ * The checks behind each access level, answering the caller they admit or throwing (401, 403,
+ * 429). `C` is the caller of a cookie session or API key, `S` that of a cookie session alone.
+ */
+export interface Guards<C = unknown, S extends C = C> {
+  /** A cookie session, or an API key holding `scope`. */
+  caller(ctx: AppContext, scope: KeyScope): Promise<C>;
+  /** A cookie session; a request with an API key is refused. */
+  sessionCaller(ctx: AppContext): Promise<S>;
+  /** As `caller`, then refused unless the caller is a superuser. */
+  superuser(ctx: AppContext, scope: KeyScope): Promise<C>;
+}
 
 export interface IdempotentOptions {
   /** Top-level fields of the JSON response kept out of the stored copy (secrets shown once); a replay has them null. */
@@ -117,7 +149,7 @@ const CROSSES_SEGMENTS = /[*{}()\\]/;
  * literal; a route with a parameter among them is refused when added), so a request is
  * matched, refused with 405 or answered 404 exactly as by one router holding every route.
  */
-export class ApiRouter {
+export class ApiRouter<C = unknown, S extends C = C> {
   readonly #registry = new OpenAPIRegistry();
   /**
    * Routes whose OpenAPI description is still to be made: it is made when the registry is
@@ -129,16 +161,16 @@ export class ApiRouter {
   readonly #groups = new Map<string, Router<AppState>>();
   /** The routes in no group (`/healthz`, `/metrics`, …). */
   readonly #ungrouped = newRouter();
-  readonly #guards: Guards;
+  readonly #guards: Guards<C, S>;
   readonly #idempotency: IdempotentRequests | undefined;
 
-  constructor(guards: Guards, idempotency?: IdempotentRequests) {
+  constructor(guards: Guards<C, S>, idempotency?: IdempotentRequests) {
     this.#guards = guards;
     this.#idempotency = idempotency;
   }
 
-  add<P extends AnyObject = typeof empty, Q extends AnyObject = typeof empty, B extends z.ZodType = z.ZodUndefined>(
-    spec: RouteSpec<P, Q, B>,
+  add<P extends AnyObject = typeof empty, Q extends AnyObject = typeof empty, B extends z.ZodType = z.ZodUndefined, A extends Access = Access>(
+    spec: RouteSpec<P, Q, B, A, C, S>,
   ): void {
     const idempotency = takesIdempotencyKey(spec) ? this.#idempotency : undefined;
     const idempotentOptions = spec.idempotent ?? {};
@@ -147,8 +179,8 @@ export class ApiRouter {
     }
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const template = spec.path;
-    const guard = spec.access === 'public' ? undefined : this.#guards[spec.access];
-    const serve = async (ctx: AppContext): Promise<void> => {
+    const admit = this.#admission(spec);
+    const serve = async (ctx: AppContext, caller: unknown): Promise<void> => {
       // a malformed key is refused before anything else, as is a key where none is taken (never silently ignored);
       // a body failing validation is refused before the key is used (nothing was carried out)
       if (!idempotency && ctx.get(IDEMPOTENCY_KEY_HEADER) !== '') throw InvalidInput('idempotency.not_taken', { code: 'IdempotencyKeyNotTaken' });
@@ -159,19 +191,33 @@ export class ApiRouter {
       const query = spec.query || ctx.querystring ? parseInput(spec.query ?? empty, ctx.query, 'query', locale) : {};
       const raw = (ctx.request as { body?: unknown }).body;
       const body = spec.body ? parseInput(spec.body, raw ?? {}, 'body', locale) : undefined;
-      const handle = async () => spec.handler(ctx, { params, query, body } as never);
+      const input = { params, query, body, caller, get em() { return ctx.state.em; } };
+      const handle = async () => spec.handler(ctx, input as never);
       if (idempotency && key !== undefined) await idempotency.run(ctx, key, idempotentOptions, handle);
       else await handle();
     };
-    // One middleware per route (the template for metrics, logs and key scopes; the guard; the handler): fewer steps per request.
-    const route: Middleware<AppState> = (ctx) => {
+    // One middleware per route (the template for metrics and logs; the guard; the handler): fewer steps per request.
+    const route: Middleware<AppState> = async (ctx) => {
       ctx.state.routeTemplate = template;
-      return guard ? guard(ctx, () => serve(ctx)) : serve(ctx);
+      const caller = admit && (await admit(ctx));
+      // on ctx.state too, for what runs around the handler (idempotency keys are per caller)
+      ctx.state.auth = caller;
+      await serve(ctx, caller);
     };
     const router = this.#routerOf(koaPath);
     router[spec.method](koaPath, route);
     this.stack.push(router.stack.at(-1)!);
     this.#undescribed.push(() => toOpenApi(spec));
+  }
+
+  /** The guard of a route's access level, answering its caller; none for a public route. */
+  #admission(spec: { access: Access; scope?: KeyScope }): ((ctx: AppContext) => Promise<C>) | undefined {
+    const guards = this.#guards;
+    const { access, scope } = spec;
+    if (access === 'public') return undefined;
+    if (access === 'session-only') return (ctx) => guards.sessionCaller(ctx);
+    if (!scope) throw new Error(`${access} route without the key scope it needs`);
+    return access === 'superuser' ? (ctx) => guards.superuser(ctx, scope) : (ctx) => guards.caller(ctx, scope);
   }
 
   /** The OpenAPI registry, every route added so far described in it, in the order added. */
@@ -318,7 +364,7 @@ export function operationIdOf(method: Method, path: string): string {
  * validation (a query string is checked on every route), 404 for path parameters naming
  * nothing of the caller's, 400 and 413 for a body that cannot be read.
  */
-function impliedResponses(spec: { method: Method; path: string; access: Access; params?: unknown; body?: unknown }): Record<number, string> {
+function impliedResponses(spec: { method: Method; path: string; access: Access; scope?: KeyScope; params?: unknown; body?: unknown }): Record<number, string> {
   const implied: Record<number, string> = {};
   if (spec.body) {
     implied[400] = 'The body is not well-formed JSON (or form data)';
@@ -330,7 +376,7 @@ function impliedResponses(spec: { method: Method; path: string; access: Access; 
     spec.access === 'session-only'
       ? 'Called with an API key: this is done from a signed-in session only'
       : spec.access !== 'public'
-        ? 'The API key lacks the scope this request needs (read for GET, write otherwise, billing for payments and billing; named in the answer)'
+        ? `The API key lacks the ${spec.scope} scope this route needs (named in the answer)`
         : undefined;
   const forbidden = [spec.access === 'superuser' ? 'The caller is not a superuser' : undefined, csrf, keyRefusal].filter((cause): cause is string => cause !== undefined);
   if (forbidden.length > 0) implied[403] = forbidden.join('; or: ');
@@ -343,12 +389,13 @@ function impliedResponses(spec: { method: Method; path: string; access: Access; 
 
 /**
  * The security requirement of a route: none when public; else the session cookie (on a
- * mutation with the CSRF header as well), or a Bearer API key where keys are let in.
+ * mutation with the CSRF header as well), or a Bearer API key holding the route's scope
+ * where keys are let in (OpenAPI 3.1 lets a non-OAuth scheme name the roles it needs).
  */
-function securityOf(spec: { method: Method; access: Access }): RouteConfig['security'] {
+function securityOf(spec: { method: Method; access: Access; scope?: KeyScope }): RouteConfig['security'] {
   if (spec.access === 'public') return [];
   const session: Record<string, string[]> = MUTATING_METHODS.has(spec.method) ? { session: [], csrf: [] } : { session: [] };
-  return spec.access === 'session-only' ? [session] : [session, { apiKey: [] }];
+  return spec.access === 'session-only' || !spec.scope ? [session] : [session, { apiKey: [spec.scope] }];
 }
 
 /** Whether a route takes an Idempotency-Key: every POST with a caller (keys are per user). */
@@ -356,7 +403,9 @@ function takesIdempotencyKey(spec: { method: Method; access: Access }): boolean 
   return spec.method === 'post' && spec.access !== 'public';
 }
 
-function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): RouteConfig {
+function toOpenApi<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+  spec: Omit<RouteDeclaration<P, Q, B, Access, unknown, unknown>, 'handler'> & { scope?: KeyScope },
+): RouteConfig {
   const request: NonNullable<RouteConfig['request']> = {};
   if (spec.params) request.params = spec.params;
   if (spec.query) request.query = spec.query;

@@ -1,7 +1,6 @@
 import type { z } from 'zod';
-import { requireAuth } from '../accounts/guards.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import type { AppContext } from '../http/state.ts';
-import type { ApiRouter } from '../http/router.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import { SidecarQuery, TimelineBody, TimelineFile, TimelineQuery } from './schemas.ts';
 import type { ExchangedFile, Interchange } from './service.ts';
@@ -14,7 +13,7 @@ const problems = {
 };
 
 /** Timelines for editors and the caption, transcript and chapter files of the edited video. Reads only. */
-export function registerInterchangeRoutes(router: ApiRouter, interchange: Interchange): void {
+export function registerInterchangeRoutes(router: AppRouter, interchange: Interchange): void {
   const tags = ['interchange'];
   const send = (ctx: AppContext, format: z.infer<typeof TimelineQuery>['format'], file: ExchangedFile, download: boolean) => {
     ctx.set('Cache-Control', 'no-store');
@@ -34,11 +33,12 @@ export function registerInterchangeRoutes(router: ApiRouter, interchange: Interc
     summary: "The project's cut as an editor's timeline (FCPXML 1.10, xmeml v4, MLT, CMX 3600 EDL, OpenTimelineIO): the kept segments a render plays on the source's frame grid, video and audio on their own tracks, overlays above, every cut edit a marker (applied or offered). From the active edits or a draft; answers at once and writes nothing.",
     tags,
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams,
     query: TimelineQuery,
     responses: { 200: { description: 'The timeline (JSON), or with download=true the file itself', schema: TimelineFile }, ...problems },
-    handler: async (ctx, { params, query }) => {
-      const file = await interchange.timeline(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, { draftId: query.draft_id }, query.format, { sourceRef: query.source_ref, mediaRoot: query.media_root });
+    handler: async (ctx, { params, query, caller, em }) => {
+      const file = await interchange.timeline(em, caller.user.id, params.project_uuid, { draftId: query.draft_id }, query.format, { sourceRef: query.source_ref, mediaRoot: query.media_root });
       send(ctx, query.format, file, query.download);
     },
   });
@@ -49,11 +49,12 @@ export function registerInterchangeRoutes(router: ApiRouter, interchange: Interc
     summary: 'The timeline of an edit given inline (edit_overrides, as an export takes them) or of a draft; the same answer as the GET. Writes nothing.',
     tags,
     access: 'session',
+    scope: 'write',
     params: ProjectUuidParams,
     body: TimelineBody,
     responses: { 200: { description: 'The timeline', schema: TimelineFile }, ...problems },
-    handler: async (ctx, { params, body }) => {
-      const file = await interchange.timeline(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, { draftId: body.draft_id, editOverrides: body.edit_overrides }, body.format, { sourceRef: body.source_ref, mediaRoot: body.media_root });
+    handler: async (ctx, { params, body, caller, em }) => {
+      const file = await interchange.timeline(em, caller.user.id, params.project_uuid, { draftId: body.draft_id, editOverrides: body.edit_overrides }, body.format, { sourceRef: body.source_ref, mediaRoot: body.media_root });
       send(ctx, body.format, file, false);
     },
   });
@@ -64,6 +65,7 @@ export function registerInterchangeRoutes(router: ApiRouter, interchange: Interc
     summary: "Caption and transcript files re-timed to the edited video: srt and vtt (the run's caption lines, or lines planned from the transcript as burned-in captions are), words (the kept words in output time) and chapters (YouTube lines, first at 00:00, each at least 10 s). For the active edits, a draft or an export. Writes nothing.",
     tags,
     access: 'session',
+    scope: 'read',
     params: ProjectUuidParams,
     query: SidecarQuery,
     responses: {
@@ -71,8 +73,8 @@ export function registerInterchangeRoutes(router: ApiRouter, interchange: Interc
       ...problems,
       422: { description: 'An unknown format (the message lists the formats), max_words outside 2–20, or draft_id with export_id' },
     },
-    handler: async (ctx, { params, query }) => {
-      const file = await interchange.sidecar(ctx.state.em, requireAuth(ctx).user.id, params.project_uuid, { draftId: query.draft_id, exportId: query.export_id }, query.format, query.max_words);
+    handler: async (ctx, { params, query, caller, em }) => {
+      const file = await interchange.sidecar(em, caller.user.id, params.project_uuid, { draftId: query.draft_id, exportId: query.export_id }, query.format, query.max_words);
       ctx.set('Cache-Control', 'no-store');
       ctx.type = file.mediaType;
       ctx.attachment(file.filename, { type: 'inline' });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { requireAuth } from '../accounts/guards.ts';
-import type { ApiRouter } from '../http/router.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import { pageOf, pageQuery, pageSchema } from '../http/pagination.ts';
 import type { GroupFields, MediaGroups } from './groups-service.ts';
 
@@ -45,7 +44,7 @@ function groupFields(body: z.infer<typeof GroupPatch>): GroupFields {
 }
 
 /** Media groups CRUD and memberships of media items. */
-export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups): void {
+export function registerMediaGroupRoutes(router: AppRouter, groups: MediaGroups): void {
   const tags = ['media groups'];
   router.add({
     method: 'get',
@@ -53,10 +52,11 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     summary: "The caller's media groups: pinned first, then by display_order.",
     tags,
     access: 'session',
+    scope: 'read',
     query: z.object(pageQuery),
     responses: { 200: { description: 'A page of groups', schema: pageSchema(GroupSchema) } },
-    handler: async (ctx, { query }) => {
-      const { rows, total } = await groups.list(ctx.state.em, requireAuth(ctx).user.id, query);
+    handler: async (ctx, { query, caller, em }) => {
+      const { rows, total } = await groups.list(em, caller.user.id, query);
       ctx.body = pageOf(rows, total, query);
     },
   });
@@ -67,11 +67,12 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     summary: 'Creates a media group.',
     tags,
     access: 'session',
+    scope: 'write',
     body: GroupCreate,
     responses: { 201: { description: 'The group', schema: GroupSchema } },
-    handler: async (ctx, { body }) => {
+    handler: async (ctx, { body, caller, em }) => {
       ctx.status = 201;
-      ctx.body = await groups.create(ctx.state.em, requireAuth(ctx).user.id, { ...groupFields(body), name: body.name });
+      ctx.body = await groups.create(em, caller.user.id, { ...groupFields(body), name: body.name });
     },
   });
 
@@ -81,10 +82,11 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     summary: 'One media group of the caller.',
     tags,
     access: 'session',
+    scope: 'read',
     params: GroupParams,
     responses: { 200: { description: 'The group', schema: GroupSchema }, 404: { description: 'No such group of yours' } },
-    handler: async (ctx, { params }) => {
-      ctx.body = await groups.get(ctx.state.em, requireAuth(ctx).user.id, params.group_id);
+    handler: async (ctx, { params, caller, em }) => {
+      ctx.body = await groups.get(em, caller.user.id, params.group_id);
     },
   });
 
@@ -94,11 +96,12 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     summary: "Changes a group's fields.",
     tags,
     access: 'session',
+    scope: 'write',
     params: GroupParams,
     body: GroupPatch,
     responses: { 200: { description: 'The group', schema: GroupSchema }, 404: { description: 'No such group of yours' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = await groups.update(ctx.state.em, requireAuth(ctx).user.id, params.group_id, groupFields(body));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = await groups.update(em, caller.user.id, params.group_id, groupFields(body));
     },
   });
 
@@ -108,10 +111,11 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     summary: 'Deletes a group; its items stay, without the membership.',
     tags,
     access: 'session',
+    scope: 'write',
     params: GroupParams,
     responses: { 204: { description: 'Deleted' }, 404: { description: 'No such group of yours' } },
-    handler: async (ctx, { params }) => {
-      await groups.delete(ctx.state.em, requireAuth(ctx).user.id, params.group_id);
+    handler: async (ctx, { params, caller, em }) => {
+      await groups.delete(em, caller.user.id, params.group_id);
       ctx.status = 204;
     },
   });
@@ -122,13 +126,14 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     summary: 'Puts a media item in a group (201, also when it already was there: the membership exists either way).',
     tags,
     access: 'session',
+    scope: 'write',
     params: MembershipParams,
     responses: {
       201: { description: 'The membership', schema: MembershipSchema },
       404: { description: 'No such item or group of yours' },
     },
-    handler: async (ctx, { params }) => {
-      const { membership } = await groups.addItem(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, params.group_id);
+    handler: async (ctx, { params, caller, em }) => {
+      const { membership } = await groups.addItem(em, caller.user.id, params.media_item_id, params.group_id);
       ctx.status = 201;
       ctx.body = membership;
     },
@@ -140,10 +145,11 @@ export function registerMediaGroupRoutes(router: ApiRouter, groups: MediaGroups)
     summary: 'Takes a media item out of a group (204 also when it was not in it).',
     tags,
     access: 'session',
+    scope: 'write',
     params: MembershipParams,
     responses: { 204: { description: 'Removed, or was not a member' }, 404: { description: 'No such item or group of yours' } },
-    handler: async (ctx, { params }) => {
-      await groups.removeItem(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, params.group_id);
+    handler: async (ctx, { params, caller, em }) => {
+      await groups.removeItem(em, caller.user.id, params.media_item_id, params.group_id);
       ctx.status = 204;
     },
   });

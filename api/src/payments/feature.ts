@@ -8,7 +8,6 @@ import type { Redis } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import type { Payments } from './payments.ts';
 import { User } from '../accounts/entities.ts';
-import type { ApiRouter } from '../http/router.ts';
 import { BetaProgram } from './beta.ts';
 import { DueActions, startDueActionSweep, type DueActionHandler } from './due-actions.ts';
 import type { DueActionKind } from './entities.ts';
@@ -19,6 +18,7 @@ import { redisChangeLock } from './change-lock.ts';
 import { StripeGateway } from './stripe-gateway.ts';
 import { paymentMail, SupportRequests } from './support.ts';
 import { StripeWebhooks } from './webhooks.ts';
+import type { AppRouter } from '../accounts/guards.ts';
 
 type PaymentServices = { config: Config; billing: BillingService; clock: Clock; logger: Logger; mailer: Mailer; redis: Redis; orm: MikroORM; baseUrl: string; metrics: Registry };
 
@@ -71,7 +71,7 @@ export function createPayments(services: PaymentServices): Payments {
 }
 
 /** The payments routes. */
-export function registerPayments(router: ApiRouter, payments: Payments): void {
+export function registerPayments(router: AppRouter, payments: Payments): void {
   registerPaymentRoutes(router, payments);
 }
 

@@ -1,7 +1,7 @@
 import { parseJsonBody } from '../http/json-body.ts';
 import type { Middleware } from 'koa';
-import { requireAuth } from '../accounts/guards.ts';
-import type { ApiRouter, ResponseSpec } from '../http/router.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
+import type { ResponseSpec } from '../http/router.ts';
 import type { AppContext, AppState } from '../http/state.ts';
 import { announceRateLimit } from '../http/rate-limit-headers.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -47,7 +47,7 @@ const rawBodies = new WeakMap<AppContext, Buffer>();
 
 const plans = ['payments'];
 
-export function registerPaymentRoutes(router: ApiRouter, payments: Payments): void {
+export function registerPaymentRoutes(router: AppRouter, payments: Payments): void {
   const priceErrors = {
     409: { description: 'No paid subscription to change, already on that plan, or another change of the plan is under way (payments.change_in_progress)' },
     422: { description: 'Unknown price_id, or a plan on the wrong side of the current one' },
@@ -60,10 +60,11 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
     summary: 'A Free or trial user starts a paid plan: answers the Stripe Checkout address; the plan starts when Stripe confirms payment (webhook).',
     tags: plans,
     access: 'session',
+    scope: 'billing',
     body: PriceRequest,
     responses: { 200: { description: 'The Checkout session address', schema: CheckoutSessionRead }, 409: { description: 'A paid plan is already active' }, 422: priceErrors[422], 503: priceErrors[503] },
-    handler: async (ctx, { body }) => {
-      ctx.body = { url: (await payments.plans.startCheckout(ctx.state.em, requireAuth(ctx).user, body.price_id)).url };
+    handler: async (ctx, { body, caller, em }) => {
+      ctx.body = { url: (await payments.plans.startCheckout(em, caller.user, body.price_id)).url };
     },
   });
 
@@ -92,12 +93,13 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
       summary,
       tags: plans,
       access: 'session',
+      scope: 'billing',
       body: PriceRequest,
       responses: { ...responses, ...priceErrors },
-      handler: async (ctx, { body }) => {
-        const { user } = requireAuth(ctx);
-        await change(ctx.state.em, user, body.price_id);
-        ctx.body = await payments.plans.statusFor(ctx.state.em, user);
+      handler: async (ctx, { body, caller, em }) => {
+        const { user } = caller;
+        await change(em, user, body.price_id);
+        ctx.body = await payments.plans.statusFor(em, user);
       },
     });
   }
@@ -108,16 +110,17 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
     summary: 'Records why a subscriber thought of leaving and performs the outcome: cancelled (now), reminder_set, discount_accepted (once per account), kept_plan.',
     tags: plans,
     access: 'session',
+    scope: 'billing',
     body: CancellationFeedbackRequest,
     responses: {
       200: { description: 'The outcome performed and the billing status', schema: CancellationFeedbackRead },
       409: { description: 'No paid subscription, the discount was already used, or another change of the plan is under way' },
       503: priceErrors[503],
     },
-    handler: async (ctx, { body }) => {
-      const { user } = requireAuth(ctx);
-      const { reminderAt } = await payments.plans.cancellationFeedback(ctx.state.em, user, body);
-      ctx.body = { outcome: body.outcome, reminder_at: reminderAt?.toISOString() ?? null, billing: await payments.plans.statusFor(ctx.state.em, user) };
+    handler: async (ctx, { body, caller, em }) => {
+      const { user } = caller;
+      const { reminderAt } = await payments.plans.cancellationFeedback(em, user, body);
+      ctx.body = { outcome: body.outcome, reminder_at: reminderAt?.toISOString() ?? null, billing: await payments.plans.statusFor(em, user) };
     },
   });
 
@@ -127,14 +130,15 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
     summary: 'Sends a priority e-mail to the team with the user\'s tier, credits and paid status, and a confirmation to the user. Paid subscribers and beta testers only.',
     tags: plans,
     access: 'session',
+    scope: 'billing',
     body: SupportRequestBody,
     responses: {
       200: { description: 'Both mails are on their way', schema: SupportRequestRead },
       403: { description: 'Not a paid subscriber nor a beta tester (can_access_support false)' },
       429: { description: 'Too many support requests (Retry-After)' },
     },
-    handler: async (ctx, { body }) => {
-      announceRateLimit(ctx, await payments.support.send(ctx.state.em, requireAuth(ctx).user, body));
+    handler: async (ctx, { body, caller, em }) => {
+      announceRateLimit(ctx, await payments.support.send(em, caller.user, body));
       ctx.body = { sent: true };
     },
   });
@@ -145,20 +149,21 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
     summary: 'Superusers: makes a user (by user_id or email) a beta tester with `credits` AI minutes that renew on `renewal_date`, then every BETA_RENEWAL_DAYS.',
     tags: ['admin'],
     access: 'superuser',
+    scope: 'billing',
     body: BetaGrantRequest,
     responses: {
       200: { description: 'The user\'s billing status as a beta tester', schema: BetaGrantRead },
       404: { description: 'No such user' },
       422: { description: 'Renewal date not in the future, or not exactly one of user_id and email' },
     },
-    handler: async (ctx, { body }) => {
-      const user = await payments.beta.grant(ctx.state.em, {
+    handler: async (ctx, { body, em }) => {
+      const user = await payments.beta.grant(em, {
         userId: body.user_id,
         email: body.email,
         credits: body.credits,
         renewalDate: new Date(body.renewal_date),
       });
-      ctx.body = { user_id: user.id, billing: await payments.plans.statusFor(ctx.state.em, user) };
+      ctx.body = { user_id: user.id, billing: await payments.plans.statusFor(em, user) };
     },
   });
 
@@ -176,9 +181,9 @@ export function registerPaymentRoutes(router: ApiRouter, payments: Payments): vo
       400: { description: 'The signature does not match the body' },
       503: { description: 'Stripe could not be asked for the current state; Stripe delivers again later' },
     },
-    handler: async (ctx) => {
+    handler: async (ctx, { em }) => {
       const event = await payments.plans.gateway().verifyEvent(rawBodies.get(ctx) ?? Buffer.alloc(0), ctx.get('Stripe-Signature') || undefined);
-      const outcome = await payments.webhooks.handle(ctx.state.em, event);
+      const outcome = await payments.webhooks.handle(em, event);
       ctx.body = { received: true, duplicate: outcome === 'duplicate' };
     },
   });

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ApiRouter } from '../http/router.ts';
 import { AnalysisPreset, PreviewPreset, type AnalysisPresetRow, type PreviewPresetRow } from './entities.ts';
 import { registerPresetRoutes } from './routes.ts';
 import {
@@ -15,6 +14,7 @@ import {
   previewProperties,
 } from './schemas.ts';
 import { UserPresets } from './service.ts';
+import type { AppRouter } from '../accounts/guards.ts';
 
 /** The spec's Limits row "Analysis presets: 5 per user". */
 const MAX_ANALYSIS_PRESETS = 5;
@@ -23,7 +23,7 @@ const analysisPresets = new UserPresets<AnalysisPresetRow>({ entity: AnalysisPre
 const previewPresets = new UserPresets<PreviewPresetRow>({ entity: PreviewPreset, lockName: 'preview_presets', hasDefault: false });
 
 /** Analysis presets at /users/me/presets, preview presets at /users/me/preview-presets. */
-export function registerPresets(router: ApiRouter): void {
+export function registerPresets(router: AppRouter): void {
   registerPresetRoutes(router, {
     path: '/api/v1/users/me/presets',
     noun: 'analysis preset',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { requireAuth } from '../accounts/guards.ts';
-import type { ApiRouter, ResponseSpec } from '../http/router.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
+import type { ResponseSpec } from '../http/router.ts';
 import { listOf, listSchema } from '../http/pagination.ts';
 import { PresetParams } from './schemas.ts';
 import type { PresetRow, UserPresets } from './service.ts';
@@ -25,7 +25,7 @@ export interface PresetResource<Row extends PresetRow, Fields extends object> {
 
 /** GET and POST on the collection, PATCH and DELETE on one preset: the same four routes for every kind. */
 export function registerPresetRoutes<Row extends PresetRow, Fields extends object>(
-  router: ApiRouter,
+  router: AppRouter,
   resource: PresetResource<Row, Fields>,
 ): void {
   const { path, noun, presets, view } = resource;
@@ -39,9 +39,10 @@ export function registerPresetRoutes<Row extends PresetRow, Fields extends objec
     summary: `The caller's ${noun}s, ${order}.`,
     tags,
     access: 'session',
+    scope: 'read',
     responses: { 200: { description: `Every ${noun} of the caller`, schema: listSchema(resource.read) } },
-    handler: async (ctx) => {
-      ctx.body = listOf((await presets.list(ctx.state.em, requireAuth(ctx).user.id)).map(view));
+    handler: async (ctx, { caller, em }) => {
+      ctx.body = listOf((await presets.list(em, caller.user.id)).map(view));
     },
   });
 
@@ -51,10 +52,11 @@ export function registerPresetRoutes<Row extends PresetRow, Fields extends objec
     summary: `Creates a ${noun}.`,
     tags,
     access: 'session',
+    scope: 'write',
     body: resource.create,
     responses: { 201: { description: `The ${noun}`, schema: resource.read }, ...resource.createResponses },
-    handler: async (ctx, { body }) => {
-      const preset = await presets.create(ctx.state.em, requireAuth(ctx).user.id, resource.properties(body));
+    handler: async (ctx, { body, caller, em }) => {
+      const preset = await presets.create(em, caller.user.id, resource.properties(body));
       ctx.status = 201;
       ctx.body = view(preset);
     },
@@ -66,11 +68,12 @@ export function registerPresetRoutes<Row extends PresetRow, Fields extends objec
     summary: `Changes any fields of a ${noun}.`,
     tags,
     access: 'session',
+    scope: 'write',
     params: PresetParams,
     body: resource.patch,
     responses: { 200: { description: `The ${noun}`, schema: resource.read }, ...notFound },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = view(await presets.update(ctx.state.em, requireAuth(ctx).user.id, params.preset_uuid, resource.properties(body)));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = view(await presets.update(em, caller.user.id, params.preset_uuid, resource.properties(body)));
     },
   });
 
@@ -80,10 +83,11 @@ export function registerPresetRoutes<Row extends PresetRow, Fields extends objec
     summary: `Deletes a ${noun}.`,
     tags,
     access: 'session',
+    scope: 'write',
     params: PresetParams,
     responses: { 204: { description: 'Deleted' }, ...notFound },
-    handler: async (ctx, { params }) => {
-      await presets.delete(ctx.state.em, requireAuth(ctx).user.id, params.preset_uuid);
+    handler: async (ctx, { params, caller, em }) => {
+      await presets.delete(em, caller.user.id, params.preset_uuid);
       ctx.status = 204;
     },
   });

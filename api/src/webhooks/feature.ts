@@ -1,4 +1,3 @@
-import type { ApiRouter } from '../http/router.ts';
 import type { Logger } from 'pino';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Mailer } from '../accounts/mailer.ts';
@@ -8,6 +7,7 @@ import { WebhookDeliveryWorker } from './delivery.ts';
 import { WebhookEndpoints } from './endpoints.ts';
 import { registerWebhookRoutes } from './routes.ts';
 import { systemResolver, type Resolver } from './targets.ts';
+import type { AppRouter } from '../accounts/guards.ts';
 
 export interface Webhooks {
   endpoints: WebhookEndpoints;
@@ -39,6 +39,6 @@ export function createWebhooks(services: { config: Config; orm: MikroORM; clock:
   return { endpoints, worker };
 }
 
-export function registerWebhooks(router: ApiRouter, services: { config: Config; features: { webhooks: WebhookEndpoints } }): void {
+export function registerWebhooks(router: AppRouter, services: { config: Config; features: { webhooks: WebhookEndpoints } }): void {
   registerWebhookRoutes(router, services.features.webhooks, services.config.WEBHOOK_MAX_ENDPOINTS_PER_USER);
 }

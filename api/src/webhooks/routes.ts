@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { requireAuth } from '../accounts/guards.ts';
+import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import { listOf, listSchema, pageOf } from '../http/pagination.ts';
-import type { ApiRouter } from '../http/router.ts';
 import type { WebhookEndpoints } from './endpoints.ts';
 import { webhookEventTypes, webhookPayloadSchema } from './payloads.ts';
 import {
@@ -24,16 +23,17 @@ const tags = ['webhooks'];
 const notFound = { 404: { description: 'No such webhook endpoint of yours' } };
 
 /** The webhook endpoints of the caller, their delivery log and redelivery; the payloads as the document's `webhooks`. */
-export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpoints, maxPerUser: number): void {
+export function registerWebhookRoutes(router: AppRouter, endpoints: WebhookEndpoints, maxPerUser: number): void {
   router.add({
     method: 'get',
     path: PATH,
     summary: "The caller's webhook endpoints, oldest first (secrets are not shown).",
     tags,
     access: 'session',
+    scope: 'read',
     responses: { 200: { description: 'Every endpoint of the caller', schema: listSchema(WebhookEndpointRead) } },
-    handler: async (ctx) => {
-      ctx.body = listOf((await endpoints.list(ctx.state.em, requireAuth(ctx).user.id)).map(endpointRead));
+    handler: async (ctx, { caller, em }) => {
+      ctx.body = listOf((await endpoints.list(em, caller.user.id)).map(endpointRead));
     },
   });
 
@@ -43,6 +43,7 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: 'Registers a webhook endpoint; the answer carries its signing secret, shown only now.',
     tags,
     access: 'session',
+    scope: 'write',
     idempotent: { withheld: ['secret'] },
     body: WebhookEndpointCreate,
     responses: {
@@ -50,8 +51,8 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
       403: { description: `The caller already has ${maxPerUser} endpoints (code WebhookLimitReached)` },
       422: { description: 'A field is invalid, or the URL is a refused target (code WebhookTargetRefused): only global unicast addresses are taken (IPv6 within 2000::/3; no loopback, private, link-local, CGNAT, reserved or IPv4-in-IPv6 address), checked for every address the name resolves to' },
     },
-    handler: async (ctx, { body }) => {
-      const endpoint = await endpoints.create(ctx.state.em, requireAuth(ctx).user.id, body);
+    handler: async (ctx, { body, caller, em }) => {
+      const endpoint = await endpoints.create(em, caller.user.id, body);
       ctx.status = 201;
       ctx.body = { ...endpointRead(endpoint), secret: endpoint.secret };
     },
@@ -63,10 +64,11 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: 'One webhook endpoint.',
     tags,
     access: 'session',
+    scope: 'read',
     params: EndpointParams,
     responses: { 200: { description: 'The endpoint', schema: WebhookEndpointRead }, ...notFound },
-    handler: async (ctx, { params }) => {
-      ctx.body = endpointRead(await endpoints.get(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id));
+    handler: async (ctx, { params, caller, em }) => {
+      ctx.body = endpointRead(await endpoints.get(em, caller.user.id, params.webhook_id));
     },
   });
 
@@ -76,11 +78,12 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: 'Changes any fields of a webhook endpoint; enabling it again clears a disabling for failures.',
     tags,
     access: 'session',
+    scope: 'write',
     params: EndpointParams,
     body: WebhookEndpointPatch,
     responses: { 200: { description: 'The endpoint', schema: WebhookEndpointRead }, ...notFound, 422: { description: 'A field is invalid, or the URL is a refused target' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = endpointRead(await endpoints.update(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id, body));
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = endpointRead(await endpoints.update(em, caller.user.id, params.webhook_id, body));
     },
   });
 
@@ -90,10 +93,11 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: 'Deletes a webhook endpoint with its delivery log and pending deliveries.',
     tags,
     access: 'session',
+    scope: 'write',
     params: EndpointParams,
     responses: { 204: { description: 'Deleted' }, ...notFound },
-    handler: async (ctx, { params }) => {
-      await endpoints.delete(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id);
+    handler: async (ctx, { params, caller, em }) => {
+      await endpoints.delete(em, caller.user.id, params.webhook_id);
       ctx.status = 204;
     },
   });
@@ -104,12 +108,13 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: 'Replaces the signing secret; for 24 hours deliveries carry a signature by the old secret too.',
     tags,
     access: 'session',
+    scope: 'write',
     // the new secret is shown once: a replay of the rotation answers it as null
     idempotent: { withheld: ['secret'] },
     params: EndpointParams,
     responses: { 200: { description: 'The endpoint with its new secret', schema: WebhookEndpointWithSecret }, ...notFound },
-    handler: async (ctx, { params }) => {
-      const endpoint = await endpoints.rotateSecret(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id);
+    handler: async (ctx, { params, caller, em }) => {
+      const endpoint = await endpoints.rotateSecret(em, caller.user.id, params.webhook_id);
       ctx.body = { ...endpointRead(endpoint), secret: endpoint.secret };
     },
   });
@@ -120,11 +125,12 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: "The endpoint's delivery log, newest first: status, response code, latency, attempts, next attempt, last error.",
     tags,
     access: 'session',
+    scope: 'read',
     params: EndpointParams,
     query: DeliveriesQuery,
     responses: { 200: { description: 'A page of deliveries', schema: WebhookDeliveryPage }, ...notFound },
-    handler: async (ctx, { params, query }) => {
-      const { rows, total } = await endpoints.deliveries(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id, query);
+    handler: async (ctx, { params, query, caller, em }) => {
+      const { rows, total } = await endpoints.deliveries(em, caller.user.id, params.webhook_id, query);
       ctx.body = pageOf(rows.map(deliveryRead), total, query);
     },
   });
@@ -135,14 +141,15 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
     summary: 'Sends a delivery again now, with the same webhook-id; if it fails, the retry schedule starts over.',
     tags,
     access: 'session',
+    scope: 'write',
     params: DeliveryParams,
     responses: {
       202: { description: 'Queued', schema: WebhookDeliveryRead },
       404: { description: 'No such endpoint or delivery of yours' },
       409: { description: 'The endpoint is disabled (WebhookEndpointDisabled) or the delivery is being attempted (WebhookDeliveryInFlight)' },
     },
-    handler: async (ctx, { params }) => {
-      const delivery = await endpoints.redeliver(ctx.state.em, requireAuth(ctx).user.id, params.webhook_id, params.delivery_id);
+    handler: async (ctx, { params, caller, em }) => {
+      const delivery = await endpoints.redeliver(em, caller.user.id, params.webhook_id, params.delivery_id);
       ctx.status = 202;
       ctx.body = deliveryRead(delivery);
     },
@@ -152,7 +159,7 @@ export function registerWebhookRoutes(router: ApiRouter, endpoints: WebhookEndpo
 }
 
 /** Each event type as an OpenAPI 3.1 `webhooks` entry: the signed POST a receiver gets. */
-function registerWebhookPayloads(router: ApiRouter): void {
+function registerWebhookPayloads(router: AppRouter): void {
   const headers = z.object({
     'webhook-id': z.string().describe('The message id: the same for every attempt of one event (deduplicate on it).'),
     'webhook-timestamp': z.string().describe('Unix seconds of this attempt.'),

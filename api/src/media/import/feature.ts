@@ -1,14 +1,14 @@
 import type { BillingService } from '../../billing/billing-service.ts';
 import type { Config } from '../../config.ts';
 import type { JobService } from '../../jobs/service.ts';
-import type { ApiRouter } from '../../http/router.ts';
 import type { ProjectService } from '../../projects/service.ts';
 import { MediaImportService } from './import-service.ts';
 import { registerMediaImportRoutes } from './routes.ts';
 import { MuxVideoHost } from './video-host.ts';
+import type { AppRouter } from '../../accounts/guards.ts';
 
 /** External video import (POST /media/videohost) through the video host, wired from the services. */
-export function registerMediaImport(router: ApiRouter, services: { config: Config; jobs: JobService; billing: BillingService }, projects: ProjectService): void {
+export function registerMediaImport(router: AppRouter, services: { config: Config; jobs: JobService; billing: BillingService }, projects: ProjectService): void {
   const { config } = services;
   const host = new MuxVideoHost({ tokenId: config.MUX_TOKEN_ID, tokenSecret: config.MUX_TOKEN_SECRET, apiBase: config.MUX_API_BASE });
   registerMediaImportRoutes(

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { requireAuth } from '../../accounts/guards.ts';
-import type { ApiRouter } from '../../http/router.ts';
+import { requireAuth, type AppRouter } from '../../accounts/guards.ts';
 import { mediaScopes } from '../entities.ts';
 import type { MediaLibrary } from './library-service.ts';
 import { pageOf, pageQuery, pageSchema } from '../../http/pagination.ts';
@@ -40,22 +39,23 @@ const MediaItemPatch = z
   .strict();
 
 /** GET /media (filtered, paginated), GET and PATCH /media/{media_item_id}. */
-export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary): void {
+export function registerLibraryRoutes(router: AppRouter, library: MediaLibrary): void {
   router.add({
     method: 'get',
     path: '/api/v1/media',
     summary: "The caller's media items joined with file metadata, newest first.",
     tags: ['media'],
     access: 'session',
+    scope: 'read',
     query: ListQuery,
     responses: {
       200: { description: 'A page of media items', schema: pageSchema(MediaItemSchema) },
       404: { description: 'group_id names no group of the caller' },
     },
-    handler: async (ctx, { query }) => {
-      const { user } = requireAuth(ctx);
+    handler: async (ctx, { query, caller, em }) => {
+      const { user } = caller;
       const { rows, total } = await library.list(
-        ctx.state.em,
+        em,
         user.id,
         {
           ...(query.scope ? { scope: query.scope } : {}),
@@ -78,10 +78,11 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
     summary: 'One media item of the caller.',
     tags: ['media'],
     access: 'session',
+    scope: 'read',
     params: MediaItemParams,
     responses: { 200: { description: 'The media item', schema: MediaItemSchema }, 404: { description: 'No such item of yours' } },
-    handler: async (ctx, { params }) => {
-      ctx.body = await library.get(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, ctx.state.locale);
+    handler: async (ctx, { params, caller, em }) => {
+      ctx.body = await library.get(em, caller.user.id, params.media_item_id, ctx.state.locale);
     },
   });
 
@@ -91,11 +92,12 @@ export function registerLibraryRoutes(router: ApiRouter, library: MediaLibrary):
     summary: "Changes an item's display_name, tags or behavior_defaults (each replaced whole).",
     tags: ['media'],
     access: 'session',
+    scope: 'write',
     params: MediaItemParams,
     body: MediaItemPatch,
     responses: { 200: { description: 'The updated media item', schema: MediaItemSchema }, 404: { description: 'No such item of yours' } },
-    handler: async (ctx, { params, body }) => {
-      ctx.body = await library.update(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id, {
+    handler: async (ctx, { params, body, caller, em }) => {
+      ctx.body = await library.update(em, caller.user.id, params.media_item_id, {
         ...(body.display_name !== undefined ? { displayName: body.display_name } : {}),
         ...(body.tags !== undefined ? { tags: [...new Set(body.tags)] } : {}),
         ...(body.behavior_defaults !== undefined ? { behaviorDefaults: body.behavior_defaults } : {}),

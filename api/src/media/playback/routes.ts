@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireAuth } from '../../accounts/guards.ts';
+import { requireAuth, type AppRouter } from '../../accounts/guards.ts';
 import { Conflict, NotFound, Unauthenticated } from '../../shared/errors.ts';
-import type { ApiRouter } from '../../http/router.ts';
 import type { ObjectStorage } from '../../storage/storage.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { MediaFile, type MediaFileRow } from '../entities.ts';
@@ -52,7 +51,7 @@ export interface PlaybackDeps {
 }
 
 /** GET /media/{media_item_id}/proxy (signed playback URLs) and the token endpoint they point at. */
-export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): void {
+export function registerPlaybackRoutes(router: AppRouter, deps: PlaybackDeps): void {
   const { tokens } = deps;
   const playUrl = async (fileId: string, object: PlaybackObject) =>
     `${deps.baseUrl()}/api/v1/media/play/${await tokens.issue(fileId, object)}`;
@@ -63,15 +62,16 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
     summary: 'Short-lived playback URLs: the 480p proxy when ready (else the source), the scrub sprite once it exists, and the thumbnail (a URL stable within a token window, cacheable).',
     tags: ['media'],
     access: 'session',
+    scope: 'read',
     params: MediaItemParams,
     responses: {
       200: { description: 'Playback URLs', schema: PlaybackSchema },
       404: { description: 'No such item of yours' },
       409: { description: 'The upload is not finished yet, or the file is still being processed (ask again after media_ready)' },
     },
-    handler: async (ctx, { params }) => {
-      const item = await deps.library.findOwned(ctx.state.em, requireAuth(ctx).user.id, params.media_item_id);
-      const file = await ctx.state.em.findOneOrFail(MediaFile, item.file.id);
+    handler: async (ctx, { params, caller, em }) => {
+      const item = await deps.library.findOwned(em, caller.user.id, params.media_item_id);
+      const file = await em.findOneOrFail(MediaFile, item.file.id);
       // while processing, the served key is not written yet (the artifact job writes it): a URL now would redirect to nothing
       if (file.status === 'PROCESSING') throw Conflict('playback.processing');
       if (file.status !== 'UPLOADED') throw Conflict('playback.not_ready');
@@ -96,11 +96,11 @@ export function registerPlaybackRoutes(router: ApiRouter, deps: PlaybackDeps): v
     access: 'public',
     params: z.object({ token: z.string().min(1).max(2048) }),
     responses: { 302: { description: 'Redirect to the object store' }, 401: { description: 'Invalid or expired token' }, 409: { description: 'The file is being processed again (no object to serve now)' } },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, em }) => {
       const claims = await tokens.read(params.token).catch(() => {
         throw Unauthenticated('playback.token_invalid');
       });
-      const { key, contentType } = await playedObject(ctx.state.em, claims.fileId, claims.object);
+      const { key, contentType } = await playedObject(em, claims.fileId, claims.object);
       const remaining = Math.max(1, Math.ceil((claims.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
       // sprites and thumbnails never change under their key (a new artifact job writes new keys)
       const immutable = claims.object === 'sprite' || claims.object === 'thumbnail';
