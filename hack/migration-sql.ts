@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormOptions } from '../api/src/orm.ts';
+import { entities } from '../api/src/entities.ts';
 
 /**
  * Prints the SQL that would bring the committed migrations up to the entities, using a
@@ -14,7 +15,7 @@ await admin.query(`create database "${scratch}"`);
 try {
   const url = new URL(server);
   url.pathname = `/${scratch}`;
-  const orm = await MikroORM.init(ormOptions({ DATABASE_URL: url.toString(), DATABASE_POOL_MAX: 1 }));
+  const orm = await MikroORM.init(ormOptions({ DATABASE_URL: url.toString(), DATABASE_POOL_MAX: 1 }, entities));
   try {
     await orm.migrator.up();
     console.log((await orm.schema.getUpdateSchemaSQL({ wrap: false })).trim() || '-- no changes');

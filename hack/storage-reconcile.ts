@@ -3,11 +3,12 @@
 // Usage: node hack/storage-reconcile.ts [--json]
 import { loadDomainConfig } from '../api/src/config.ts';
 import { openOrm } from '../api/src/orm.ts';
+import { entities } from '../api/src/entities.ts';
 import { reconcileStorage } from '../api/src/media/storage-reconciliation.ts';
 import { objectStorageFrom } from '../api/src/storage/storage.ts';
 
 const config = loadDomainConfig();
-const orm = await openOrm(config);
+const orm = await openOrm(config, entities);
 try {
   const report = await reconcileStorage(orm.em.fork(), objectStorageFrom(config));
   if (process.argv.includes('--json')) console.log(JSON.stringify(report));

@@ -51,6 +51,7 @@ import { createIdempotency } from './idempotency/feature.ts';
 import { createWebhooks, registerWebhooks } from './webhooks/feature.ts';
 import type { Resolver } from './webhooks/targets.ts';
 import { studio } from './studio/routes.ts';
+import { entities } from './entities.ts';
 
 export type { Services } from './services.ts';
 
@@ -84,6 +85,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     jobMetrics,
     recoverOnStart: overrides.recoverJobs ?? false,
     dispatcher: (deps) => createDispatcher(config, overrides, { ...deps, jobMetrics }),
+    entities,
   });
   const { orm, redis, storage, billing } = host;
   const mailer = createMailer(config, logger);

@@ -4,6 +4,7 @@
 // ops/metrics.ts (hack/import-directions.ts enforces it); nothing here loads the Kubernetes
 // client, which the api loads only when it is the configured backend.
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntitySchema } from '@mikro-orm/core';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { DomainConfig } from './config.ts';
@@ -28,6 +29,23 @@ import { analysisCompletion, analysisProgress } from './analysis/completion.ts';
 import type { JobMetrics } from './ops/metrics.ts';
 import { systemClock, type Clock } from './shared/clock.ts';
 import { WebhookEvents } from './webhooks/events.ts';
+import { DeletedAccount, User, UserIdentity } from './accounts/entities.ts';
+import { AnalysisRun } from './analysis/entities.ts';
+import { CreditEntry, Subscription } from './billing/entities.ts';
+import { Canvas, CanvasMedia } from './canvases/entities.ts';
+import { Edit } from './edits/entities.ts';
+import { Export } from './exports/entities.ts';
+import { Job } from './jobs/entities.ts';
+import { MediaFile, MediaItem } from './media/entities.ts';
+import { Project } from './projects/entities.ts';
+
+/**
+ * The entities the job domain reads and writes (jobs, the media, analyses and exports they
+ * finish, the edits and canvases those make, credits, and the users they belong to): the ORM of
+ * a process that only runs jobs (the operator) knows these, not every feature's. No entity has a
+ * relation, so a subset is whole; one used but missing fails at its first query.
+ */
+export const JOB_ENTITIES: EntitySchema[] = [User, UserIdentity, DeletedAccount, AnalysisRun, CreditEntry, Subscription, Canvas, CanvasMedia, Edit, Export, Job, MediaFile, MediaItem, Project];
 
 // What the operator's reconcilers need of the job domain besides the host itself.
 export type { JobCompletion, JobFailed, JobOutcome } from './jobs/completion.ts';
@@ -53,6 +71,8 @@ export interface JobHostOptions {
   recoverOnStart?: boolean;
   /** The outbox's queue depth by kind (the api's; the operator counts its own). */
   jobMetrics?: JobMetrics;
+  /** The entities the ORM knows: every entity of the service in the api (entities.ts), JOB_ENTITIES by default. */
+  entities?: EntitySchema[];
 }
 
 /** The job domain and the connections it runs on, built once per process. */
@@ -82,7 +102,7 @@ export interface JobHost {
 export async function createJobHost(config: DomainConfig, options: JobHostOptions): Promise<JobHost> {
   const { logger } = options;
   const clock = options.clock ?? systemClock;
-  const orm = await openOrm(config);
+  const orm = await openOrm(config, options.entities ?? JOB_ENTITIES);
   const redis = createRedis(config);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const storage = objectStorageFrom(config);

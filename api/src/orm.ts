@@ -1,15 +1,16 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import type { EntitySchema } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from './config.ts';
-import { entities } from './entities.ts';
 import { guardPool } from './db/pool-guard.ts';
 import { bundledMigrations } from './db/migration-list.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./db/migrations', import.meta.url));
 
-export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>): Options {
+/** The ORM over `entities`: every entity of the service (entities.ts), or the job host's own in the operator. */
+export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>, entities: EntitySchema[]): Options {
   return {
     clientUrl: config.DATABASE_URL,
     entities,
@@ -37,8 +38,8 @@ export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
   };
 }
 
-export async function openOrm(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>): Promise<MikroORM> {
-  return MikroORM.init(ormOptions(config));
+export async function openOrm(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>, entities: EntitySchema[]): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(config, entities));
 }
 
 /** Any fixed number: the advisory lock that lets one of several starting pods migrate at a time. */

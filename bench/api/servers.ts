@@ -29,7 +29,8 @@ export async function benchDatabase(name: string): Promise<{ url: string; drop()
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const { openOrm, migrateUp } = await import('../../api/src/orm.ts');
-  const orm = await openOrm({ DATABASE_URL: url.toString(), DATABASE_POOL_MAX: 2 });
+  const { entities } = await import('../../api/src/entities.ts');
+  const orm = await openOrm({ DATABASE_URL: url.toString(), DATABASE_POOL_MAX: 2 }, entities);
   try {
     await migrateUp(orm, url.toString());
   } finally {

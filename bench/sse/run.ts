@@ -31,6 +31,7 @@ import pg from 'pg';
 import { loadConfig } from '../../api/src/config.ts';
 import { createServices } from '../../api/src/app.ts';
 import { migrateUp, openOrm } from '../../api/src/orm.ts';
+import { entities } from '../../api/src/entities.ts';
 import { createRedis } from '../../api/src/redis.ts';
 import { EventBus } from '../../api/src/events/bus.ts';
 import { mb } from '../../hack/fixtures/units.ts';
@@ -303,7 +304,7 @@ const streams: StreamClient[] = [];
 const redis = createRedis({ REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix });
 const baselineSubscriber = new Redis(redisUrl);
 try {
-  const orm = await openOrm({ DATABASE_URL: databaseUrl.toString(), DATABASE_POOL_MAX: 2 });
+  const orm = await openOrm({ DATABASE_URL: databaseUrl.toString(), DATABASE_POOL_MAX: 2 }, entities);
   await migrateUp(orm, databaseUrl.toString()).finally(() => orm.close());
 
   let started = performance.now();

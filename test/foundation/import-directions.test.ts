@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { closureOf, folderGroups, importCircles, importViolations, MAX_FOLDER_GROUP, MAX_IMPORTS_IN_GROUPS, OPERATOR_API_ENTRIES } from '../../hack/import-directions.ts';
+import { closureOf, folderGroups, importCircles, importViolations, MAX_FOLDER_GROUP, MAX_IMPORTS_IN_GROUPS, MAX_OPERATOR_CLOSURE, OPERATOR_API_ENTRIES } from '../../hack/import-directions.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -18,6 +18,13 @@ describe('architecture: import directions (hack/import-directions.ts)', () => {
     const reached = await closureOf(['operator/src/main.ts']);
     expect(reached).to.include.members([...OPERATOR_API_ENTRIES]);
     for (const absent of ['api/src/app.ts', 'api/src/main.ts', 'api/src/jobs/local-runner.ts', 'api/src/http/router.ts']) expect(reached, absent).not.to.include(absent);
+  });
+
+  it(`the operator's program reaches at most ${MAX_OPERATOR_CLOSURE} files: the job texts, not every feature's messages; the job domain's entities, not every feature's`, async () => {
+    const reached = await closureOf(['operator/src/main.ts']);
+    expect(reached.length).to.be.at.most(MAX_OPERATOR_CLOSURE);
+    expect(reached).to.include.members(['api/src/i18n/messages/job-texts.ts', 'api/src/jobs/entities.ts']);
+    for (const absent of ['api/src/i18n/catalogs.ts', 'api/src/entities.ts', 'api/src/i18n/messages/accounts.ts', 'api/src/drafts/entities.ts']) expect(reached, absent).not.to.include(absent);
   });
 
   it('a circle is found, whatever its length (the check can fail)', async () => {

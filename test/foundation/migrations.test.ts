@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { openOrm } from '../../api/src/orm.ts';
+import { entities } from '../../api/src/entities.ts';
 
 describe('database migrations', () => {
   it('the committed migrations produce exactly the schema the entities describe (no drift)', async () => {
-    const orm = await openOrm({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_MAX: 1 });
+    const orm = await openOrm({ DATABASE_URL: process.env.DATABASE_URL!, DATABASE_POOL_MAX: 1 }, entities);
     try {
       const pending = await orm.migrator.getPending();
       expect(pending.map((m) => m.name)).to.deep.equal([]);
@@ -26,7 +27,7 @@ describe('database migrations from several pods at once', () => {
     await admin.query(`create database "${name}"`);
     try {
       const url = new URL(`/${name}`, server).toString();
-      const orms = await Promise.all([1, 2, 3].map(() => openOrm({ DATABASE_URL: url, DATABASE_POOL_MAX: 1 })));
+      const orms = await Promise.all([1, 2, 3].map(() => openOrm({ DATABASE_URL: url, DATABASE_POOL_MAX: 1 }, entities)));
       try {
         await Promise.all(orms.map((orm) => up(orm, url)));
         const executed = await orms[0]!.migrator.getExecuted();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { openOrm } from '../../api/src/orm.ts';
+import { entities } from '../../api/src/entities.ts';
 import { eventually } from '../support/wait.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 
@@ -12,7 +13,7 @@ describe('the database pool through a blink in the middle of a transaction', fun
     const proxy = await startTcpProxy(database.hostname, Number(database.port || 5432));
     const throughProxy = new URL(database);
     throughProxy.port = String(proxy.port);
-    const orm = await openOrm({ DATABASE_URL: throughProxy.toString(), DATABASE_POOL_MAX: 3 });
+    const orm = await openOrm({ DATABASE_URL: throughProxy.toString(), DATABASE_POOL_MAX: 3 }, entities);
     try {
       const pool = (await orm.em.getConnection().getNativeClient()) as unknown as Pool & { options: { max: number } };
       expect(pool.options.max, 'the pool keeps DATABASE_POOL_MAX').to.equal(3);

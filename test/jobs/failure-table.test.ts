@@ -7,7 +7,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node
 import type { KubeConfig, V1Job } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { Services } from '../../api/src/app.ts';
-import { failureText } from '../../api/src/i18n/failure-text.ts';
+import { failureText } from '../../api/src/i18n/job-texts.ts';
 import { translate, type MessageKey } from '../../api/src/i18n/index.ts';
 import { Job, type JobRow } from '../../api/src/jobs/entities.ts';
 import { LocalJobRunner } from '../../api/src/jobs/local-runner.ts';

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { buildApi, API_BUNDLE_DIR } from '../../hack/bundle/build-api.ts';
 import { openOrm } from '../../api/src/orm.ts';
+import { entities } from '../../api/src/entities.ts';
 
 interface LogLine {
   msg: string;
@@ -78,7 +79,7 @@ describe('the api bundle the image runs (hack/bundle/build-api.ts → api/dist)'
     expect(files.filter((file) => !bundled.includes(`api/src/db/migrations/${file}`))).to.deep.equal([]);
     expect(applied.rows.map((row) => row.name)).to.deep.equal(files.map((file) => file.replace(/\.ts$/, '')));
     // the sources' migrator, reading the files, finds nothing left to apply and no drift from the entities
-    const orm = await openOrm({ DATABASE_URL: databaseUrl, DATABASE_POOL_MAX: 1 });
+    const orm = await openOrm({ DATABASE_URL: databaseUrl, DATABASE_POOL_MAX: 1 }, entities);
     try {
       expect((await orm.migrator.getPending()).map((migration) => migration.name)).to.deep.equal([]);
       expect((await orm.schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: true })).trim()).to.equal('');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type Mocha from 'mocha';
 import pg from 'pg';
 import { openOrm, migrateUp } from '../../api/src/orm.ts';
+import { entities } from '../../api/src/entities.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../hack/embedded-s3/embedded-s3.ts';
 import { startLocalWhisper, type LocalWhisper } from '../../recognizer/server/server.ts';
 import { fileTimesDirectory, testRunDirectory, testRunId } from './test-run.ts';
@@ -45,7 +46,7 @@ async function makeWorld(): Promise<void> {
   const databaseUrl = new URL(adminUrl);
   databaseUrl.pathname = `/${databaseName}`;
   process.env.DATABASE_URL = databaseUrl.toString();
-  const orm = await openOrm({ DATABASE_URL: process.env.DATABASE_URL, DATABASE_POOL_MAX: 2 });
+  const orm = await openOrm({ DATABASE_URL: process.env.DATABASE_URL, DATABASE_POOL_MAX: 2 }, entities);
   try {
     await migrateUp(orm, process.env.DATABASE_URL);
   } finally {

@@ -1,7 +1,8 @@
 import { fractionOf, isStepAfter } from '../../../crds/contract/programs.ts';
 import type { StreamEvent } from '../events/catalog.ts';
 import type { ProgressPolicy, ProgressReport, ProjectJob } from '../events/progress-relay.ts';
-import { translate, negotiateLocale, type Locale } from '../i18n/index.ts';
+import { jobText } from '../i18n/job-texts.ts';
+import { negotiateLocale, type Locale } from '../i18n/locales.ts';
 
 /** The spec's export progress marks. */
 const EXPORT_PROGRESS_MARKS = [5, 30, 85] as const;
@@ -26,9 +27,9 @@ function reachedExportMarks(report: ProgressReport): ExportProgressMark[] {
 
 /** The text of an export_progress mark, in the owner's language, with the encoder's own estimate of the time left. */
 function exportProgressText(locale: Locale, mark: ExportProgressMark, etaSeconds: number | null): string {
-  const stage = translate(locale, `exports.progress.${mark}`);
+  const stage = jobText(locale, `exports.progress.${mark}`);
   if (etaSeconds === null) return stage;
-  return translate(locale, 'exports.progress.eta', { stage, eta: formatEta(etaSeconds) });
+  return jobText(locale, 'exports.progress.eta', { stage, eta: formatEta(etaSeconds) });
 }
 
 function formatEta(seconds: number): string {

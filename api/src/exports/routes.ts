@@ -1,6 +1,6 @@
 import { requireAuth, type AppRouter } from '../accounts/guards.ts';
 import { pageOf } from '../http/pagination.ts';
-import { failureText } from '../i18n/failure-text.ts';
+import { failureText } from '../i18n/job-texts.ts';
 import type { Locale } from '../i18n/index.ts';
 import { ProjectUuidParams } from '../projects/schemas.ts';
 import type { ExportRow } from './entities.ts';

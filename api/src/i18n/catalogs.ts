@@ -1,3 +1,5 @@
+import type { MessageKey } from './message-key.ts';
+import type { Locale } from './locales.ts';
 import { httpMessages } from './request-messages.ts';
 import { validationMessages } from './validation-messages.ts';
 import { accountMessages } from './messages/accounts.ts';
@@ -6,8 +8,7 @@ import { projectMessages } from './messages/projects.ts';
 import { uploadMessages } from './messages/media-uploads.ts';
 import { mediaLibraryMessages } from './messages/media-library.ts';
 import { mediaEditMessages } from './messages/media-edits.ts';
-import { failureMessages } from './messages/media-failures.ts';
-import { jobFailureMessages } from './messages/jobs.ts';
+import { jobTexts } from './messages/job-texts.ts';
 import { analysisMessages } from './messages/analysis.ts';
 import { presetMessages } from './messages/presets.ts';
 import { timelineMessages } from './messages/timeline.ts';
@@ -25,14 +26,21 @@ import { webhookMessages } from './messages/webhooks.ts';
  * The catalogs: each feature's messages merged, one line per feature.
  * Keys are namespaced by feature (`http.`, `request.`, `auth.`, `media.` …).
  */
-const features = [httpMessages, validationMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, failureMessages, jobFailureMessages, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages, canvasMessages, exportMessages, paymentMessages, interchangeMessages, idempotencyMessages, webhookMessages] as const;
+const features = [httpMessages, validationMessages, accountMessages, billingMessages, mediaLibraryMessages, projectMessages, uploadMessages, mediaEditMessages, jobTexts, analysisMessages, timelineMessages, editMessages, captionMessages, draftMessages, presetMessages, canvasMessages, exportMessages, paymentMessages, interchangeMessages, idempotencyMessages, webhookMessages] as const;
 
 type FeatureKeys<F> = F extends { en: infer E } ? keyof E : never;
-export type MessageKey = FeatureKeys<(typeof features)[number]> & string;
+type CatalogKey = FeatureKeys<(typeof features)[number]> & string;
 export type Catalog = Record<MessageKey, string>;
 
-function merge(locale: 'en' | 'pt' | 'es'): Catalog {
+// Every key of the catalogs becomes a MessageKey (message-key.ts), which code below the
+// catalogs names without importing every feature's messages.
+declare module './message-key.ts' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the keys are the members
+  interface MessageKeys extends Record<CatalogKey, true> {}
+}
+
+function merge(locale: Locale): Catalog {
   return Object.assign({}, ...features.map((feature) => feature[locale])) as Catalog;
 }
 
-export const catalogs = { en: merge('en'), pt: merge('pt'), es: merge('es') } as const;
+export const catalogs = { en: merge('en'), pt: merge('pt'), es: merge('es') } as const satisfies Record<Locale, Catalog>;

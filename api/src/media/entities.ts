@@ -51,7 +51,7 @@ export const MediaFile = defineEntity({
     partSizeBytes: p.integer().nullable(),
     /** English text of why the file FAILED: logs and the fallback of `errorCode`. */
     error: p.text().nullable(),
-    /** Stable code of the failure (`failure.<code>` in i18n/messages/media-failures.ts), translated when shown. */
+    /** Stable code of the failure (`failure.<code>` in i18n/messages/job-texts.ts), translated when shown. */
     errorCode: p.string().length(64).nullable(),
     errorParams: p.json<Record<string, string | number>>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

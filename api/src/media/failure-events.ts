@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { negotiateLocale } from '../i18n/index.ts';
+import { negotiateLocale } from '../i18n/locales.ts';
 import type { JobFailed } from '../jobs/completion.ts';
-import { failureText } from '../i18n/failure-text.ts';
+import { failureText } from '../i18n/job-texts.ts';
 
 /** The media_files columns of a failure: the English text plus its code and params. */
 export function failureColumns(failure: JobFailed): { error: string; errorCode: string | null; errorParams: Record<string, string | number> | null } {

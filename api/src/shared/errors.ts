@@ -1,4 +1,5 @@
-import type { MessageKey, MessageParams } from '../i18n/index.ts';
+import type { MessageParams } from '../i18n/locales.ts';
+import type { MessageKey } from '../i18n/message-key.ts';
 
 /**
  * What went wrong, in the domain's words; the HTTP layer maps each kind to a status

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Locale } from '../../i18n/index.ts';
 import type { MediaFileRow, MediaFileStatus, MediaItemRow } from '../entities.ts';
-import { failureText } from '../../i18n/failure-text.ts';
+import { failureText } from '../../i18n/job-texts.ts';
 
 /** The lowercase status read models show: an upload not yet confirmed or completed is pending. */
 const itemStatus: Record<MediaFileStatus, 'pending' | 'processing' | 'uploaded' | 'failed'> = {
