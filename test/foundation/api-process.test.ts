@@ -105,7 +105,9 @@ describe('the api process (api/src/main.ts)', () => {
         stdio: 'ignore',
       });
       try {
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        // The signal goes once start-up has reached the database (on a loaded machine a fixed
+        // wait could send it before the process had run a line of its own).
+        await once(silent, 'connection');
         expect(child.exitCode, 'still starting').to.equal(null);
         child.kill('SIGTERM');
         const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
