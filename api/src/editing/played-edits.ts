@@ -4,7 +4,8 @@
  * (crds/contract/editing/kept-pause.ts). The output timeline, and through it the render, the
  * timeline files, captions and chapters, read only this. Pure.
  */
-import { keepingOf, removedRange, type StoredPause } from '../../../crds/contract/editing/kept-pause.ts';
+import { BREATH_MARGIN_MS, keepingOf, removedRange, type StoredPause } from '../../../crds/contract/editing/kept-pause.ts';
+import { KEYFRAME_SNAP_TOLERANCE_MS, snapRemovedToKeyframe } from '../../../crds/contract/editing/keyframe-snap.ts';
 import { withOverrides, type EditOverrides, type EditSpan } from '../timeline/timeline.ts';
 
 /** What an override may change of a shortened pause. */
@@ -48,5 +49,36 @@ export function editsAsPlayed<E extends PlayedEdit>(edits: readonly E[], overrid
     if (override.kept_ms === undefined && override.keep_breath === undefined) return edit;
     const removed = pauseRemoves(edit.pause, override);
     return removed ? { ...edit, startMs: removed.startMs, endMs: removed.endMs } : edit;
+  });
+}
+
+/**
+ * Keyframe-aware cut edges (issue 42 item 1): every active shortened pause whose removed
+ * range is placed by its keeping (not set by hand, not moved by an override's start_ms or
+ * end_ms) slid inside its pause onto a keyframe by the contract's rule
+ * (crds/contract/editing/keyframe-snap.ts): the same removed length, so the kept pause
+ * length stands; never out of the pause, nor over a breath it keeps. `keyframesMs` are the
+ * source's keyframes on the timeline (ms, ascending). Applied to editsAsPlayed's output,
+ * before the output timeline is built, so the render and every timeline and caption file
+ * read the slid edge. Pure.
+ */
+export function pauseCutsOnKeyframes<E extends PlayedEdit>(edits: readonly E[], keyframesMs: readonly number[], overrides: PlayedOverrides = {}, toleranceMs = KEYFRAME_SNAP_TOLERANCE_MS): E[] {
+  if (keyframesMs.length === 0) return [...edits];
+  return edits.map((edit) => {
+    const { pause } = edit;
+    if (!edit.active || !pause) return edit;
+    const override = Object.hasOwn(overrides, edit.id) ? overrides[edit.id] : undefined;
+    if (override?.start_ms !== undefined || override?.end_ms !== undefined) return edit;
+    const keeping = keepingOf(pause, override);
+    if (keeping.keptMs === null || edit.endMs <= edit.startMs) return edit;
+    const room = { startMs: pause.start_ms, endMs: pause.end_ms };
+    const { breath } = keeping;
+    if (keeping.keepBreath && breath && breath.startMs < pause.end_ms && breath.endMs > pause.start_ms) {
+      // The removed range lies on one side of the kept breath: it slides on that side only.
+      if (edit.endMs <= breath.startMs) room.endMs = breath.startMs - BREATH_MARGIN_MS;
+      else room.startMs = breath.endMs + BREATH_MARGIN_MS;
+    }
+    const slid = snapRemovedToKeyframe({ startMs: edit.startMs, endMs: edit.endMs }, room, keyframesMs, toleranceMs);
+    return slid.startMs === edit.startMs ? edit : { ...edit, startMs: slid.startMs, endMs: slid.endMs };
   });
 }
