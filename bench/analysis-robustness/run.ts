@@ -88,7 +88,7 @@ import { startLocalWhisper } from '../../recognizer/server/server.ts';
 import { startJobBucket } from '../../hack/fixtures/job-program.ts';
 import { analyzeTalk, emptyEndToEndScore, END_TO_END_SETTINGS, replanAnalysis, scoreAnalysis, type EndToEndScore, type TalkAnalysis } from '../../hack/fixtures/recorded-analysis.ts';
 import { toDbfs, type EnergyEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';
-import { minimumPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts';
+import { keptPauseMs, minimumPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts';
 import { planSourceEdits } from '../../job-images/whisper/src/analysis/plan.ts';
 import { MIN_SILENCE_MS } from '../../job-images/whisper/src/analysis/silences.ts';
 import { silencesBetween } from '../../job-images/whisper/src/analysis/speech.ts';
@@ -107,6 +107,10 @@ const TARGETS = {
   naturalKept: 0.95,
   falseStart: 0.85,
   analysisTimeRatio: 1.1,
+  /** Issue 39 item 4: a shortened long pause keeps within this of the chosen length (keptPauseMs(PACING)) … */
+  keptPauseToleranceMs: 40,
+  /** … this share of them at least. */
+  keptPauseWithin: 0.95,
   /** Word error rate: in `clean`, with a floor at or below −45 dBFS, above it up to −38; the last also the reported rates' line. */
   wordErrorRateClean: 0.1,
   wordErrorRateQuiet: 0.2,
@@ -208,7 +212,7 @@ say(
     [...speakers].map(([name, ms]) => `${name} ${minutes(ms)} (${((100 * ms) / speechMs).toFixed(0)} %)`).join(', '),
 );
 say(`talks of sentences opening alike (alike-openings conditions): ${alikeTalks.length}, ${minutes(alikeTalks.reduce((sum, talk) => sum + talk.durationMs, 0))} min`);
-say(`pauses: ${count('natural')} natural (0.2–0.6 s), ${count('long')} long (1–4 s), ${count('false_start')} false starts; pacing ${PACING} (pauses of ${minimumPauseMs(PACING)} ms or more are cut)`);
+say(`pauses: ${count('natural')} natural (0.2–0.6 s), ${count('long')} long (1–4 s), ${count('false_start')} false starts; pacing ${PACING} (pauses of ${minimumPauseMs(PACING)} ms or more are cut, each shortened to ${keptPauseMs(PACING)} ms)`);
 
 const dir = await mkdtemp(join(tmpdir(), 'cutroom-robustness-'));
 const results: string[] = [];
@@ -255,6 +259,34 @@ function pauseResults(slug: string, condition: Condition, score: Score, worst: W
   if (score.boundaryErrors.length) worst.boundaryMedianMs = Math.max(worst.boundaryMedianMs, median(score.boundaryErrors));
 }
 
+/**
+ * Issue 39 item 4: how long each long pause of a talk lasts once its cuts are taken out
+ * (the rendering's own silence between two clips, less what the cuts remove of it), against
+ * the chosen length keptPauseMs(PACING); a pause no cut touches is the long-pause share's
+ * matter, not this. Signed errors, ms.
+ */
+function keptPauseErrors(talk: Talk, cuts: readonly Span[]): number[] {
+  const chosen = keptPauseMs(PACING);
+  return talk.pauses
+    .filter((pause) => pause.kind === 'long')
+    .flatMap((pause) => {
+      const removed = cuts.reduce((sum, cut) => sum + Math.max(0, Math.min(cut.end_ms, pause.end_ms) - Math.max(cut.start_ms, pause.start_ms)), 0);
+      return removed > 0 ? [pause.end_ms - pause.start_ms - removed - chosen] : [];
+    });
+}
+
+/** The kept-pause figures of one condition: RESULT lines under `slug`, the worst kept. */
+function keptResults(slug: string, errors: readonly number[], worst: { within: number; medianMs: number }): void {
+  if (errors.length === 0) return;
+  const within = errors.filter((error) => Math.abs(error) <= TARGETS.keptPauseToleranceMs).length / errors.length;
+  const absolute = errors.map(Math.abs);
+  const signed = median([...errors]);
+  say(`${''.padEnd(22)} kept pauses (${errors.length} long ones shortened to ${keptPauseMs(PACING)} ms): within ±${TARGETS.keptPauseToleranceMs} ms ${within.toFixed(3)}, error median ${median(absolute).toFixed(0)} ms (signed ${signed.toFixed(0)}), largest ${Math.max(...absolute).toFixed(0)} ms`);
+  result(`${slug}_kept_pause_within_40ms`, within, '>=', TARGETS.keptPauseWithin, 3);
+  worst.within = Math.min(worst.within, within);
+  worst.medianMs = Math.max(worst.medianMs, median(absolute));
+}
+
 const renderTo = async (talk: Talk, condition: Condition, index: number): Promise<Buffer> => render(talk, condition, 1000 + index, dir, voices);
 
 try {
@@ -262,9 +294,11 @@ try {
     say('');
     say(`part 1: detector and pause planning, ${talks.length} talks × ${conditions.length} conditions`);
     const worst = startWorst();
+    const worstKept = { within: 1, medianMs: 0 };
     for (const condition of conditions) {
       const adaptive = emptyScore();
       const fixed = emptyScore();
+      const keptErrors: number[] = [];
       let detectMs = 0;
       let weak = 0;
       const conditionTalks = talksOf(condition);
@@ -277,6 +311,7 @@ try {
         detectMs += performance.now() - started;
         if (detection.weak) weak += 1;
         scoreCuts(talk, cuts, adaptive);
+        keptErrors.push(...keptPauseErrors(talk, cuts));
         const settings = { pacing_level: PACING, false_start_sensitivity: 0 };
         const baseline = planSourceEdits({ source_index: 0, duration_ms: talk.durationMs, words, silences: fixedRuleSilences(envelope, talk.durationMs), envelope }, settings);
         scoreCuts(talk, baseline.edits.filter((edit) => edit.active), fixed);
@@ -287,7 +322,11 @@ try {
           `${median(adaptive.boundaryErrors).toFixed(0)} ms, detector and planning ${(detectMs / (conditionTalks.reduce((sum, talk) => sum + talk.durationMs, 0) / 60_000)).toFixed(1)} ms per audio minute, weak sources ${weak}/${conditionTalks.length}`,
       );
       pauseResults(slugOf(condition), condition, adaptive, worst);
+      keptResults(slugOf(condition), keptErrors, worstKept);
     }
+    say(`worst condition: kept pauses within ±${TARGETS.keptPauseToleranceMs} ms of ${keptPauseMs(PACING)} ms ${worstKept.within.toFixed(3)}, their error median ${worstKept.medianMs.toFixed(0)} ms`);
+    result('worst_kept_pause_within_40ms', worstKept.within, '>=', TARGETS.keptPauseWithin, 3);
+    result('worst_kept_pause_error_median_ms', worstKept.medianMs, '<=', TARGETS.keptPauseToleranceMs, 0, false);
     say(`worst condition: speech-cutting cuts ${worst.speechCuts}, long pauses halved ${worst.longHalved.toFixed(3)}, natural pauses kept ${worst.naturalKept.toFixed(3)}, boundary error median ${worst.boundaryMedianMs.toFixed(0)} ms`);
     result('worst_speech_cutting_cuts', worst.speechCuts, '<=', TARGETS.speechCuts, 0);
     result('worst_long_pauses_halved', worst.longHalved, '>=', TARGETS.longHalvedLoud, 3);

@@ -13,6 +13,8 @@ import { makeVideo } from '../support/media.ts';
 import { withPinkNoise } from '../support/noise.ts';
 import { makeSpokenTrack, makeSpokenVideo, wordErrorRate, type SpokenPart, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS } from '../../job-images/whisper/src/analysis/words.ts';
+import { keptPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts';
+import { SHORTEST_KEPT_SIDE_MS } from '../../job-images/whisper/src/analysis/silences.ts';
 import { Project } from '../../api/src/projects/entities.ts';
 
 interface EditJson {
@@ -23,6 +25,7 @@ interface EditJson {
   active: boolean;
   reason: string;
   confidence: number | null;
+  pause: { start_ms: number; end_ms: number; kept_ms: number | null; kept_split: number; breath: { start_ms: number; end_ms: number } | null; keep_breath: boolean } | null;
 }
 
 /**
@@ -102,11 +105,17 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     const silences = edits.filter((edit) => edit.type === 'silence');
     const inLong = silences.filter((edit) => overlaps(edit, long!));
     expect(inLong, JSON.stringify(edits)).to.have.length(1);
-    // the guard bands are measured from the recognizer's word edges, which sit near the phrase edges
-    expect(inLong[0]!.start_ms).to.be.at.least(long!.startMs + WORD_TAIL_MS - 150);
-    expect(inLong[0]!.end_ms).to.be.at.most(long!.endMs - WORD_LEAD_IN_MS + 150);
+    // the pause is shortened (issue 39): its edges lie near the phrase edges, and it keeps keptPauseMs(50) of itself around what it removes
+    const { pause } = inLong[0]!;
+    expect(pause, JSON.stringify(inLong[0])).to.not.equal(null);
+    expect(pause!.start_ms).to.be.within(long!.startMs - 150, long!.startMs + 150);
+    expect(pause!.end_ms).to.be.within(long!.endMs - 150, long!.endMs + 150);
+    expect(pause!.kept_ms).to.equal(keptPauseMs(50));
+    expect(inLong[0]!.start_ms - pause!.start_ms + (pause!.end_ms - inLong[0]!.end_ms)).to.equal(keptPauseMs(50));
+    expect(inLong[0]!.start_ms - pause!.start_ms, 'at least SHORTEST_KEPT_SIDE_MS after the speech').to.be.at.least(SHORTEST_KEPT_SIDE_MS);
+    expect(pause!.end_ms - inLong[0]!.end_ms, 'and before it').to.be.at.least(SHORTEST_KEPT_SIDE_MS);
     expect(inLong[0]!.end_ms - inLong[0]!.start_ms, 'most of the pause goes').to.be.at.least(1500);
-    expect(inLong[0]!.reason, 'says why').to.match(/^Pause of 2\.\d s$/);
+    expect(inLong[0]!.reason, 'says why').to.match(/^Pause of 2\.\d s, shortened to 0\.42 s$/);
     for (const edit of edits) expect(edit.confidence, 'each AI edit says how sure').to.be.within(0, 1);
     expect(silences.filter((edit) => overlaps(edit, short!)), 'a 250 ms pause is kept').to.deep.equal([]);
     for (const phrase of track.phrases) {
@@ -132,7 +141,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
     expect(pauses, 'the pauses are offered').to.have.length.at.least(1);
     for (const edit of pauses) {
       expect(edit.active, JSON.stringify(edit)).to.equal(false);
-      expect(edit.reason).to.match(/^Pause of \d+\.\d s \(offered, not cut: /);
+      expect(edit.reason).to.match(/^Pause of \d+\.\d s(, shortened to \d\.\d\d s)? \(offered, not cut: /);
       expect(edit.confidence).to.be.within(0, 0.3);
     }
     const [run] = (await json(await user.client.get(`/api/v1/projects/${projectId}/analysis-runs`))).data;

@@ -123,7 +123,7 @@ describe('analyze program (node job-images/whisper/src/main.ts)', function () {
     expect(inside, JSON.stringify(edits)).to.have.length(1);
     expect(inside[0]!.end_ms - inside[0]!.start_ms).to.be.at.least(1000);
     for (const edit of edits) {
-      expect(edit.reason).to.match(/^Pause of \d+\.\d s$|^False start|^Filler/);
+      expect(edit.reason).to.match(/^Pause of \d+\.\d s(, shortened to \d\.\d\d s)?$|^False start|^Filler/);
       expect(edit.confidence).to.be.within(0, 1);
     }
   });

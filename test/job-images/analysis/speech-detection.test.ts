@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
 import { minimumPauseMs } from '../../../job-images/whisper/src/analysis/pacing.ts';
 import { planSourceEdits } from '../../../job-images/whisper/src/analysis/plan.ts';
-import { findSilenceCuts, MIN_SILENCE_MS, SHORTEST_KEPT_SIDE_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
+import { DETECTED_END_LAG_MS, DETECTED_ONSET_LEAD_MS, findSilenceCuts, MIN_SILENCE_MS, SHORTEST_KEPT_SIDE_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
 import { detectSpeech, silencesBetween, withFloor } from '../../../job-images/whisper/src/analysis/speech.ts';
 import type { Cut, Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
@@ -210,12 +210,12 @@ describe('speech is found relative to each recording (speech.ts)', () => {
         const detection = detectSpeech(envelope, talk.duration_ms);
         const { speech } = detection;
         for (const pacing of [0, 50, 100]) {
-          const { edits } = planSourceEdits({ source_index: 0, duration_ms: talk.duration_ms, words, silences: silencesBetween(speech, talk.duration_ms, MIN_SILENCE_MS), envelope: withFloor(envelope, detection) }, { pacing_level: pacing, false_start_sensitivity: 50 });
+          const { edits } = planSourceEdits({ source_index: 0, duration_ms: talk.duration_ms, words, silences: silencesBetween(speech, talk.duration_ms, MIN_SILENCE_MS), envelope: withFloor(envelope, detection), detected_silences: true }, { pacing_level: pacing, false_start_sensitivity: 50 });
           for (const cut of edits.filter((edit) => edit.type === 'silence')) {
             cutCount += 1;
             for (const region of speech) {
-              // a shortened pause (issue 39) keeps at least SHORTEST_KEPT_SIDE_MS of itself next to speech, where a pause removed whole kept the guard bands
-              const [leadIn, tail] = cut.pause ? [SHORTEST_KEPT_SIDE_MS, SHORTEST_KEPT_SIDE_MS] : [WORD_LEAD_IN_MS, WORD_TAIL_MS];
+              // a shortened pause (issue 39) keeps at least SHORTEST_KEPT_SIDE_MS of itself next to speech, measured from the detector's edges less their measured lead and lag; a pause removed whole kept the guard bands
+              const [leadIn, tail] = cut.pause ? [SHORTEST_KEPT_SIDE_MS - DETECTED_ONSET_LEAD_MS, SHORTEST_KEPT_SIDE_MS - DETECTED_END_LAG_MS] : [WORD_LEAD_IN_MS, WORD_TAIL_MS];
               const guarded = { start_ms: region.start_ms - (region.start_ms > 0 ? leadIn : 0), end_ms: region.end_ms + (region.end_ms < talk.duration_ms ? tail : 0) };
               expect(overlapMs(cut, guarded), `cut ${JSON.stringify(cut)} vs speech ${JSON.stringify(region)}`).to.equal(0);
             }

@@ -24,6 +24,8 @@ export interface SourceSignals {
   envelope: EnergyEnvelope | null;
   /** What the speech detector could tell (detectSpeech); absent: nothing known of the acoustics. */
   evidence?: AcousticEvidence;
+  /** The silences are the speech detector's (its edges lie a measured few ms inside the silence heard: silences.ts heardPause). */
+  detected_silences?: boolean;
 }
 
 /** How well a source's speech stands out of its noise. */
@@ -127,7 +129,7 @@ export function planSourceCuts(signals: SourceSignals, settings: PlanSettings): 
   const found: Record<CutType, Cut[]> = {
     // words heard in the room's noise alone are skipped, as hesitations are: no take starts or ends with one
     false_start: findFalseStartCuts(words, settings.false_start_sensitivity, room, noiseWords(words, signals.silences, envelope), soundsOf(signals)),
-    silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, breaths: signals.breaths, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level), kept_pause_ms: keptPauseMs(settings.pacing_level) }),
+    silence: findSilenceCuts({ duration_ms: duration, words, silences: signals.silences, breaths: signals.breaths, envelope, minimum_pause_ms: minimumPauseMs(settings.pacing_level), kept_pause_ms: keptPauseMs(settings.pacing_level), detected_silences: signals.detected_silences ?? false }),
     // the transcript's fillers, then those heard by their sound alone (Whisper leaves "um" out: issue 39)
     filler: [...findFillerCuts(words, room), ...findFillerSoundCuts(envelope, words, settings.false_start_sensitivity)],
   };

@@ -47,6 +47,8 @@ export interface SilenceCutInput {
    * words' guard bands (the rule before issue 39, kept for callers that plan no shortening).
    */
   kept_pause_ms?: number;
+  /** The silences are the speech detector's (detectSpeech): a shortened pause is measured from their edges widened by its measured lag and lead (heardPause). */
+  detected_silences?: boolean;
 }
 
 /**
@@ -208,6 +210,7 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
   const { envelope, duration_ms: duration } = input;
   const silences = tidySilences(input.silences, duration);
   const words = heardWords(input.words, silences, envelope);
+  const quiet = quietTest(envelope);
   const cuts: Cut[] = [];
   let firstSilence = 0;
   // The latest end of the words so far: a sloppy recognizer's words may overlap or nest.
@@ -231,8 +234,9 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
       const pauseMs = pause.end_ms - pause.start_ms;
       if (pauseMs < input.minimum_pause_ms) continue;
       if (input.kept_pause_ms !== undefined) {
-        const edges = { atStart: wordBefore === null && pause.start_ms === 0, atEnd: atEnd && pause.end_ms === duration };
-        const cut = shortenedPause(pause, input.kept_pause_ms, wordBefore, edges, input.breaths ?? []);
+        const heard = heardPause(silences[index]!, pause, quiet, duration, input.detected_silences ?? false);
+        const edges = { atStart: wordBefore === null && heard.start_ms === 0, atEnd: atEnd && heard.end_ms === duration };
+        const cut = shortenedPause(heard, pause, input.kept_pause_ms, wordBefore, edges, input.breaths ?? []);
         if (cut) cuts.push(cut);
         continue;
       }
@@ -253,16 +257,47 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
 }
 
 /**
+ * Where the detector's speech regions lie against the sound, measured on bench/analysis-
+ * robustness's clean talks (10 long pauses between recorded prompts, throwaway script) and on
+ * the journey test's flite talk: a region ends 5–17 ms (median 15) after the sound does and
+ * begins 14–31 ms (median 24) before it (the band level above 1 kHz comes from a longer FFT
+ * window than the 10 ms frame, and it extends a region). A pause measured from the
+ * detector's edges is that much shorter than the silence a listener, or silencedetect, hears.
+ */
+export const DETECTED_END_LAG_MS = 15;
+export const DETECTED_ONSET_LEAD_MS = 24;
+
+/**
+ * The pause a listener hears between two words: the detected silence (the speech
+ * detector's widened by its measured lag and lead, DETECTED_END_LAG_MS and
+ * DETECTED_ONSET_LEAD_MS), where a
+ * word the recognizer timed into it reaches in over quiet frames only (Whisper starts a
+ * word up to ~100 ms before its sound, measured on the journey test's talk); else up to the
+ * word. A word's quiet reach counts at most WORD_REACH_MS (heardWords trims a longer one).
+ * A source's edge stays where it is.
+ */
+function heardPause(silence: Span, between: Span, quiet: QuietTest | null, duration: number, detected: boolean): Span {
+  const detectedStart = Math.max(0, silence.start_ms - (detected && silence.start_ms > 0 ? DETECTED_END_LAG_MS : 0));
+  const detectedEnd = Math.min(duration, silence.end_ms + (detected && silence.end_ms < duration ? DETECTED_ONSET_LEAD_MS : 0));
+  const fromDetector = (reach: Span): boolean => reach.end_ms - reach.start_ms <= WORD_REACH_MS && (reach.end_ms <= reach.start_ms || (quiet?.(reach.start_ms, reach.end_ms) ?? false));
+  const start = between.start_ms <= silence.start_ms || fromDetector({ start_ms: silence.start_ms, end_ms: between.start_ms }) ? detectedStart : between.start_ms;
+  const end = between.end_ms >= silence.end_ms || fromDetector({ start_ms: between.end_ms, end_ms: silence.end_ms }) ? detectedEnd : between.end_ms;
+  return { start_ms: start, end_ms: end };
+}
+
+/**
  * A pause shortened to `keptMs` (issue 39): the cut removes the pause's middle and keeps
  * keptMs of it, keptSplitAfter(the word before) of that after the speech before it and the
  * rest before the speech after it, so the kept part is measured from the speech's own
- * edges: the pause is where the detector heard silence and the recognizer no word. At a
+ * edges (heardPause): the output's pause lasts keptMs as a listener, or silencedetect,
+ * hears it. The removed range never enters a word's time (`between`, the pause as the
+ * recognizer's words bound it); where it would, it stops there and the pause keeps more. At a
  * source's start only the part before the first word stays (what stays before a sentence),
  * at its end only the part after the last word: two sources joined keep one pause between
  * them. A pause with speech on neither side goes whole. None when less than MIN_CUT_MS
  * would go. The removed range is the contract's removedRange, the editing core's reading.
  */
-function shortenedPause(pause: Span, keptMs: number, wordBefore: SpokenWord | null, { atStart, atEnd }: { atStart: boolean; atEnd: boolean }, breaths: readonly Span[]): Cut | null {
+function shortenedPause(pause: Span, between: Span, keptMs: number, wordBefore: SpokenWord | null, { atStart, atEnd }: { atStart: boolean; atEnd: boolean }, breaths: readonly Span[]): Cut | null {
   const split = keptSplitAfter(wordBefore);
   let kept = keptMs;
   let keptSplit = split;
@@ -276,9 +311,12 @@ function shortenedPause(pause: Span, keptMs: number, wordBefore: SpokenWord | nu
   }
   const held = breaths.filter((breath) => breath.start_ms < pause.end_ms && pause.start_ms < breath.end_ms);
   const breath = held.length ? { start_ms: Math.max(pause.start_ms, held[0]!.start_ms), end_ms: Math.min(pause.end_ms, Math.max(...held.map((one) => one.end_ms))) } : null;
-  const removed = removedRange(pause.start_ms, pause.end_ms, { keptMs: kept, keptSplit, breath: null, keepBreath: false });
+  const planned = removedRange(pause.start_ms, pause.end_ms, { keptMs: kept, keptSplit, breath: null, keepBreath: false });
+  // never into a word's time, however the recognizer placed it: the pause then keeps more on that side
+  const removed = planned && { startMs: Math.max(planned.startMs, between.start_ms), endMs: Math.min(planned.endMs, between.end_ms) };
   if (!removed || removed.endMs - removed.startMs < MIN_CUT_MS) return null;
   const before = removed.startMs - pause.start_ms;
+  kept = before + (pause.end_ms - removed.endMs);
   const breathed = breath !== null && breath.start_ms < removed.endMs && removed.startMs < breath.end_ms;
   const pauseMs = pause.end_ms - pause.start_ms;
   return {
