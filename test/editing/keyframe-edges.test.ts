@@ -3,6 +3,7 @@ import { BREATH_MARGIN_MS, removedRange, type StoredPause } from '../../crds/con
 import { KEYFRAME_SNAP_MIN_SIDE_MS, KEYFRAME_SNAP_TOLERANCE_MS, snapRemovedToKeyframe } from '../../crds/contract/editing/keyframe-snap.ts';
 import { outputTimeline } from '../../api/src/editing/output-timeline.ts';
 import { pauseCutsOnKeyframes, type PlayedEdit } from '../../api/src/editing/played-edits.ts';
+import { timelineKeyframes } from '../../api/src/editing/resolve-edit.ts';
 import { timelineOf, type KnownTimeline } from '../../api/src/timeline/timeline.ts';
 
 const piece = (canvasId: string, durationMs: number) => ({ canvasId, type: 'SINGLE' as const, mediaItemId: `item-${canvasId}`, mediaFileId: `file-${canvasId}`, sourceStartMs: 0, durationMs });
@@ -65,5 +66,13 @@ describe('keyframe-aware cut edges: a shortened pause slides onto a keyframe ins
     // the same range where the breath may go: it slides over it
     const breathless: PlayedEdit = { ...breathy, pause: { ...breathy.pause!, keep_breath: false } };
     expect(pauseCutsOnKeyframes([breathless], EVERY_2_S)[0]).to.include({ startMs: 5_150, endMs: 6_000 });
+  });
+
+  it('the spine\'s keyframes on the timeline: each piece\'s source keyframes within what it plays, where it plays them', () => {
+    const split = { ...piece('b', 3_000), sourceStartMs: 1_000 };
+    const timeline = known(piece('a', 5_000), split);
+    // a plays [0, 5_000) of file-a; b plays file-b's [1_000, 4_000) at [5_000, 8_000)
+    const keyframes = timelineKeyframes(timeline, (file) => (file === 'file-a' ? [0, 2_000, 4_000, 6_000] : [0, 2_000, 4_000]));
+    expect(keyframes).to.deep.equal([0, 2_000, 4_000, 6_000, 8_000]);
   });
 });

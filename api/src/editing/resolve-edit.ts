@@ -16,7 +16,7 @@ import { Conflict, InvalidInput } from '../shared/errors.ts';
 import { assertNoFailedSource, projectTimeline } from '../timeline/project-timeline.ts';
 import { hasMedia, type KnownTimeline, type TimeRange } from '../timeline/timeline.ts';
 import { outputTimeline, type InsertSpan, type OutputFrames, type OutputTimeline } from './output-timeline.ts';
-import { editsAsPlayed, type PlayedOverrides } from './played-edits.ts';
+import { editsAsPlayed, pauseCutsOnKeyframes, type PlayedOverrides } from './played-edits.ts';
 
 /** An asset edit that is not inserted (overlay, replace, none), placed on the output's frames. */
 export interface PlacedAsset {
@@ -49,18 +49,36 @@ interface AssetFile {
   durationMs: number | null | undefined;
 }
 
+/** A source file's keyframes, ms of the source, ascending; null or empty where unknown. */
+export type KeyframesOf = (mediaFileId: string) => readonly number[] | null | undefined;
+
+/** The spine's keyframes on the timeline (ms, ascending): each piece's source keyframes within it, placed where the piece plays. */
+export function timelineKeyframes(timeline: KnownTimeline, keyframesOf: KeyframesOf): number[] {
+  const placed: number[] = [];
+  for (const piece of timeline.pieces) {
+    if (piece.type !== 'SINGLE') continue;
+    for (const sourceMs of keyframesOf(piece.mediaFileId) ?? []) {
+      if (sourceMs >= piece.sourceStartMs && sourceMs <= piece.sourceStartMs + piece.durationMs) placed.push(piece.timelineStartMs + sourceMs - piece.sourceStartMs);
+    }
+  }
+  return placed.sort((a, b) => a - b);
+}
+
 /**
  * The project's edit resolved: 400 without media, 409 while a source is processing or when
- * the cuts leave nothing. Reads only.
+ * the cuts leave nothing. With `keyframesOf`, every shortened pause's cut slides onto a
+ * source keyframe where its pause allows (pauseCutsOnKeyframes), before anything reads the
+ * output. Reads only.
  */
-export async function resolveEdit(em: EntityManager, project: ProjectRow, overrides: PlayedOverrides): Promise<ResolvedEdit> {
+export async function resolveEdit(em: EntityManager, project: ProjectRow, overrides: PlayedOverrides, options: { keyframesOf?: KeyframesOf } = {}): Promise<ResolvedEdit> {
   const timeline = await projectTimeline(em, project.id);
   if (!hasMedia(timeline)) throw InvalidInput('timeline.no_media');
   assertNoFailedSource(timeline);
   // Before every source is measured there is no timeline to cut: the client retries once media_ready arrived.
   if (!timeline.known) throw Conflict('exports.media_processing');
   const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };
-  const edits = editsAsPlayed(await em.find(Edit, { project: project.id, ...runFilter }, { orderBy: { startMs: 'asc', id: 'asc' } }), overrides);
+  const played = editsAsPlayed(await em.find(Edit, { project: project.id, ...runFilter }, { orderBy: { startMs: 'asc', id: 'asc' } }), overrides);
+  const edits = options.keyframesOf ? pauseCutsOnKeyframes(played, timelineKeyframes(timeline, options.keyframesOf), overrides) : played;
   const assetEdits = edits.filter((edit) => edit.active && edit.type === 'asset' && edit.mediaItemId);
   const assetFiles = await filesOfItems(em, assetEdits.map((edit) => edit.mediaItemId!));
   const inserts: InsertSpan[] = assetEdits.flatMap((edit) => {
