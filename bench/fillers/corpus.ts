@@ -69,6 +69,22 @@ const SCRIPT: [string, string][] = [
   ['The answer, I guess, is', 'somewhere in the middle.'],
 ];
 
+/** Other sentences, said the same way: the held-out talk (run.ts --held-out), on which no bar was set. */
+const HELD_OUT_SCRIPT: [string, string][] = [
+  ['Last summer', 'we drove all the way to the coast.'],
+  ['The thing about bread is', 'that it needs time to rise.'],
+  ['When the lights went out,', 'everyone started to laugh.'],
+  ['I asked my sister and', 'she said it was a bad idea.'],
+  ['The new camera', 'takes much sharper pictures at night.'],
+  ['After lunch,', 'we should look at the budget again.'],
+  ['You can see here that', 'the paint has started to peel.'],
+  ['To be fair,', 'nobody told us about the meeting.'],
+  ['Our neighbours', 'planted three apple trees this spring.'],
+  ['The real problem is', 'how long the repairs will take.'],
+  ['Every morning,', 'the dog waits by the front door.'],
+  ['So what we did was', 'write everything down on paper.'],
+];
+
 /** Says `lines` with piper into `dir` (once: files already there are kept) and reads them back at 16 kHz, trimmed. */
 async function speak(dir: string, lines: { name: string; text: string; length_scale?: number }[]): Promise<Map<string, Float32Array>> {
   await mkdir(dir, { recursive: true });
@@ -135,15 +151,16 @@ function levelled(clip: Float32Array, level: number, random: SeededRandom): Floa
  * filler (the gaps either side of it 0–250 ms: a filler said straight after a word, or after a
  * short stop), the sentences 900 ms apart.
  */
-export async function scriptedTalk(dir: string, fillers: readonly FillerClip[], seed = 39): Promise<FillerTalk> {
+export async function scriptedTalk(dir: string, fillers: readonly FillerClip[], heldOut = false): Promise<FillerTalk> {
+  const script = heldOut ? HELD_OUT_SCRIPT : SCRIPT;
   const spoken = await speak(
-    join(dir, 'script'),
-    SCRIPT.flatMap(([before, after], index) => [
+    join(dir, heldOut ? 'script-held-out' : 'script'),
+    script.flatMap(([before, after], index) => [
       { name: `s${index}-a`, text: before },
       { name: `s${index}-b`, text: after },
     ]),
   );
-  const random = new SeededRandom(seed);
+  const random = new SeededRandom(heldOut ? 139 : 39);
   const pieces: Float32Array[] = [];
   const speech: Span[] = [];
   const placed: (Span & { kind: FillerKind })[] = [];
@@ -155,11 +172,12 @@ export async function scriptedTalk(dir: string, fillers: readonly FillerClip[], 
     return span;
   };
   const gap = (ms: number): void => void put(new Float32Array(at(ms)));
-  const halves = SCRIPT.map((_, index) => [spoken.get(`s${index}-a`)!, spoken.get(`s${index}-b`)!] as const);
+  const halves = script.map((_, index) => [spoken.get(`s${index}-a`)!, spoken.get(`s${index}-b`)!] as const);
   const level = rms(Float32Array.from(halves.flatMap(([a, b]) => [...a, ...b])));
   gap(900);
   halves.forEach(([before, after], index) => {
-    const filler = fillers[(index * 7) % fillers.length]!;
+    // every kind at every length in turn (the held-out talk takes them in another order)
+    const filler = fillers[(index * 7 + (heldOut ? 4 : 0)) % fillers.length]!;
     speech.push(put(before));
     gap(Math.round(random.next() * 250));
     placed.push({ ...put(levelled(filler.samples, level, random)), kind: filler.kind });
@@ -173,7 +191,7 @@ export async function scriptedTalk(dir: string, fillers: readonly FillerClip[], 
     samples.set(piece, offset);
     offset += piece.length;
   }
-  return { name: 'piper-script', samples, durationMs: msOf(samples.length), speech, fillers: placed };
+  return { name: heldOut ? 'piper-script-held-out' : 'piper-script', samples, durationMs: msOf(samples.length), speech, fillers: placed };
 }
 
 /** A filler needs this much room either side of it in a pause (the sentences' faint tails stay clear of it). */

@@ -24,6 +24,9 @@
  *   bash hack/speech-corpus.sh && (source hack/lib.sh && ensure_piper) && node bench/fillers/run.ts [options]
  *     --conditions a,b   only these conditions
  *     --talks n          the first n recorded English talks (default 4) beside the scripted one
+ *     --held-out         the talks no bar was set on instead: the scripted talk's other sentences
+ *                        (HELD_OUT_SCRIPT) and the recorded English talks after the first 4 (all
+ *                        of them, or --talks n of them)
  *     --recognizer       the words from Whisper, and the peer column (slow: each rendering transcribed)
  *     --sensitivity n    false_start_sensitivity (default 50)
  *     --words dir        with --recognizer: Whisper's words for each rendering kept in dir, and
@@ -47,6 +50,8 @@ import { SeededRandom } from '../../hack/fixtures/seeded-random.ts';
 import { fillerClips, scriptedTalk, withSplicedFillers, type FillerTalk } from './corpus.ts';
 
 const TALK_MS = 60_000;
+/** The detector's bars were set on the scripted talk and this many recorded talks; --held-out scores the rest. */
+const TUNING_TALKS = 4;
 const TARGETS = { recall: 0.8, precision: 0.8, wordCuts: 0 };
 /** A filler edit reaching this far into a sentence's sound cuts into a word. */
 const INTO_WORD_MS = 10;
@@ -71,7 +76,8 @@ const CONDITIONS: Condition[] = [
 const { values: options } = parseArgs({
   options: {
     conditions: { type: 'string' },
-    talks: { type: 'string', default: '4' },
+    talks: { type: 'string' },
+    'held-out': { type: 'boolean', default: false },
     recognizer: { type: 'boolean', default: false },
     sensitivity: { type: 'string', default: '50' },
     verbose: { type: 'boolean', default: false },
@@ -88,10 +94,13 @@ if (chosen && conditions.length !== chosen.length) throw new Error(`unknown cond
 const dir = await mkdtemp(join(tmpdir(), 'cutroom-fillers-'));
 const cache = join(tmpdir(), 'cutroom-filler-corpus');
 const fillers = await fillerClips(cache);
+// the tuning set: the scripted talk and the first --talks recorded ones; held out: the other sentences and the recorded talks after the first TUNING_TALKS
+const first = options['held-out'] ? TUNING_TALKS : 0;
 const recorded = assembleTalks(await loadClips(), TALK_MS)
   .filter((talk) => talk.english)
-  .slice(0, Number(options.talks));
-const talks: FillerTalk[] = [await scriptedTalk(cache, fillers), ...recorded.map((talk, index) => withSplicedFillers(talk, fillers, 390 + index, `recorded-${index}`))];
+  .map((talk, index) => ({ talk, index }))
+  .slice(first, first + Number(options.talks ?? (options['held-out'] ? Infinity : TUNING_TALKS)));
+const talks: FillerTalk[] = [await scriptedTalk(cache, fillers, options['held-out']), ...recorded.map(({ talk, index }) => withSplicedFillers(talk, fillers, 390 + index, `recorded-${index}`))];
 say(`filler corpus: ${talks.length} talks, ${talks.reduce((sum, talk) => sum + talk.fillers.length, 0)} fillers (${talks.map((talk) => `${talk.name} ${talk.fillers.length}`).join(', ')})`);
 say(`settings: pacing 50, false_start_sensitivity ${sensitivity}; words: ${options.recognizer ? 'Whisper (base, its defaults)' : 'one per sentence, ends moved ±80 ms'}`);
 
@@ -137,6 +146,12 @@ function sentenceWords(talk: FillerTalk, seed: number): SpokenWord[] {
   return normalizeWords(talk.speech.map((span, index) => ({ word: ` w${index}`, start: Math.max(0, span.start_ms + jitter.between(-80, 80)) / 1000, end: (span.end_ms + jitter.between(-80, 80)) / 1000, probability: 0.9 })));
 }
 
+/** The words heard over `span`, with their times and the recognizer's confidence (--verbose: why a filler was missed). */
+function wordsOver(words: readonly SpokenWord[], span: Span): string {
+  const over = words.filter((word) => overlapMs(word, span) > 0);
+  return over.length ? `; words: ${over.map((word) => `"${word.text}" ${word.start_ms}–${word.end_ms} p ${word.probability?.toFixed(2) ?? '?'}`).join(', ')}` : '';
+}
+
 /** The talk as bench/analysis-robustness's recording conditions take a Talk. */
 const asTalk = (talk: FillerTalk): Talk => ({ english: true, text: '', samples: talk.samples, durationMs: talk.durationMs, speech: talk.speech.map((span) => ({ ...span, speaker: 'any' })), pauses: [] });
 
@@ -176,9 +191,9 @@ try {
       const peer = transcriber ? findFillerCuts(words, { duration_ms: talk.durationMs, envelope }) : [];
       score(talk, edits, peer, own);
       if (options.verbose) {
-        for (const filler of talk.fillers) if (!edits.some((edit) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: missed '${filler.kind}' ${filler.start_ms}–${filler.end_ms} (its own confidence ${fillerConfidence(filler, envelope)})`);
+        for (const filler of talk.fillers) if (!edits.some((edit) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: missed '${filler.kind}' ${filler.start_ms}–${filler.end_ms} (its own confidence ${fillerConfidence(filler, envelope)})${wordsOver(words, filler)}`);
         for (const edit of edits) if (talk.fillers.some((filler) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: right ${edit.start_ms}–${edit.end_ms} ${edit.confidence} ${edit.reason}`);
-        for (const edit of edits) if (!talk.fillers.some((filler) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: wrong ${edit.start_ms}–${edit.end_ms} ${edit.confidence} ${edit.reason}`);
+        for (const edit of edits) if (!talk.fillers.some((filler) => finds(edit, filler))) say(`  ${condition.name} ${talk.name}: wrong ${edit.start_ms}–${edit.end_ms} ${edit.confidence} ${edit.reason}${wordsOver(words, { start_ms: edit.start_ms - 300, end_ms: edit.end_ms + 300 })}`);
         for (const edit of edits) if (talk.speech.some((span) => overlapMs(edit, span) > INTO_WORD_MS)) say(`  ${condition.name} ${talk.name}: into a word ${edit.start_ms}–${edit.end_ms} ${edit.reason}`);
       }
     }

@@ -171,4 +171,41 @@ describe('fillers found by their sound (issue 39)', function () {
     expect(edits.filter((edit) => overlapMs(edit, first) >= (first.end_ms - first.start_ms) / 2), 'the first filler, inside the span of the word timed over it').to.have.length(1);
     expect(edits.filter((edit) => overlapMs(edit, second) > 0), 'the second filler, a word heard in it').to.deep.equal([]);
   });
+
+  it('a filler the recognizer wrote as an unsure word of its own at its start (Whisper\'s "To" p 0.73 over an "uh") is offered: the word is the sound as heard', async () => {
+    const uh = heldVowel(450, UH, -24, { seed: 6 });
+    const talk = await promptTalk(PROMPTS.slice(0, 2), { pauseMs: 1100, floor: { kind: 'pink', rmsDb: -60 }, inPauses: () => [[300, uh]] });
+    const at = putAt(talk, 0, 300, uh);
+    const words = normalizeWords(
+      [
+        ...talk.prompts.map((prompt, index) => ({ word: ` p${index}`, start: prompt.start_ms / 1000, end: prompt.end_ms / 1000, probability: 0.95 })),
+        // timed from the sound's start to two thirds into it, nothing else in its span
+        { word: ' To', start: at.start_ms / 1000, end: (at.start_ms + 300) / 1000, probability: 0.73 },
+      ].sort((a, b) => a.start - b.start),
+    );
+    const edits = fillerEdits(talk, words);
+    expect(edits.filter((edit) => overlapMs(edit, at) >= (at.end_ms - at.start_ms) / 2), JSON.stringify(edits)).to.have.length(1);
+    for (const edit of edits) for (const prompt of talk.prompts) expect(overlapMs(edit, prompt), `${JSON.stringify(edit)} against ${JSON.stringify(prompt)}`).to.equal(0);
+  });
+
+  it('a hesitation after a word, a pause apart, that the recognizer timed into the word\'s end ("you" drawn over an "er") is offered; a phrase\'s last word, punctuated, keeps the held sound at its end', async () => {
+    const uh = heldVowel(450, UH, -24, { seed: 7 });
+    const talk = await promptTalk(PROMPTS.slice(0, 3), { pauseMs: 1100, floor: { kind: 'pink', rmsDb: -60 }, inPauses: (index) => (index < 2 ? [[120, uh]] : []) });
+    const [first, second] = [putAt(talk, 0, 120, uh), putAt(talk, 1, 120, uh)];
+    const said = (text: string, start: number, end: number) => ({ word: ` ${text}`, start: start / 1000, end: end / 1000, probability: 0.9 });
+    const [p0, p1, p2] = talk.prompts as [Span, Span, Span];
+    const words = normalizeWords([
+      // the first prompt's last word, 250 ms of its own sound, its end drawn 200 ms into the hesitation after it
+      said('p0', p0.start_ms, p0.end_ms - 250),
+      said('you', p0.end_ms - 250, first.start_ms + 200),
+      // the second prompt's last word punctuated, its span over the held sound after it to its end
+      said('p1', p1.start_ms, p1.end_ms - 250),
+      said('level,', p1.end_ms - 250, second.end_ms),
+      said('p2', p2.start_ms, p2.end_ms),
+    ]);
+    const edits = fillerEdits(talk, words);
+    expect(edits.filter((edit) => overlapMs(edit, first) >= (first.end_ms - first.start_ms) / 2), `after "you": ${JSON.stringify(edits)}`).to.have.length(1);
+    expect(edits.filter((edit) => overlapMs(edit, second) > 0), 'at the end of "level,"').to.deep.equal([]);
+    for (const edit of edits) for (const prompt of talk.prompts) expect(overlapMs(edit, prompt), `${JSON.stringify(edit)} against ${JSON.stringify(prompt)}`).to.equal(0);
+  });
 });

@@ -55,6 +55,17 @@ const LONGEST_SAY_MS = 150;
 const LETTER_MS = 90;
 /** A word timed from this little before a sound still starts in it (the recognizer's 20 ms steps, the sound's onset). */
 const START_SLACK_MS = 50;
+/**
+ * Whisper spells a filled pause it does not drop as a word of its own, timed from the sound's start
+ * ("To" p 0.73 over an "uh", "He" p 0.01, "You" p 0.72–0.86 and "Ella," p 0–0.48 over an "mm",
+ * "Ah." p 0.2): under this probability such a word is the sound as heard (a sure short word timed
+ * there, "The" p 0.93 in a reverberant room, is a word).
+ */
+const UNSURE_WORD = 0.85;
+/** A filler's fade is followed down to the room's noise: detectSpeech's floor, this under its `noise_rms` (a 190 ms "uh" over 60 Hz hum fades under `floor_rms` for a third of its length). */
+const ROOM_UNDER_NOISE_DB = 6;
+/** A pause this long at the floor parts a word's own sound from a hesitation after it that the recognizer timed into the word ("you" 5190–5590 over an "er" at 5333–5763). */
+const PAUSE_MS = 40;
 
 /** What one filled pause sounds like: where it lies, what it is like, how sure the detector is. */
 export interface FillerSound extends Span {
@@ -75,6 +86,8 @@ interface FrameFeatures {
   near_db: number;
   /** Frames at or under this are the floor. */
   floor_db: number;
+  /** The room's own noise (detectSpeech's floor, under `floor_db`): a filler's fade is followed down to it. */
+  room_db: number;
 }
 
 const FEATURES = new WeakMap<EnergyEnvelope, FrameFeatures | null>();
@@ -99,7 +112,7 @@ function featuresOf(envelope: EnergyEnvelope): FrameFeatures | null {
     }
     const floorDb = envelope.floor_rms ? toDbfs(envelope.floor_rms) : percentile(level, 0.1) + 6;
     const nearDb = envelope.onset_rms ? toDbfs(envelope.onset_rms) : percentile(level, 0.95) - NEAR_SPEECH_DB;
-    features = { level, hiss, change: spectralChange(cepstra.values, cepstra.dims, frames, level, floorDb), near_db: nearDb, floor_db: floorDb };
+    features = { level, hiss, change: spectralChange(cepstra.values, cepstra.dims, frames, level, floorDb), near_db: nearDb, floor_db: floorDb, room_db: envelope.noise_rms ? Math.min(floorDb, toDbfs(envelope.noise_rms) - ROOM_UNDER_NOISE_DB) : floorDb };
   }
   FEATURES.set(envelope, features);
   return features;
@@ -229,9 +242,9 @@ function steadyRuns(features: FrameFeatures, frameMs: number): [number, number][
 function withEdges(features: FrameFeatures, [from, to]: [number, number]): [number, number] {
   const reach = STEADY_REACH + 3;
   let start = from;
-  while (start > 0 && from - start < reach && features.level[start - 1]! > features.floor_db) start -= 1;
+  while (start > 0 && from - start < reach && features.level[start - 1]! > features.room_db) start -= 1;
   let end = to;
-  while (end < features.level.length && end - to < reach && features.level[end]! > features.floor_db) end += 1;
+  while (end < features.level.length && end - to < reach && features.level[end]! > features.room_db) end += 1;
   return [start, end];
 }
 
@@ -285,26 +298,42 @@ export function findFillerSounds(envelope: EnergyEnvelope | null, words: readonl
 }
 
 /**
- * Whether a recognizer timed `word` over the sound in `span` that is none of it: the word starts
- * inside the sound and runs NUCLEUS_MS past it (Whisper gives a filler's time to the word after
- * it: the word's own sound follows), or its span is longer than the word takes to say
- * (LONGEST_SAY_MS and LETTER_MS a letter: "I" over half a second is an "um" and an "I") and holds
- * NUCLEUS_MS of voiced sound of its own elsewhere, apart from this one (the level dips DIP_DB
- * between them). A word of its own length keeps every vowel it holds, however steady, and so does
- * one whose held last sound runs on from its vowel without a break ("I'm" held on its "m").
+ * Whether a recognizer timed `word` over the sound in `span` that is none of it:
+ * - the word starts inside the sound and runs NUCLEUS_MS past it (Whisper gives a filler's time to
+ *   the word after it: the word's own sound follows);
+ * - the word is the sound as heard: it starts with the sound, ends inside it, is unsure
+ *   (UNSURE_WORD) and nothing else in its span sounds (Whisper wrote the filler as "To" or "He");
+ * - the word starts before the sound and holds NUCLEUS_MS of voiced sound of its own apart from
+ *   it: past a DIP_DB dip when its span is longer than the word takes to say (LONGEST_SAY_MS and
+ *   LETTER_MS a letter: "I" over half a second is an "um" and an "I"), past a pause (PAUSE_MS at
+ *   the floor) when it is not but ends inside the sound (Whisper draws a word's end over the
+ *   hesitation after it: "you" over an "er").
+ * A word punctuated after (a phrase's end) keeps a sound at its end: a phrase's last syllable is
+ * drawn out ("level," held on its "l"). A word of its own length keeps every vowel it holds,
+ * however steady, and so does one whose held last sound runs on from its vowel without a break
+ * ("I'm" held on its "m", "all" held in "drove all the way").
  */
 function lendsItsTime(features: FrameFeatures, word: SpokenWord, span: Span, frameMs: number): boolean {
-  if (word.start_ms >= span.start_ms - START_SLACK_MS) return word.end_ms >= span.end_ms + NUCLEUS_MS;
-  if (word.end_ms - word.start_ms <= LONGEST_SAY_MS + LETTER_MS * Math.max(1, word.match.length)) return false;
+  if (word.start_ms >= span.start_ms - START_SLACK_MS && word.end_ms >= span.end_ms + NUCLEUS_MS) return true;
+  if (word.start_ms <= span.start_ms + START_SLACK_MS && word.end_ms <= span.end_ms && (word.probability ?? 1) < UNSURE_WORD && !soundedApart(features, word, span, frameMs)) return true;
+  if (word.start_ms >= span.start_ms - START_SLACK_MS) return false;
+  const endsInIt = word.end_ms < span.end_ms;
+  if (word.punctuated && span.end_ms >= word.end_ms - NUCLEUS_MS) return false;
+  const long = word.end_ms - word.start_ms > LONGEST_SAY_MS + LETTER_MS * Math.max(1, word.match.length);
+  if (!long && !endsInIt) return false;
   const [from, to] = [Math.round(span.start_ms / frameMs), Math.round(span.end_ms / frameMs)];
   const levels = Array.from(features.level.subarray(from, to)).sort((a, b) => a - b);
-  const dip = levels[Math.floor(levels.length / 2)]! - DIP_DB;
+  const dip = long ? levels[Math.floor(levels.length / 2)]! - DIP_DB : features.floor_db + 1e-9;
   const voicedAt = (frame: number): boolean => features.level[frame]! > features.floor_db && features.hiss[frame]! < VOICED_HISS_DB;
   let voiced = 0;
   // the word's voiced frames before the sound count only past a dip, and so do those after it
   let apart = false;
+  // a word of its own length lends only the sound it ends in, and only when a pause (PAUSE_MS at the floor) parts it from the word's own sound
+  const pause = long ? 1 : Math.round(PAUSE_MS / frameMs);
+  let quiet = 0;
   for (let frame = from - 1; frame >= Math.ceil(word.start_ms / frameMs); frame -= 1) {
-    apart ||= features.level[frame]! < dip;
+    quiet = features.level[frame]! < dip ? quiet + 1 : 0;
+    apart ||= quiet >= pause;
     if (apart && voicedAt(frame)) voiced += 1;
   }
   apart = false;
@@ -313,6 +342,15 @@ function lendsItsTime(features: FrameFeatures, word: SpokenWord, span: Span, fra
     if (apart && voicedAt(frame)) voiced += 1;
   }
   return voiced * frameMs >= NUCLEUS_MS;
+}
+
+/** Whether any of `word`'s span outside `span` sounds (a frame over the floor): the word has a sound of its own. */
+function soundedApart(features: FrameFeatures, word: SpokenWord, span: Span, frameMs: number): boolean {
+  for (let frame = Math.round(word.start_ms / frameMs); frame < Math.min(features.level.length, Math.round(word.end_ms / frameMs)); frame += 1) {
+    if (frame * frameMs >= span.start_ms && frame * frameMs < span.end_ms) continue;
+    if (features.level[frame]! > features.floor_db) return true;
+  }
+  return false;
 }
 
 /** The longest part of `span` that no word overlaps. */
