@@ -23,6 +23,8 @@ describe('keyframe-aware cut edges: a shortened pause slides onto a keyframe ins
     expect(snapRemovedToKeyframe({ startMs: 3_800, endMs: 4_800 }, { startMs: 3_500, endMs: 5_200 }, EVERY_2_S)).to.deep.equal({ startMs: 4_000, endMs: 5_000 });
     // the end reaches a keyframe: it is preferred (the kept stretch after starts on a whole GOP, nothing decoded up to it)
     expect(snapRemovedToKeyframe({ startMs: 5_300, endMs: 5_900 }, { startMs: 5_000, endMs: 6_200 }, EVERY_2_S)).to.deep.equal({ startMs: 5_400, endMs: 6_000 });
+    // both edges within reach, the start nearer: the end is still the one put on a keyframe
+    expect(snapRemovedToKeyframe({ startMs: 1_950, endMs: 3_900 }, { startMs: 1_650, endMs: 4_200 }, EVERY_2_S)).to.deep.equal({ startMs: 2_050, endMs: 4_000 });
     // no keyframe within reach: unchanged
     expect(snapRemovedToKeyframe({ startMs: 6_500, endMs: 7_200 }, { startMs: 6_300, endMs: 7_400 }, EVERY_2_S)).to.deep.equal({ startMs: 6_500, endMs: 7_200 });
     // a keyframe beyond the tolerance: unchanged
@@ -35,6 +37,8 @@ describe('keyframe-aware cut edges: a shortened pause slides onto a keyframe ins
     expect(KEYFRAME_SNAP_MIN_SIDE_MS).to.equal(100);
     expect(snapRemovedToKeyframe({ startMs: 1_500, endMs: 1_850 }, { startMs: 1_200, endMs: 2_050 }, EVERY_2_S)).to.deep.equal({ startMs: 1_500, endMs: 1_850 });
     expect(snapRemovedToKeyframe({ startMs: 1_500, endMs: 1_850 }, { startMs: 1_200, endMs: 2_150 }, EVERY_2_S)).to.deep.equal({ startMs: 1_650, endMs: 2_000 });
+    // the same before the cut: 150 ms kept before, 50 may go; the start would need −150
+    expect(snapRemovedToKeyframe({ startMs: 2_150, endMs: 2_600 }, { startMs: 2_000, endMs: 2_900 }, EVERY_2_S)).to.deep.equal({ startMs: 2_150, endMs: 2_600 });
     // a side that kept nothing (a source's edge) cannot give anything
     expect(snapRemovedToKeyframe({ startMs: 2_100, endMs: 2_600 }, { startMs: 2_100, endMs: 2_900 }, EVERY_2_S)).to.deep.equal({ startMs: 2_100, endMs: 2_600 });
   });
