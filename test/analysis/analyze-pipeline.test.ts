@@ -84,7 +84,7 @@ describe('analysis, end to end: the analyze program on generated speech (local b
 
   const overlaps = (edit: EditJson, span: TimeSpan) => edit.start_ms < span.endMs && span.startMs < edit.end_ms;
 
-  it('a pause longer than the pacing\'s shortest cut pause is cut inside the pause, keeping a tail after the last word and a lead-in before the next; a short pause is kept; no cut touches a phrase', async () => {
+  it('a pause longer than the pacing\'s shortest cut pause is shortened inside the pause to the kept length of its pacing level, split after the last word and before the next; a short pause is kept; no cut touches a phrase', async () => {
     const user = await signUpAndLogin(app, { credits: 10 });
     const track = await spokenVideo([
       { say: 'welcome to the show' },

@@ -9,7 +9,7 @@ import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { uploadMedia } from '../support/media-upload.ts';
 import { eventually, fileWhen } from '../support/wait.ts';
 import { isEvent, openSse } from '../support/sse-stream.ts';
-import { makeSpokenTrack, makeSpokenVideo, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
+import { makeSpokenTrack, type SpokenTrack, type TimeSpan } from '../support/speech.ts';
 import { keptPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts';
 import { Export } from '../../api/src/exports/entities.ts';
 
@@ -95,25 +95,31 @@ describe('pacing, end to end: shortened pauses from the analysis to the rendered
     }
   }
 
-  async function exported(projectId: string, body: Record<string, unknown>): Promise<string> {
+  /** The talk as the sound of a 1280×720 25 fps H.264 video with a keyframe every second: a cut-only 720p export of it may take the smart path. */
+  async function shortGopVideo(track: SpokenTrack): Promise<SpokenTrack> {
+    const path = join(dir, 'talk.mp4');
+    const seconds = Math.ceil(track.durationMs / 1000);
+    await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=s=1280x720:r=25:d=${seconds}`, '-i', track.path, '-map', '0:v', '-map', '1:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart', path]);
+    return { ...track, path };
+  }
+
+  async function exported(projectId: string, body: Record<string, unknown>): Promise<{ path: string; renderPath: string | null }> {
     const created = await user.client.post(`/api/v1/projects/${projectId}/exports/`, body);
     expect(created.status, await created.clone().text()).to.equal(202);
     const exportId = (await json(created)).uuid as string;
-    await eventually(async () => {
-      const row = await app.services.orm.em.fork().findOneOrFail(Export, exportId);
-      if (row.status === 'failed') throw new Error(`render failed: ${row.error}`);
-      return row.status === 'completed' ? row : undefined;
+    const row = await eventually(async () => {
+      const found = await app.services.orm.em.fork().findOneOrFail(Export, exportId);
+      if (found.status === 'failed') throw new Error(`render failed: ${found.error}`);
+      return found.status === 'completed' ? found : undefined;
     }, 'export completed', 300_000);
     const download = await json(await user.client.get(`/api/v1/exports/${exportId}/download`));
     const path = join(dir, `export-${exportId}.mp4`);
     await writeFile(path, Buffer.from(await (await fetch(download.url)).arrayBuffer()));
-    return path;
+    return { path, renderPath: row.renderPath ?? null };
   }
 
   it('analyze → shortened pauses listed with reasons → one kept longer, one kept whole, one longer in a draft → export: the file\'s pauses last what was chosen', async () => {
-    const track = await makeSpokenVideo(
-      dir,
-      'talk.mp4',
+    const track = await shortGopVideo(
       await makeSpokenTrack(dir, 'talk.wav', [
         { say: 'welcome to the show' },
         { pauseMs: 2500 },
@@ -154,12 +160,21 @@ describe('pacing, end to end: shortened pauses from the analysis to the rendered
     const draft = await user.client.post(`/api/v1/projects/${projectId}/drafts/`, { name: 'Slower opening', edit_overrides: { [first![0]!.uuid]: { kept_ms: 1_000 } } });
     expect(draft.status, await draft.clone().text()).to.equal(201);
 
-    const path = await exported(projectId, { name: 'Paced', draft_id: (await json(draft)).uuid });
-    const silences = await pausesOf(path);
-    const lengths = silences.map((silence) => silence.endMs - silence.startMs);
-    // in order: the first pause (draft: 1000), the second (800), the third kept whole (1400), the natural one (300)
-    const wanted = [1_000, 800, 1_400, 300];
-    expect(lengths, `silences of the rendered file ${JSON.stringify(silences)}`).to.have.length(wanted.length);
-    lengths.forEach((length, index) => expect(length, `pause ${index + 1}: ${JSON.stringify(lengths)}`).to.be.within(wanted[index]! - TOLERANCE_MS, wanted[index]! + TOLERANCE_MS));
+    // the draft exported cut-only (the smart path: whole GOPs copied, the seams re-encoded) and flipped (the full render)
+    const draftId = (await json(draft)).uuid as string;
+    const renders = [
+      await exported(projectId, { name: 'Paced', draft_id: draftId, export_settings: { resolution: '720p' } }),
+      await exported(projectId, { name: 'Paced, flipped', draft_id: draftId, export_settings: { resolution: '720p', video_flip_h: true } }),
+    ];
+    expect(renders.map((render) => render.renderPath)).to.deep.equal(['smart', 'full']);
+    for (const render of renders) {
+      const pauses = await pausesOf(render.path);
+      const lengths = pauses.map((pause) => pause.endMs - pause.startMs);
+      // in order: the first pause (draft: 1000), the second (800), the third kept whole (1400), the natural one (300)
+      const wanted = [1_000, 800, 1_400, 300];
+      expect(lengths, `${render.renderPath} render's pauses ${JSON.stringify(pauses)}`).to.have.length(wanted.length);
+      lengths.forEach((length, index) => expect(length, `${render.renderPath} render, pause ${index + 1}: ${JSON.stringify(lengths)}`).to.be.within(wanted[index]! - TOLERANCE_MS, wanted[index]! + TOLERANCE_MS));
+      console.log(`      ${render.renderPath} render: pauses ${JSON.stringify(lengths)} ms, chosen ${JSON.stringify(wanted)}`);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { AssertionError } from 'chai';
 import { falseStartThreshold, letterDistance, wordsSaidAgain } from '../../../job-images/whisper/src/analysis/false-starts.ts';
 import { HESITATIONS, SET_OFF_FILLERS } from '../../../job-images/whisper/src/analysis/fillers.ts';
-import { DETECTED_END_LAG_MS, DETECTED_ONSET_LEAD_MS, SHORTEST_KEPT_SIDE_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
+import { SHORTEST_KEPT_SIDE_MS } from '../../../job-images/whisper/src/analysis/silences.ts';
 import { MIN_CUT_MS, type Cut, type Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
 
@@ -51,8 +51,8 @@ export function expectCutsSafe(words: readonly SpokenWord[], durationMs: number,
     const overlapped = words.flatMap((word, index) => (overlaps(cut, word) ? [index] : []));
     if (cut.type === 'silence') {
       check(overlapped.length === 0, () => `${where()} overlaps word ${overlapped[0]} "${words[overlapped[0]!]!.text}"`);
-      // a shortened pause (issue 39) keeps at least SHORTEST_KEPT_SIDE_MS of itself, measured from the detector's edges less their measured lead and lag, next to every word; one removed whole, the guard bands
-      const [tail, leadIn] = cut.kept ? [SHORTEST_KEPT_SIDE_MS - DETECTED_END_LAG_MS, SHORTEST_KEPT_SIDE_MS - DETECTED_ONSET_LEAD_MS] : [WORD_TAIL_MS, WORD_LEAD_IN_MS];
+      // a shortened pause (issue 39) keeps at least SHORTEST_KEPT_SIDE_MS of itself next to every word; one removed whole, the guard bands
+      const [tail, leadIn] = cut.kept ? [SHORTEST_KEPT_SIDE_MS, SHORTEST_KEPT_SIDE_MS] : [WORD_TAIL_MS, WORD_LEAD_IN_MS];
       for (const word of words) {
         check(word.end_ms > cut.start_ms || cut.start_ms - word.end_ms >= tail, () => `${where()}: no tail after "${word.text}" (${word.end_ms})`);
         check(word.start_ms < cut.end_ms || word.start_ms - cut.end_ms >= leadIn, () => `${where()}: no lead-in before "${word.text}" (${word.start_ms})`);

@@ -236,7 +236,9 @@ export function findSilenceCuts(input: SilenceCutInput): Cut[] {
       if (input.kept_pause_ms !== undefined) {
         const heard = heardPause(silences[index]!, pause, quiet, duration, input.detected_silences ?? false);
         const edges = { atStart: wordBefore === null && heard.start_ms === 0, atEnd: atEnd && heard.end_ms === duration };
-        const cut = shortenedPause(heard, pause, input.kept_pause_ms, wordBefore, edges, input.breaths ?? []);
+        // the removed range keeps SHORTEST_KEPT_SIDE_MS from every recognized word, however the pause lies
+        const clear = { start_ms: gap > 0 ? before + SHORTEST_KEPT_SIDE_MS : 0, end_ms: atEnd ? duration : after - SHORTEST_KEPT_SIDE_MS };
+        const cut = shortenedPause(heard, clear, input.kept_pause_ms, wordBefore, edges, input.breaths ?? []);
         if (cut) cuts.push(cut);
         continue;
       }
@@ -290,14 +292,16 @@ function heardPause(silence: Span, between: Span, quiet: QuietTest | null, durat
  * keptMs of it, keptSplitAfter(the word before) of that after the speech before it and the
  * rest before the speech after it, so the kept part is measured from the speech's own
  * edges (heardPause): the output's pause lasts keptMs as a listener, or silencedetect,
- * hears it. The removed range never enters a word's time (`between`, the pause as the
- * recognizer's words bound it); where it would, it stops there and the pause keeps more. At a
+ * hears it. The removed range stays SHORTEST_KEPT_SIDE_MS clear of every recognized word
+ * (`clear`: a recording's faint tail under its noise floor, which the detector cannot hear,
+ * still lies under its word, as far as the recognizer heard it); where it would come nearer,
+ * it stops there and the pause keeps more on that side. At a
  * source's start only the part before the first word stays (what stays before a sentence),
  * at its end only the part after the last word: two sources joined keep one pause between
  * them. A pause with speech on neither side goes whole. None when less than MIN_CUT_MS
  * would go. The removed range is the contract's removedRange, the editing core's reading.
  */
-function shortenedPause(pause: Span, between: Span, keptMs: number, wordBefore: SpokenWord | null, { atStart, atEnd }: { atStart: boolean; atEnd: boolean }, breaths: readonly Span[]): Cut | null {
+function shortenedPause(pause: Span, clear: Span, keptMs: number, wordBefore: SpokenWord | null, { atStart, atEnd }: { atStart: boolean; atEnd: boolean }, breaths: readonly Span[]): Cut | null {
   const split = keptSplitAfter(wordBefore);
   let kept = keptMs;
   let keptSplit = split;
@@ -312,8 +316,8 @@ function shortenedPause(pause: Span, between: Span, keptMs: number, wordBefore: 
   const held = breaths.filter((breath) => breath.start_ms < pause.end_ms && pause.start_ms < breath.end_ms);
   const breath = held.length ? { start_ms: Math.max(pause.start_ms, held[0]!.start_ms), end_ms: Math.min(pause.end_ms, Math.max(...held.map((one) => one.end_ms))) } : null;
   const planned = removedRange(pause.start_ms, pause.end_ms, { keptMs: kept, keptSplit, breath: null, keepBreath: false });
-  // never into a word's time, however the recognizer placed it: the pause then keeps more on that side
-  const removed = planned && { startMs: Math.max(planned.startMs, between.start_ms), endMs: Math.min(planned.endMs, between.end_ms) };
+  // never near a word's time, however the recognizer placed it: the pause then keeps more on that side
+  const removed = planned && { startMs: Math.max(planned.startMs, clear.start_ms), endMs: Math.min(planned.endMs, clear.end_ms) };
   if (!removed || removed.endMs - removed.startMs < MIN_CUT_MS) return null;
   const before = removed.startMs - pause.start_ms;
   kept = before + (pause.end_ms - removed.endMs);
