@@ -86,6 +86,7 @@ describe('edits: list, manual and asset edits, their timeline bounds', function 
         active: true,
         reason: 'b-roll',
         confidence: null,
+        pause: null,
         media_item_id: itemId,
         visual_mode: 'overlay',
         audio_mode: 'duck',
