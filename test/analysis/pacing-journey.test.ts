@@ -142,10 +142,13 @@ describe('pacing, end to end: shortened pauses from the analysis to the rendered
     const [first, second, third, natural] = track.pauses.map((pause) => inPause(pause));
     for (const found of [first, second, third]) {
       expect(found, JSON.stringify(edits)).to.have.length(1);
-      expect(found![0]!.active).to.equal(true);
-      expect(found![0]!.pause?.kept_ms).to.equal(chosen);
-      expect(found![0]!.reason).to.match(/^Pause of \d\.\d s, shortened to 0\.42 s/);
+      const [edit] = found!;
+      expect(edit!.active).to.equal(true);
+      // the chosen length, or more where the recognizer timed a word early and the cut stays 100 ms clear of it; the reason says which
+      expect(edit!.pause?.kept_ms, JSON.stringify(edit)).to.be.at.least(chosen);
+      expect(edit!.reason).to.match(new RegExp(`^Pause of \\d\\.\\d s, shortened to ${(edit!.pause!.kept_ms! / 1000).toFixed(2).replace('.', '\\.')} s$`));
     }
+    expect(edits.filter((edit) => edit.pause?.kept_ms === chosen), 'most pauses keep exactly the chosen length').to.have.length.at.least(2);
     expect(natural, 'a natural pause is untouched').to.deep.equal([]);
     for (const edit of edits.filter((one) => one.type === 'filler')) expect(edit.reason, 'a filler suggestion says why').to.match(/filler|um|uh/i);
 
