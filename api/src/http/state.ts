@@ -10,7 +10,7 @@ export interface AppState {
   readonly em: EntityManager;
   /** Lets the request's EntityManager go for good (a long-lived stream holds its ctx for hours); reading `em` afterwards throws. */
   releaseEntityManager(): void;
-  /** The caller, set by the session guard of the accounts feature; read it with its requireAuth(ctx) (http/ knows no feature). */
+  /** The caller the route's guard admitted (the router sets it; a handler is handed it, what runs around handlers reads it with the accounts' requireAuth(ctx)). */
   auth?: unknown;
   /** The matched route template, for metrics and logs. */
   routeTemplate?: string;
