@@ -35,7 +35,6 @@ export type Catalog = Record<MessageKey, string>;
 // Every key of the catalogs becomes a MessageKey (message-key.ts), which code below the
 // catalogs names without importing every feature's messages.
 declare module './message-key.ts' {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the keys are the members
   interface MessageKeys extends Record<CatalogKey, true> {}
 }
 

@@ -3,7 +3,6 @@
  * merging): code that only names a key (shared/errors.ts, and through it the job host) imports
  * this file, not every feature's messages.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- catalogs.ts adds the members
 export interface MessageKeys {}
 
 export type MessageKey = keyof MessageKeys & string;
