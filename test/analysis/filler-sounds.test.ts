@@ -208,4 +208,18 @@ describe('fillers found by their sound (issue 39)', function () {
     expect(edits.filter((edit) => overlapMs(edit, second) > 0), 'at the end of "level,"').to.deep.equal([]);
     for (const edit of edits) for (const prompt of talk.prompts) expect(overlapMs(edit, prompt), `${JSON.stringify(edit)} against ${JSON.stringify(prompt)}`).to.equal(0);
   });
+
+  it('a word\'s own last syllable after a stop, under mains hum, is no filler: a word timed to end within 100 ms of the held sound\'s end says that sound (issue 38: "system" losing its "-em")', async () => {
+    const em = heldVowel(280, MM, -26, { f0: 110, seed: 3 });
+    // 60 Hz hum with harmonics at −35 dBFS raises the floor, so the stop's 50 ms closure before the syllable reads as a pause at the floor
+    const talk = await promptTalk(PROMPTS.slice(0, 2), { pauseMs: 1400, floor: { kind: 'hum60', rmsDb: -35 }, inPauses: (index) => (index === 0 ? [[50, em]] : []) });
+    const syllable = putAt(talk, 0, 50, em);
+    const said = (text: string, start: number, end: number) => ({ word: ` ${text}`, start: start / 1000, end: end / 1000, probability: 0.9 });
+    const [p0, p1] = talk.prompts as [Span, Span];
+    for (const early of [0, 40, 80]) {
+      const words = normalizeWords([said('p0', p0.start_ms, p0.end_ms - 300), said('system', p0.end_ms - 300, syllable.end_ms - early), said('p1', p1.start_ms, p1.end_ms)]);
+      const edits = fillerEdits(talk, words);
+      expect(edits.filter((edit) => overlapMs(edit, syllable) > 0), `"system" timed to end ${early} ms before its "-em" does: ${JSON.stringify(edits)}`).to.deep.equal([]);
+    }
+  });
 });

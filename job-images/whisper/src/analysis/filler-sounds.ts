@@ -64,6 +64,12 @@ const START_SLACK_MS = 50;
 const UNSURE_WORD = 0.85;
 /** A filler's fade is followed down to the room's noise: detectSpeech's floor, this under its `noise_rms` (a 190 ms "uh" over 60 Hz hum fades under `floor_rms` for a third of its length). */
 const ROOM_UNDER_NOISE_DB = 6;
+/**
+ * A word of its own length ends inside a hesitation after it only when the sound runs this far past
+ * the word's end: nearer, the sound is the word's own last syllable timed a little early (a recognizer's
+ * word ends lie within ±80 ms of the sound's).
+ */
+const PAST_WORD_END_MS = 100;
 /** A pause this long at the floor parts a word's own sound from a hesitation after it that the recognizer timed into the word ("you" 5190–5590 over an "er" at 5333–5763). */
 const PAUSE_MS = 40;
 
@@ -317,7 +323,7 @@ function lendsItsTime(features: FrameFeatures, word: SpokenWord, span: Span, fra
   if (word.start_ms >= span.start_ms - START_SLACK_MS && word.end_ms >= span.end_ms + NUCLEUS_MS) return true;
   if (word.start_ms <= span.start_ms + START_SLACK_MS && word.end_ms <= span.end_ms && (word.probability ?? 1) < UNSURE_WORD && !soundedApart(features, word, span, frameMs)) return true;
   if (word.start_ms >= span.start_ms - START_SLACK_MS) return false;
-  const endsInIt = word.end_ms < span.end_ms;
+  const endsInIt = word.end_ms <= span.end_ms - PAST_WORD_END_MS;
   if (word.punctuated && span.end_ms >= word.end_ms - NUCLEUS_MS) return false;
   const long = word.end_ms - word.start_ms > LONGEST_SAY_MS + LETTER_MS * Math.max(1, word.match.length);
   if (!long && !endsInIt) return false;
