@@ -152,10 +152,11 @@ const CROSSES_SEGMENTS = /[*{}()\\]/;
 export class ApiRouter<C = unknown, S extends C = C> {
   readonly #registry = new OpenAPIRegistry();
   /**
-   * Routes whose OpenAPI description is still to be made: it is made when the registry is
-   * first read (the document is built on its first request), not while the api starts.
+   * OpenAPI descriptions still to be made (each route's, and what `describe` was given): they
+   * are made when the registry is first read (the document is built on its first request),
+   * not while the api starts.
    */
-  readonly #undescribed: (() => RouteConfig)[] = [];
+  readonly #undescribed: ((registry: OpenAPIRegistry) => void)[] = [];
   /** Every route, in the order added (the OpenAPI check and the body tests walk it). */
   readonly stack: RouteLayer[] = [];
   readonly #groups = new Map<string, Router<AppState>>();
@@ -207,7 +208,12 @@ export class ApiRouter<C = unknown, S extends C = C> {
     const router = this.#routerOf(koaPath);
     router[spec.method](koaPath, route);
     this.stack.push(router.stack.at(-1)!);
-    this.#undescribed.push(() => toOpenApi(spec));
+    this.#undescribed.push((registry) => registry.registerPath(toOpenApi(spec)));
+  }
+
+  /** Describes more of the document (webhooks, components) when the registry is first read, in the order given. */
+  describe(register: (registry: OpenAPIRegistry) => void): void {
+    this.#undescribed.push(register);
   }
 
   /** The guard of a route's access level, answering its caller; none for a public route. */
@@ -222,7 +228,7 @@ export class ApiRouter<C = unknown, S extends C = C> {
 
   /** The OpenAPI registry, every route added so far described in it, in the order added. */
   get registry(): OpenAPIRegistry {
-    for (const describe of this.#undescribed.splice(0)) this.#registry.registerPath(describe());
+    for (const describe of this.#undescribed.splice(0)) describe(this.#registry);
     return this.#registry;
   }
 

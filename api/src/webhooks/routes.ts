@@ -158,28 +158,30 @@ export function registerWebhookRoutes(router: AppRouter, endpoints: WebhookEndpo
   registerWebhookPayloads(router);
 }
 
-/** Each event type as an OpenAPI 3.1 `webhooks` entry: the signed POST a receiver gets. */
+/** Each event type as an OpenAPI 3.1 `webhooks` entry: the signed POST a receiver gets (described when the document is first built). */
 function registerWebhookPayloads(router: AppRouter): void {
-  const headers = z.object({
-    'webhook-id': z.string().describe('The message id: the same for every attempt of one event (deduplicate on it).'),
-    'webhook-timestamp': z.string().describe('Unix seconds of this attempt.'),
-    'webhook-signature': z.string().describe('`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the endpoint secret (Standard Webhooks); space-separated when two secrets sign.'),
-  });
-  for (const type of webhookEventTypes) {
-    router.registry.registerWebhook({
-      method: 'post',
-      path: type,
-      operationId: `webhook${type.split('.').map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}`,
-      summary: `The ${type} event, signed per the Standard Webhooks specification.`,
-      tags,
-      request: { headers, body: { content: { 'application/json': { schema: webhookPayloadSchema(type).meta({ id: `WebhookEvent_${type.replace('.', '_')}` }) } } } },
-      responses: {
-        200: {
-          description:
-            'Any 2xx acknowledges the delivery: the status alone decides, the body is never read (the connection is closed once the status line arrives). ' +
-            'Anything else, no status within WEBHOOK_TIMEOUT_MS (10 s) or a redirect is retried. Deliveries are shared fairly among users: one user\'s slow receivers never delay another user\'s delivery by more than one timeout.',
-        },
-      },
+  router.describe((registry) => {
+    const headers = z.object({
+      'webhook-id': z.string().describe('The message id: the same for every attempt of one event (deduplicate on it).'),
+      'webhook-timestamp': z.string().describe('Unix seconds of this attempt.'),
+      'webhook-signature': z.string().describe('`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the endpoint secret (Standard Webhooks); space-separated when two secrets sign.'),
     });
-  }
+    for (const type of webhookEventTypes) {
+      registry.registerWebhook({
+        method: 'post',
+        path: type,
+        operationId: `webhook${type.split('.').map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}`,
+        summary: `The ${type} event, signed per the Standard Webhooks specification.`,
+        tags,
+        request: { headers, body: { content: { 'application/json': { schema: webhookPayloadSchema(type).meta({ id: `WebhookEvent_${type.replace('.', '_')}` }) } } } },
+        responses: {
+          200: {
+            description:
+              'Any 2xx acknowledges the delivery: the status alone decides, the body is never read (the connection is closed once the status line arrives). ' +
+              'Anything else, no status within WEBHOOK_TIMEOUT_MS (10 s) or a redirect is retried. Deliveries are shared fairly among users: one user\'s slow receivers never delay another user\'s delivery by more than one timeout.',
+          },
+        },
+      });
+    }
+  });
 }
