@@ -279,6 +279,51 @@ describe('artifact program, end to end (node job-images/ffmpeg/src/main.ts)', fu
     await expect16kMonoWav(run.result.artifacts.audio_key, 'podcast-audio.wav', 5);
   });
 
+  describe("keyframes: the picture's key packets, read from the pass already made (issue 42 item 1)", () => {
+    /** testsrc2 at 30 fps with a keyframe every 30 frames exactly (no scene-cut keyframes), B-frames on. */
+    async function gopVideo(name: string, seconds: number, extra: string[], sound = false): Promise<string> {
+      const path = join(dir, name);
+      await runFfmpeg([
+        '-f', 'lavfi', '-i', `testsrc2=size=320x180:rate=30:duration=${seconds}`,
+        ...(sound ? ['-f', 'lavfi', '-i', `sine=duration=${seconds}`, '-c:a', 'aac', '-shortest'] : []),
+        '-c:v', 'libx264', '-preset', 'veryfast', '-g', '30', '-keyint_min', '30', '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
+        '-metadata', `comment=cutroom-test-${randomUUID()}`, ...extra, path,
+      ]);
+      return path;
+    }
+
+    it('an H.264 MP4 with a keyframe every 30 frames at 30 fps lists exactly 0, 1000, 2000, 3000 and 4000 ms, from the one ffmpeg invocation', async () => {
+      const run = await runArtifact('gop30', await gopVideo('gop30.mp4', 5, [], true), 'video/mp4');
+      expect(run.exitCode, run.stderr).to.equal(0);
+      expect(run.result.keyframes_ms).to.deep.equal([0, 1000, 2000, 3000, 4000]);
+      expect(run.ffmpegRuns).to.have.length(1);
+      await expectStoredResult(run);
+    });
+
+    it('an MPEG-TS whose picture starts at 1.47 s lists its keyframes from the container\'s start, the time -ss and trim count: 0, 1000, 2000, 3000', async () => {
+      const source = await gopVideo('gop30.ts', 4, ['-f', 'mpegts']);
+      expect(Number(((await probeFile(source)).format as { start_time?: string }).start_time)).to.be.above(1);
+      const run = await runArtifact('gop30-ts', source, 'video/mp2t');
+      expect(run.exitCode, run.stderr).to.equal(0);
+      expect(run.result.keyframes_ms).to.deep.equal([0, 1000, 2000, 3000]);
+    });
+
+    it('none (null) for sound, for a still, and for an intra-only picture (MJPEG: every frame a keyframe, any cut already on one)', async () => {
+      const mjpeg = join(dir, 'intra.avi');
+      await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=30:duration=2', '-c:v', 'mjpeg', '-q:v', '5', '-metadata', `comment=cutroom-test-${randomUUID()}`, mjpeg]);
+      const runs = {
+        sound: await runArtifact('kf-sound', await makeAudio(dir, 'kf-tone.m4a', { seconds: 1 }), 'audio/mp4'),
+        still: await runArtifact('kf-still', await makeImage(dir, 'kf-still.png', { width: 64, height: 48 }), 'image/png'),
+        intra: await runArtifact('kf-intra', mjpeg, 'video/x-msvideo'),
+      };
+      for (const [what, run] of Object.entries(runs)) {
+        expect(run.exitCode, run.stderr).to.equal(0);
+        expect(run.result.keyframes_ms, what).to.equal(null);
+      }
+      expect(runs.intra.result.kind).to.equal('video');
+    });
+  });
+
   describe('audio only (MP3, 48 kHz stereo)', () => {
     let run: ArtifactRun;
     before(async () => {

@@ -11,6 +11,7 @@ const files: ArtifactFiles = {
   source: '/work/source',
   thumbnail: '/work/thumbnail.jpg',
   audio: '/work/audio.wav',
+  packets: '/work/packets.framecrc',
 };
 
 const proxyFiles: ProxyFiles = { source: '/work/source', proxy: '/work/proxy.mp4', sprite: '/work/sprite.jpg' };
@@ -180,7 +181,7 @@ describe('ffmpeg arguments (artifact-args, proxy-args, media/encode, media/probe
       ]);
     });
 
-    it('web-compatible video: one invocation, the thumbnail from a seek, audio decoded once, every packet demuxed', () => {
+    it('web-compatible video: one invocation, the thumbnail from a seek, audio decoded once, every packet demuxed into the packet list (its keyframes)', () => {
       expect(artifactPassArgs(webVideo, planArtifacts(webVideo), files)).to.deep.equal([
         ...common,
         '-ss', '6', '-t', '2', '-i', '/work/source',
@@ -188,7 +189,7 @@ describe('ffmpeg arguments (artifact-args, proxy-args, media/encode, media/probe
         '-filter_complex', `[0:0]scale=640:360,setsar=1[thumb];[1:1]${audioChain}`,
         '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
         ...audioOutputs,
-        '-map', '1:0', '-c', 'copy', '-f', 'null', '-',
+        '-map', '1:0', '-c', 'copy', '-f', 'framecrc', '/work/packets.framecrc',
       ]);
     });
 
@@ -200,7 +201,7 @@ describe('ffmpeg arguments (artifact-args, proxy-args, media/encode, media/probe
         '-i', '/work/source',
         '-filter_complex', '[0:0]scale=640:360,setsar=1[thumb]',
         '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
-        '-map', '1:0', '-c', 'copy', '-f', 'null', '-',
+        '-map', '1:0', '-c', 'copy', '-f', 'framecrc', '/work/packets.framecrc',
       ]);
     });
 
@@ -212,7 +213,7 @@ describe('ffmpeg arguments (artifact-args, proxy-args, media/encode, media/probe
         '-filter_complex', `[0:0]scale=640:360,setsar=1[thumb];[1:1]${audioChain}`,
         '-map', '[thumb]', '-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '3', '/work/thumbnail.jpg',
         ...audioOutputs,
-        '-map', '1:0', '-c', 'copy', '-f', 'null', '-',
+        '-map', '1:0', '-c', 'copy', '-f', 'framecrc', '/work/packets.framecrc',
       ]);
     });
 

@@ -68,6 +68,10 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
           'run',
           em.getTransactionContext(),
         );
+        // the same bytes have the same keyframes: a twin probed before they were listed gains them
+        if (result.keyframes_ms) {
+          await em.getConnection().execute(`update media_files set keyframes_ms = ?::jsonb where id = ? and keyframes_ms is null`, [JSON.stringify(result.keyframes_ms), twin.id], 'run', em.getTransactionContext());
+        }
         // edits asked for while this file processed read the twin's bytes (the same content)
         await releaseWaitingJobs(em, file.id, { sourceKey: twin.storageKey, durationMs: twin.durationMs ?? null });
         const orphanKeys = [file.storageKey, ...staging, ...outputKeys];
@@ -90,6 +94,7 @@ export function artifactCompletion(deps: ArtifactCompletionDeps): CompletionHand
         frameRateNum: result.frame_rate?.num ?? null,
         frameRateDen: result.frame_rate?.den ?? null,
         waveformJson: loaded?.peaks ?? null,
+        keyframesMs: result.keyframes_ms ?? null,
         thumbnailKey: result.artifacts.thumbnail_key,
         audioKey: result.artifacts.audio_key,
         proxyStatus: result.proxy_status,

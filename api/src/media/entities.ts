@@ -40,6 +40,13 @@ export const MediaFile = defineEntity({
     frameRateNum: p.integer().nullable(),
     frameRateDen: p.integer().nullable(),
     waveformJson: p.json<number[]>().nullable(),
+    /**
+     * The picture's keyframes, ms from the container's start, ascending (the artifact result's
+     * keyframes_ms): the editing core slides shortened pauses' cuts onto them. Null for audio,
+     * images, intra-only pictures and files probed before it was recorded (their cuts never
+     * slide). Lazy: only the edit's resolution reads it, not every read of a file.
+     */
+    keyframesMs: p.json<number[]>().nullable().lazy(),
     thumbnailKey: p.string().length(1024).nullable(),
     audioKey: p.string().length(1024).nullable(),
     proxyKey: p.string().length(1024).nullable(),

@@ -18,6 +18,13 @@ export type ArtifactInput = z.infer<typeof artifactInputSchema>;
 
 const mediaKinds = ['video', 'audio', 'image'] as const;
 
+/**
+ * The most keyframe times an artifact result lists (keyframes_ms): 11 hours of 2-second GOPs,
+ * 5.5 hours of 1-second ones. A list this long may be cut short: past its last entry the
+ * keyframes are unknown, and a cut there stays where the pause rule placed it.
+ */
+export const MAX_KEYFRAMES_LISTED = 20_000;
+
 export const artifactResultSchema = z.object({
   /** Of the bytes the program itself read (and, with `storeKey`, wrote). */
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -43,6 +50,13 @@ export const artifactResultSchema = z.object({
     audio_key: z.string().nullable(),
   }),
   waveform_peaks_count: z.int().min(0).nullable().optional(),
+  /**
+   * The picture's key packets' presentation times, ms from the container's start (the time
+   * ffmpeg's -ss and trim count), ascending, at most MAX_KEYFRAMES_LISTED (the first ones).
+   * Null for audio and images, and for a picture whose every frame is a keyframe (any cut
+   * already falls on one); absent from results written before it was recorded.
+   */
+  keyframes_ms: z.array(z.int().min(0)).max(MAX_KEYFRAMES_LISTED).nullable().optional(),
 });
 export type ArtifactResult = z.infer<typeof artifactResultSchema>;
 

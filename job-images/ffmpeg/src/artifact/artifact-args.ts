@@ -29,6 +29,8 @@ export interface ArtifactFiles {
   source: string;
   thumbnail: string;
   audio: string;
+  /** The picture's packet list (ffmpeg's framecrc: times and flags), for its keyframes (keyframe-list.ts). */
+  packets: string;
 }
 
 export function thumbnailSize(width: number, height: number): { width: number; height: number } {
@@ -73,9 +75,10 @@ const thumbnailOutput = (files: ArtifactFiles): string[] =>
 /**
  * The single ffmpeg invocation that makes every artifact of a source, each stream
  * decoded once. Video is read twice but its picture decoded only around the thumbnail
- * (input seeking, a short window), while a stream copy to the null muxer still walks
- * every packet, so a truncated file reports "partial file". Audio samples go to the
- * WAV and, raw, to stdout for the waveform.
+ * (input seeking, a short window), while a stream copy walks every packet, so a truncated
+ * file reports "partial file"; the copy goes to the framecrc muxer, whose line per packet
+ * (times and flags) gives the keyframes without a decode or another read. Audio samples
+ * go to the WAV and, raw, to stdout for the waveform.
  */
 export function artifactPassArgs(media: MediaDescription, plan: ArtifactPlan, files: ArtifactFiles): string[] {
   const chains: string[] = [];
@@ -95,7 +98,7 @@ export function artifactPassArgs(media: MediaDescription, plan: ArtifactPlan, fi
     outputs.push('-map', '[peaks]', '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1');
   }
   if (seekThumbnail) {
-    outputs.push('-map', `${main}:${media.videoStreamIndex}`, '-c', 'copy', '-f', 'null', '-');
+    outputs.push('-map', `${main}:${media.videoStreamIndex}`, '-c', 'copy', '-f', 'framecrc', files.packets);
   }
   return [...commonArgs, ...inputs, '-filter_complex', chains.join(';'), ...outputs];
 }

@@ -13,6 +13,7 @@ import type { MediaTools } from '../media/tools.ts';
 import { needsProxy } from '../proxy/proxy-args.ts';
 import { artifactPassArgs, firstFrameThumbnailArgs, planArtifacts } from './artifact-args.ts';
 import type { ArtifactFiles, ArtifactPlan } from './artifact-args.ts';
+import { readKeyframes } from './keyframe-list.ts';
 import { WaveformPeaks } from './waveform.ts';
 
 /** Generic types browsers and phones send for media files they cannot name. */
@@ -102,6 +103,7 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifac
     source: join(ctx.workDir, 'source'),
     thumbnail: join(ctx.workDir, ARTIFACT_FILES.thumbnail.name),
     audio: join(ctx.workDir, ARTIFACT_FILES.audio.name),
+    packets: join(ctx.workDir, 'packets.framecrc'),
   };
 
   ctx.progress.report('download', 0);
@@ -124,6 +126,8 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifac
   ctx.progress.report('process', 0);
   const { waveform, decodedSeconds } = await makeArtifacts(tools, media, plan, files, key, ctx);
   const durationSeconds = measuredDuration(media, decodedSeconds);
+  const keyframesMs = media.kind === 'video' ? await readKeyframes(files.packets) : null;
+  ctx.log.info('keyframes listed', { count: keyframesMs?.length ?? null });
   if (durationSeconds !== media.durationSeconds) ctx.log.warn('the container under-declares its duration: the decoded length is recorded', { declared_s: media.durationSeconds, decoded_s: durationSeconds });
 
   const waveformDocument = waveform?.finish() ?? null;
@@ -165,10 +169,11 @@ async function run(spec: JobSpec<ArtifactInput>, ctx: JobContext<StepOf<'artifac
       audio_key: keyOf('audio'),
     },
     waveform_peaks_count: waveformDocument?.peaks.length ?? null,
+    keyframes_ms: keyframesMs,
   };
 }
 
-/** `program: "artifact"`: checksum, probe, thumbnail, waveform and 16 kHz audio; whether a proxy is still to be made. */
+/** `program: "artifact"`: checksum, probe, thumbnail, waveform, 16 kHz audio and the picture's keyframes; whether a proxy is still to be made. */
 export const artifactProgram: JobProgram<'artifact'> = {
   name: 'artifact',
   run,
