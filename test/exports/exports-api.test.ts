@@ -74,6 +74,7 @@ describe('exports: create, list, download and expire', function () {
       captions: { enabled: false, style: 'classic', font_size: 48 },
       edit_overrides: {},
       crop: null,
+      snap_cuts_to_keyframes: true,
     });
     expect(body.filename).to.equal('Talk - Final - 1080p 16x9.mp4');
   });

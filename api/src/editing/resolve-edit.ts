@@ -52,6 +52,12 @@ interface AssetFile {
 /** A source file's keyframes, ms of the source, ascending; null or empty where unknown. */
 export type KeyframesOf = (mediaFileId: string) => readonly number[] | null | undefined;
 
+/** The keyframes the artifact program listed for each file (media_files.keyframes_ms, loaded). */
+export function storedKeyframes(files: readonly Pick<MediaFileRow, 'id' | 'keyframesMs'>[]): KeyframesOf {
+  const byId = new Map(files.map((file) => [file.id, file.keyframesMs]));
+  return (mediaFileId) => byId.get(mediaFileId);
+}
+
 /** The spine's keyframes on the timeline (ms, ascending): each piece's source keyframes within it, placed where the piece plays. */
 export function timelineKeyframes(timeline: KnownTimeline, keyframesOf: KeyframesOf): number[] {
   const placed: number[] = [];
@@ -64,21 +70,29 @@ export function timelineKeyframes(timeline: KnownTimeline, keyframesOf: Keyframe
   return placed.sort((a, b) => a - b);
 }
 
+/** How an edit is resolved: `snapCutsToKeyframes` (an export's `snap_cuts_to_keyframes`) slides shortened pauses' cuts onto the sources' stored keyframes. */
+export interface ResolveOptions {
+  snapCutsToKeyframes?: boolean | undefined;
+}
+
 /**
  * The project's edit resolved: 400 without media, 409 while a source is processing or when
- * the cuts leave nothing. With `keyframesOf`, every shortened pause's cut slides onto a
- * source keyframe where its pause allows (pauseCutsOnKeyframes), before anything reads the
- * output. Reads only.
+ * the cuts leave nothing. With `snapCutsToKeyframes`, every shortened pause's cut slides onto
+ * a keyframe of its source (media_files.keyframes_ms; a file without them slides nothing)
+ * where its pause allows (pauseCutsOnKeyframes), before anything reads the output, so the
+ * render and the timeline and caption files read one edge. Reads only.
  */
-export async function resolveEdit(em: EntityManager, project: ProjectRow, overrides: PlayedOverrides, options: { keyframesOf?: KeyframesOf } = {}): Promise<ResolvedEdit> {
+export async function resolveEdit(em: EntityManager, project: ProjectRow, overrides: PlayedOverrides, options: ResolveOptions = {}): Promise<ResolvedEdit> {
   const timeline = await projectTimeline(em, project.id);
   if (!hasMedia(timeline)) throw InvalidInput('timeline.no_media');
   assertNoFailedSource(timeline);
   // Before every source is measured there is no timeline to cut: the client retries once media_ready arrived.
   if (!timeline.known) throw Conflict('exports.media_processing');
+  const spineFileIds = [...new Set(timeline.pieces.map((piece) => piece.mediaFileId))];
+  const spineFiles = options.snapCutsToKeyframes ? await em.find(MediaFile, { id: spineFileIds }, { populate: ['keyframesMs'] }) : await em.find(MediaFile, { id: spineFileIds });
   const runFilter = project.activeRunId ? { $or: [{ runId: project.activeRunId }, { runId: null }] } : { runId: null };
   const played = editsAsPlayed(await em.find(Edit, { project: project.id, ...runFilter }, { orderBy: { startMs: 'asc', id: 'asc' } }), overrides);
-  const edits = options.keyframesOf ? pauseCutsOnKeyframes(played, timelineKeyframes(timeline, options.keyframesOf), overrides) : played;
+  const edits = options.snapCutsToKeyframes ? pauseCutsOnKeyframes(played, timelineKeyframes(timeline, storedKeyframes(spineFiles)), overrides) : played;
   const assetEdits = edits.filter((edit) => edit.active && edit.type === 'asset' && edit.mediaItemId);
   const assetFiles = await filesOfItems(em, assetEdits.map((edit) => edit.mediaItemId!));
   const inserts: InsertSpan[] = assetEdits.flatMap((edit) => {
@@ -90,8 +104,6 @@ export async function resolveEdit(em: EntityManager, project: ProjectRow, overri
     const durationMs = file.kind === 'image' || file.durationMs === null || file.durationMs === undefined ? wanted : Math.min(wanted, Math.max(0, file.durationMs - offset));
     return [{ mediaFileId: file.id, atMs: edit.startMs, durationMs, assetOffsetMs: file.kind === 'image' ? 0 : offset }];
   });
-  const spineFileIds = [...new Set(timeline.pieces.map((piece) => piece.mediaFileId))];
-  const spineFiles = await em.find(MediaFile, { id: spineFileIds });
   const stills = new Set([...spineFiles.filter((file) => file.kind === 'image').map((file) => file.id), ...[...assetFiles.values()].filter((file) => file.kind === 'image').map((file) => file.id)]);
   const output = outputTimeline(timeline, edits, { inserts, rate: outputRate(timeline, spineFiles), stills });
   if (output.segments.length === 0) throw Conflict('exports.nothing_kept');

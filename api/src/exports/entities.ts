@@ -17,6 +17,8 @@ export interface StoredExportSettings {
   captions: { enabled: boolean; style: string; font_size: number };
   edit_overrides: EditOverrides;
   crop?: { zoom: number; pan_x: number; pan_y: number } | null;
+  /** Shortened pauses' cuts slid onto the sources' keyframes (issue 42 item 1); absent on exports made before the setting: they were not. */
+  snap_cuts_to_keyframes?: boolean;
 }
 
 /**

@@ -16,12 +16,12 @@ const VERTICAL_MAX_WORDS = 4;
 
 /**
  * The render job's input: the project as it is now (timeline, active run's edits with the
- * export's overrides, caption lines, transcript) as the editing core resolves it: the
+ * export's overrides and its keyframe setting, caption lines, transcript) as the editing core resolves it: the
  * segments and the overlays in the core's frames, captions and words in its output time. Reads only;
  * the caller writes the export and the job in its transaction.
  */
 export async function renderRequest(em: EntityManager, project: ProjectRow, settings: StoredExportSettings, watermark: boolean): Promise<RenderRequestInput> {
-  const { overlays, output, files, transcript, run, cuts, keptWords } = await resolveEdit(em, project, settings.edit_overrides);
+  const { overlays, output, files, transcript, run, cuts, keptWords } = await resolveEdit(em, project, settings.edit_overrides, { snapCutsToKeyframes: settings.snap_cuts_to_keyframes });
   const sources: Record<string, RenderSource> = Object.fromEntries(
     files.map((file) => [file.id, { key: file.storageKey, kind: (file.kind ?? 'video') as RenderSource['kind'], durationMs: file.durationMs ?? null, hasAudio: file.hasAudio }]),
   );

@@ -15,7 +15,12 @@ export const EXPORT_DEFAULTS = {
   video_flip_v: false,
   audio: { normalize: false, target_lufs: -14.0, noise_reduction: false, noise_floor: -25.0, main_volume_percent: 100 },
   captions: { enabled: false, style: 'classic', font_size: 48 },
+  snap_cuts_to_keyframes: true,
 } as const satisfies Omit<StoredExportSettings, 'edit_overrides' | 'crop'>;
+
+/** The option's words in the document: the export's setting and the timeline's parameter say the same. */
+export const SNAP_CUTS_TO_KEYFRAMES_TEXT =
+  "Slide each shortened pause's cut, within its pause, onto a keyframe of the source (at most 400 ms, the same kept pause length, each side keeping 100 ms of its quiet, never over a kept breath), so a cut-only export copies that side of the seam; timelines and captions follow. Default true; false keeps the cuts where the pause rule placed them.";
 
 
 /** Every field optional: what is left out comes from the draft (draft_id), then from the defaults. */
@@ -44,6 +49,7 @@ const ExportSettings = z
       })
       .optional(),
     edit_overrides: EditOverridesSchema.optional().describe('Inline overrides (not with draft_id): checked against the timeline.'),
+    snap_cuts_to_keyframes: z.boolean().optional().describe(SNAP_CUTS_TO_KEYFRAMES_TEXT),
   })
   .meta({ id: 'ExportSettings' });
 
@@ -71,6 +77,7 @@ const ResolvedSettings = z
     captions: z.object({ enabled: z.boolean(), style: z.string(), font_size: z.int() }),
     edit_overrides: EditOverridesSchema,
     crop: z.object({ zoom: z.number(), pan_x: z.number(), pan_y: z.number() }).nullable().optional(),
+    snap_cuts_to_keyframes: z.boolean().describe('Whether the cuts were slid onto keyframes (false for exports made before the setting).'),
   })
   .meta({ id: 'ResolvedExportSettings' });
 
@@ -113,7 +120,7 @@ export function exportRead(row: ExportRow, error: string | null): ExportReadBody
     uuid: row.id,
     name: row.name,
     draft_id: row.draftId ?? null,
-    export_settings: { ...row.exportSettings, crop: row.exportSettings.crop ?? null },
+    export_settings: { ...row.exportSettings, crop: row.exportSettings.crop ?? null, snap_cuts_to_keyframes: row.exportSettings.snap_cuts_to_keyframes ?? false },
     status: row.status,
     expires_at: row.expiresAt.toISOString(),
     watermark_required: row.watermarkRequired,

@@ -215,6 +215,8 @@ export function resolveSettings(request: ExportCreateInput['export_settings'], d
     captions: { ...EXPORT_DEFAULTS.captions, ...definedOf(request.captions ?? {}) },
     edit_overrides: request.edit_overrides ?? draft?.editOverrides ?? {},
     crop: crop && crop.zoom > 1 ? crop : null,
+    // a draft holds no such key (api.md DraftSettings): the request's, else the default
+    snap_cuts_to_keyframes: request.snap_cuts_to_keyframes ?? EXPORT_DEFAULTS.snap_cuts_to_keyframes,
   };
 }
 

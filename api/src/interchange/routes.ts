@@ -38,7 +38,7 @@ export function registerInterchangeRoutes(router: AppRouter, interchange: Interc
     query: TimelineQuery,
     responses: { 200: { description: 'The timeline (JSON), or with download=true the file itself', schema: TimelineFile }, ...problems },
     handler: async (ctx, { params, query, caller, em }) => {
-      const file = await interchange.timeline(em, caller.user.id, params.project_uuid, { draftId: query.draft_id }, query.format, { sourceRef: query.source_ref, mediaRoot: query.media_root });
+      const file = await interchange.timeline(em, caller.user.id, params.project_uuid, { draftId: query.draft_id, snapCutsToKeyframes: query.snap_cuts_to_keyframes }, query.format, { sourceRef: query.source_ref, mediaRoot: query.media_root });
       send(ctx, query.format, file, query.download);
     },
   });
@@ -54,7 +54,7 @@ export function registerInterchangeRoutes(router: AppRouter, interchange: Interc
     body: TimelineBody,
     responses: { 200: { description: 'The timeline', schema: TimelineFile }, ...problems },
     handler: async (ctx, { params, body, caller, em }) => {
-      const file = await interchange.timeline(em, caller.user.id, params.project_uuid, { draftId: body.draft_id, editOverrides: body.edit_overrides }, body.format, { sourceRef: body.source_ref, mediaRoot: body.media_root });
+      const file = await interchange.timeline(em, caller.user.id, params.project_uuid, { draftId: body.draft_id, editOverrides: body.edit_overrides, snapCutsToKeyframes: body.snap_cuts_to_keyframes }, body.format, { sourceRef: body.source_ref, mediaRoot: body.media_root });
       send(ctx, body.format, file, false);
     },
   });
@@ -74,7 +74,7 @@ export function registerInterchangeRoutes(router: AppRouter, interchange: Interc
       422: { description: 'An unknown format (the message lists the formats), max_words outside 2–20, or draft_id with export_id' },
     },
     handler: async (ctx, { params, query, caller, em }) => {
-      const file = await interchange.sidecar(em, caller.user.id, params.project_uuid, { draftId: query.draft_id, exportId: query.export_id }, query.format, query.max_words);
+      const file = await interchange.sidecar(em, caller.user.id, params.project_uuid, { draftId: query.draft_id, exportId: query.export_id, snapCutsToKeyframes: query.snap_cuts_to_keyframes }, query.format, query.max_words);
       ctx.set('Cache-Control', 'no-store');
       ctx.type = file.mediaType;
       ctx.attachment(file.filename, { type: 'inline' });

@@ -1,11 +1,20 @@
 import { z } from 'zod';
 import { EditOverridesSchema } from '../drafts/schemas.ts';
+import { SNAP_CUTS_TO_KEYFRAMES_TEXT } from '../exports/schemas.ts';
 import { MAX_MAX_WORDS, MIN_MAX_WORDS } from '../captions/lines.ts';
 import { timelineFormats } from './formats.ts';
 import { captionFormats } from './sidecars.ts';
 
+/** The export setting of that name, as a query parameter: absent means the default of the edit selected. */
+const snapCutsQuery = z
+  .enum(['true', 'false'])
+  .optional()
+  .transform((value) => (value === undefined ? undefined : value === 'true'));
+const SNAP_AS_EXPORTED = `As the export setting of that name, so a file matches an export made from the same edit: ${SNAP_CUTS_TO_KEYFRAMES_TEXT}`;
+
 const selection = {
   draft_id: z.uuid().optional().describe("A saved draft of the project: its edit_overrides (default: the project's active edits)."),
+  snap_cuts_to_keyframes: snapCutsQuery.describe(SNAP_AS_EXPORTED),
 };
 
 const references = {
@@ -27,6 +36,7 @@ export const TimelineBody = z
     edit_overrides: EditOverridesSchema.optional().describe('Inline overrides (not with draft_id), checked like an export\'s.'),
     source_ref: z.enum(['name', 'path', 'url']).default('name'),
     media_root: z.string().min(1).max(1000).optional(),
+    snap_cuts_to_keyframes: z.boolean().optional().describe(SNAP_AS_EXPORTED),
   })
   .meta({ id: 'TimelineRequest' });
 
@@ -47,6 +57,7 @@ export const TimelineFile = z
 export const SidecarQuery = z.object({
   format: z.enum(captionFormats).describe('srt, vtt (WebVTT), words (word-level transcript JSON) or chapters (YouTube "00:00 Title" lines); all in the edited video\'s time.'),
   ...selection,
-  export_id: z.uuid().optional().describe('An export of the project: the edit it rendered (its overrides and caption line length).'),
+  export_id: z.uuid().optional().describe('An export of the project: the edit it rendered (its overrides, caption line length and snap_cuts_to_keyframes).'),
+  snap_cuts_to_keyframes: snapCutsQuery.describe(`${SNAP_AS_EXPORTED} With export_id, the default is what that export did.`),
   max_words: z.coerce.number().int().min(MIN_MAX_WORDS).max(MAX_MAX_WORDS).optional().describe("Words a cue holds when the run has no caption lines (default: the export's or draft's aspect ratio rule, 7; 4 for 9:16)."),
 });

@@ -4,6 +4,7 @@ import { checkEditOverrides } from '../drafts/service.ts';
 import { Export } from '../exports/entities.ts';
 import { resolveEdit, type ResolvedEdit } from '../editing/resolve-edit.ts';
 import { captionMaxWords, captionsOf } from '../exports/render-request.ts';
+import { EXPORT_DEFAULTS } from '../exports/schemas.ts';
 import { MediaItem } from '../media/entities.ts';
 import type { ProjectRow } from '../projects/entities.ts';
 import type { ProjectService } from '../projects/service.ts';
@@ -22,6 +23,8 @@ export interface EditSelection {
   draftId?: string | undefined;
   editOverrides?: EditOverrides | undefined;
   exportId?: string | undefined;
+  /** The export setting snap_cuts_to_keyframes: default true, or with exportId what that export did. */
+  snapCutsToKeyframes?: boolean | undefined;
 }
 
 export interface SourceReferences {
@@ -96,6 +99,8 @@ export class Interchange {
     if (selection.draftId && selection.editOverrides) throw Invalid('exports.overrides_with_draft', { code: 'ValidationError' });
     if (selection.draftId && selection.exportId) throw Invalid('interchange.draft_or_export', { code: 'ValidationError' });
     let overrides: EditOverrides = {};
+    // as an export made now from this edit would (its default), unless the request says
+    let snapCutsToKeyframes = selection.snapCutsToKeyframes ?? EXPORT_DEFAULTS.snap_cuts_to_keyframes;
     let exportFilename: string | undefined;
     let exportedMaxWords = captionMaxWords({ aspect_ratio: '16:9' });
     if (selection.draftId) {
@@ -107,13 +112,15 @@ export class Interchange {
       const row = await em.findOne(Export, { id: selection.exportId, project: project.id });
       if (!row) throw NotFound('exports.not_found');
       overrides = row.exportSettings.edit_overrides;
+      // an export made before the setting slid nothing
+      snapCutsToKeyframes = selection.snapCutsToKeyframes ?? row.exportSettings.snap_cuts_to_keyframes ?? false;
       exportedMaxWords = captionMaxWords(row.exportSettings);
       exportFilename = row.filename;
     } else if (selection.editOverrides) {
       await checkEditOverrides(em, project.id, selection.editOverrides);
       overrides = selection.editOverrides;
     }
-    return { project, resolved: await resolveEdit(em, project, overrides), exportedMaxWords, ...(exportFilename ? { exportFilename } : {}) };
+    return { project, resolved: await resolveEdit(em, project, overrides, { snapCutsToKeyframes }), exportedMaxWords, ...(exportFilename ? { exportFilename } : {}) };
   }
 
   async #document(em: EntityManager, project: ProjectRow, resolved: ResolvedEdit, references: SourceReferences): Promise<InterchangeDocument> {
