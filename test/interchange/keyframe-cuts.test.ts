@@ -7,7 +7,7 @@ import { startTestApp, json, failCloseOnContractViolations, type TestApp } from 
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
 import { completedRun } from '../support/analysis-runs.ts';
 import { uploadMedia } from '../support/media-upload.ts';
-import { fileWhen } from '../support/wait.ts';
+import { eventually, fileWhen } from '../support/wait.ts';
 import { runFfmpeg } from '../../hack/fixtures/media.ts';
 import { removedRange, type StoredPause } from '../../crds/contract/editing/kept-pause.ts';
 import { renderInputSchema } from '../../crds/contract/programs/render.ts';
@@ -54,7 +54,7 @@ describe('keyframe-aware cut edges in production: the artifact job lists a sourc
   });
 
   /** A 10 s 30 fps talk with a keyframe every 30 frames, uploaded into a new project (the real artifact job), analysed with one shortened pause. */
-  async function talkWithPause(): Promise<{ projectId: string; fileId: string; itemId: string }> {
+  async function talkWithPause(): Promise<{ projectId: string; fileId: string; itemId: string; path: string }> {
     const path = join(dir, `talk-${randomUUID().slice(0, 8)}.mp4`);
     await runFfmpeg([
       '-f', 'lavfi', '-i', `testsrc2=size=320x180:rate=${FPS}:duration=10`, '-f', 'lavfi', '-i', 'sine=frequency=440:duration=10',
@@ -76,7 +76,7 @@ describe('keyframe-aware cut edges in production: the artifact job lists a sourc
     project.activeRunId = run.id;
     project.status = 'analyzed';
     await em.flush();
-    return { projectId, fileId: uploaded.mediaFileId, itemId: uploaded.mediaItemId };
+    return { projectId, fileId: uploaded.mediaFileId, itemId: uploaded.mediaItemId, path };
   }
 
   /** The export's render request (the job's input, as the render program reads it) and its echoed settings. */
@@ -143,8 +143,8 @@ describe('keyframe-aware cut edges in production: the artifact job lists a sourc
     expect((await user.client.get(`/api/v1/projects/${projectId}/timeline?format=otio&snap_cuts_to_keyframes=yes`)).status).to.equal(422);
   });
 
-  it('a source with no keyframes recorded (probed before they were) slides no cut; an export stored before the setting echoes false (it slid nothing)', async () => {
-    const { projectId, fileId } = await talkWithPause();
+  it('a source with no keyframes recorded (probed before they were) slides no cut, until the same bytes are uploaded again; an export stored before the setting echoes false (it slid nothing)', async () => {
+    const { projectId, fileId, path } = await talkWithPause();
     expect((await timelineClips(projectId)).clips[0]!.duration, 'with its keyframes').to.equal(frameOf(KEYFRAME_MS));
     const slid = await exported(projectId);
 
@@ -153,6 +153,16 @@ describe('keyframe-aware cut edges in production: the artifact job lists a sourc
     expect(unknown.settings.snap_cuts_to_keyframes).to.equal(true);
     expect(frameOf(unknown.segments[0]!.sourceEndMs)).to.equal(frameOf(5_952));
     expect((await timelineClips(projectId)).clips[0]!.duration).to.equal(frameOf(5_952));
+
+    // the same bytes uploaded again fold onto the stored file, which gains the keyframes it lacked
+    const again = await uploadMedia(user.client, path, { contentType: 'video/mp4' });
+    const twin = await eventually(async () => {
+      const stored = await app.services.orm.em.fork().findOneOrFail(MediaFile, fileId, { populate: ['keyframesMs'] });
+      return stored.keyframesMs ? stored : undefined;
+    }, 'the stored file gains its keyframes', 90_000);
+    expect(twin.keyframesMs).to.deep.equal(EVERY_SECOND);
+    expect(await app.services.orm.em.fork().count(MediaFile, { id: again.mediaFileId })).to.equal(0);
+    expect((await timelineClips(projectId)).clips[0]!.duration).to.equal(frameOf(KEYFRAME_MS));
 
     // an export stored before the setting existed: it slid nothing, and says so
     const em = app.services.orm.em.fork();
