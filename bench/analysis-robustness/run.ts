@@ -76,6 +76,9 @@
  *     --no-peer            end to end without auto-editor beside the program
  *     --keep dir           writes each end-to-end analysis (edits, transcript words, wall
  *                          time) to dir/<condition>-talk-<n>.json, for study after the run
+ *     --kept-detail misses|all  part 1: each long pause shortened (or only those kept more than
+ *                          ±40 ms off the chosen length): its truth, the words, the detector's
+ *                          silence, the pause planned and the cuts, each side's error
  *     --replay dir         part 2 only, without the recognizer: the words an earlier --keep
  *                          run heard, planned again by today's code on the same renderings
  *                          (no time ratio; minutes instead of hours; the peer runs afresh)
@@ -89,13 +92,15 @@ import { startJobBucket } from '../../hack/fixtures/job-program.ts';
 import { analyzeTalk, emptyEndToEndScore, END_TO_END_SETTINGS, replanAnalysis, scoreAnalysis, type EndToEndScore, type TalkAnalysis } from '../../hack/fixtures/recorded-analysis.ts';
 import { toDbfs, type EnergyEnvelope } from '../../job-images/whisper/src/analysis/energy.ts';
 import { keptPauseMs, minimumPauseMs } from '../../job-images/whisper/src/analysis/pacing.ts';
-import { planSourceEdits } from '../../job-images/whisper/src/analysis/plan.ts';
+import { planSourceEdits, type PlannedEdit } from '../../job-images/whisper/src/analysis/plan.ts';
 import { MIN_SILENCE_MS } from '../../job-images/whisper/src/analysis/silences.ts';
-import { silencesBetween } from '../../job-images/whisper/src/analysis/speech.ts';
+import { silencesBetween, type SpeechDetection } from '../../job-images/whisper/src/analysis/speech.ts';
+import { planStretch } from '../../job-images/whisper/src/analysis/stretch.ts';
 import type { Span } from '../../job-images/whisper/src/analysis/spans.ts';
+import type { SpokenWord } from '../../job-images/whisper/src/analysis/words.ts';
 import { Transcriber } from '../../job-images/whisper/src/transcriber.ts';
 import { assembleAlikeTalks, assembleTalks, loadClips, type Talk } from '../../hack/fixtures/recorded-speech.ts';
-import { emptyScore, envelopeOf, noiseFloor, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, withNoiseFloor, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
+import { emptyScore, envelopeOf, noiseFloor, overlapMs, pauseCuts, recognizedClips, recordedSpeech, render, scoreCuts, withNoiseFloor, type Condition, type Score } from '../../hack/fixtures/recording-conditions.ts';
 import { ensurePeer, peerAnalysis } from './peer.ts';
 
 const PACING = 50;
@@ -151,6 +156,7 @@ const { values: options } = parseArgs({
     'no-peer': { type: 'boolean', default: false },
     keep: { type: 'string' },
     replay: { type: 'string' },
+    'kept-detail': { type: 'string' },
   },
 });
 const jobs = Number(options.jobs);
@@ -275,6 +281,40 @@ function keptPauseErrors(talk: Talk, cuts: readonly Span[]): number[] {
     });
 }
 
+/**
+ * --kept-detail: one line per long pause a cut touches (or per one kept more than the tolerance
+ * off): where the detector's silence and the words lie against the truth (+ later), what the
+ * plan took for the pause and kept of it, the cuts, and what stays either side against the
+ * chosen split. Times relative to the truth's edges (the clip before's end, the clip after's start).
+ */
+function keptPauseDetail(condition: Condition, talkIndex: number, talk: Talk, edits: readonly PlannedEdit[], words: readonly SpokenWord[], detection: SpeechDetection, onlyMisses: boolean): void {
+  const chosen = keptPauseMs(PACING);
+  const silences = silencesBetween(detection.speech, talk.durationMs, MIN_SILENCE_MS);
+  for (const pause of talk.pauses.filter((one) => one.kind === 'long')) {
+    const touching = edits.filter((edit) => overlapMs(edit, pause) > 0);
+    const removed = touching.reduce((sum, edit) => sum + overlapMs(edit, pause), 0);
+    if (removed === 0) continue;
+    const error = pause.end_ms - pause.start_ms - removed - chosen;
+    if (onlyMisses && Math.abs(error) <= TARGETS.keptPauseToleranceMs) continue;
+    const at = (ms: number, edge: number): string => `${ms - edge >= 0 ? '+' : ''}${Math.round(ms - edge)}`;
+    const before = words.filter((word) => word.start_ms < pause.start_ms).at(-1);
+    const after = words.find((word) => word.start_ms >= pause.start_ms);
+    const silence = silences.filter((one) => overlapMs(one, pause) > 0);
+    const breaths = detection.breaths.filter((one) => overlapMs(one, pause) > 0);
+    const cutText = touching.map((edit) => `${edit.type} [${at(edit.start_ms, pause.start_ms)}, ${at(edit.end_ms, pause.end_ms)}]${edit.pause ? ` pause [${at(edit.pause.start_ms, pause.start_ms)}, ${at(edit.pause.end_ms, pause.end_ms)}] kept ${edit.pause.kept_ms} split ${edit.pause.kept_split.toFixed(2)}` : ''}`).join('; ');
+    const first = touching[0]!;
+    const last = touching.at(-1)!;
+    const keptBefore = Math.max(0, first.start_ms - pause.start_ms);
+    const keptAfter = Math.max(0, pause.end_ms - last.end_ms);
+    say(
+      `  ${condition.name} talk ${talkIndex} pause ${pause.start_ms}–${pause.end_ms} (${pause.end_ms - pause.start_ms} ms): error ${error >= 0 ? '+' : ''}${error}; kept before ${keptBefore} after ${keptAfter}; ` +
+        `word end ${before ? at(before.end_ms, pause.start_ms) : '-'} start ${after ? at(after.start_ms, pause.end_ms) : '-'}; ` +
+        `silence ${silence.map((one) => `[${at(one.start_ms, pause.start_ms)}, ${at(one.end_ms, pause.end_ms)}]`).join(' ') || 'none'}` +
+        `${breaths.length ? `; breaths ${breaths.map((one) => `[${at(one.start_ms, pause.start_ms)}, ${at(one.end_ms, pause.start_ms)}]`).join(' ')}` : ''}; cuts ${cutText}`,
+    );
+  }
+}
+
 /** The kept-pause figures of one condition: RESULT lines under `slug`, the worst kept. */
 function keptResults(slug: string, errors: readonly number[], worst: { within: number; medianMs: number }): void {
   if (errors.length === 0) return;
@@ -308,6 +348,11 @@ try {
         const words = recognizedClips(talk, 77 + index);
         const started = performance.now();
         const { cuts, detection } = pauseCuts(talk, envelope, words, PACING);
+        if (options['kept-detail'] !== undefined) {
+          // planned again outside the timing, for the edits' pauses (pauseCuts gives their spans)
+          const edits = planStretch(0, talk.durationMs, envelope, words, { pacing_level: PACING, false_start_sensitivity: 0 }).plan.edits.filter((edit) => edit.active);
+          keptPauseDetail(condition, index, talk, edits, words, detection, options['kept-detail'] !== 'all');
+        }
         detectMs += performance.now() - started;
         if (detection.weak) weak += 1;
         scoreCuts(talk, cuts, adaptive);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { removedRange } from '../../../crds/contract/editing/kept-pause.ts';
 import { BRISKEST_KEPT_MS, keptPauseMs, minimumPauseMs, MOST_PATIENT_KEPT_MS, pacingCurve } from '../../../job-images/whisper/src/analysis/pacing.ts';
 import { planSourceEdits } from '../../../job-images/whisper/src/analysis/plan.ts';
-import { findSilenceCuts, SHORTEST_KEPT_SIDE_MS, SPLIT_AFTER_SENTENCE, SPLIT_IN_SENTENCE } from '../../../job-images/whisper/src/analysis/silences.ts';
+import { DETECTED_END_LAG_MS, DETECTED_ONSET_LEAD_MS, findSilenceCuts, SHORTEST_KEPT_SIDE_MS, SPLIT_AFTER_SENTENCE, SPLIT_IN_SENTENCE } from '../../../job-images/whisper/src/analysis/silences.ts';
 import { MIN_CUT_MS, spansOverlap } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { envelopeOf, gapsOf, wordsAt } from '../../analysis/transcripts.ts';
 
@@ -79,5 +79,21 @@ describe('shortened pauses: a cut pause keeps part of itself, split at the speec
     expect(removedRange(500, 3_000, { keptMs: 420, keptSplit: 0.6, breath: null, keepBreath: false })).to.deep.equal({ startMs: edit!.start_ms, endMs: edit!.end_ms });
     expect(edit!.reason).to.equal('Pause of 2.5 s, shortened to 0.42 s (a breath in it, removed with it)');
     expect(edit!.active).to.equal(true);
+  });
+
+  it("a word timed past the detector's edge bounds the pause only where it reaches over sound beyond the detector's measured lag: a last faint frame at the edge does not make the pause start at the word", () => {
+    // "one" sounds 0–400 ms, its last frame (400–410) faint: over the room's noise, under the detector's off; "two" from 3000
+    const rms = new Float32Array(340).fill(0.001);
+    rms.fill(0.3, 0, 40).fill(0.3, 300, 340);
+    rms[40] = 0.005;
+    const envelope = { frame_ms: 10, rms, floor_rms: 0.01, noise_rms: 0.002, onset_rms: 0.1 };
+    // the recognizer ends "one" 40 ms late
+    const words = wordsAt([
+      ['one', 0, 440],
+      ['two', 3_000, 3_400],
+    ]);
+    const [cut] = findSilenceCuts({ duration_ms: 3_400, words, silences: [{ start_ms: 400, end_ms: 3_000 }], envelope, minimum_pause_ms: minimumPauseMs(50), kept_pause_ms: 420, detected_silences: true });
+    // the pause as heard: the detector's silence widened by its lag and lead (385–3024), split 168 / 252
+    expect([cut!.start_ms, cut!.end_ms]).to.deep.equal([400 - DETECTED_END_LAG_MS + 168, 3_000 + DETECTED_ONSET_LEAD_MS - 252]);
   });
 });

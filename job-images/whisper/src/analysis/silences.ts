@@ -274,16 +274,21 @@ export const DETECTED_ONSET_LEAD_MS = 24;
  * detector's widened by its measured lag and lead, DETECTED_END_LAG_MS and
  * DETECTED_ONSET_LEAD_MS), where a
  * word the recognizer timed into it reaches in over quiet frames only (Whisper starts a
- * word up to ~100 ms before its sound, measured on the journey test's talk); else up to the
- * word. A word's quiet reach counts at most WORD_REACH_MS (heardWords trims a longer one).
+ * word up to ~100 ms before its sound, measured on the journey test's talk), judged past the
+ * detector's lag (lead) next to its edge, where the sound's last (first) faint frame lies
+ * (bench/analysis-robustness: judged from the edge, one such frame made 8 pauses start at a
+ * word timed 52–56 ms late and keep 42–63 ms too much); else up to the word. A word's quiet reach counts at most WORD_REACH_MS (heardWords trims a longer one).
  * A source's edge stays where it is.
  */
 function heardPause(silence: Span, between: Span, quiet: QuietTest | null, duration: number, detected: boolean): Span {
   const detectedStart = Math.max(0, silence.start_ms - (detected && silence.start_ms > 0 ? DETECTED_END_LAG_MS : 0));
   const detectedEnd = Math.min(duration, silence.end_ms + (detected && silence.end_ms < duration ? DETECTED_ONSET_LEAD_MS : 0));
-  const fromDetector = (reach: Span): boolean => reach.end_ms - reach.start_ms <= WORD_REACH_MS && (reach.end_ms <= reach.start_ms || (quiet?.(reach.start_ms, reach.end_ms) ?? false));
-  const start = between.start_ms <= silence.start_ms || fromDetector({ start_ms: silence.start_ms, end_ms: between.start_ms }) ? detectedStart : between.start_ms;
-  const end = between.end_ms >= silence.end_ms || fromDetector({ start_ms: between.end_ms, end_ms: silence.end_ms }) ? detectedEnd : between.end_ms;
+  // the frames within the detector's measured lag (lead) of its edge hold the sound's last (first) frames: the reach is judged past them
+  const fromDetector = (reach: Span, skip: Span): boolean => reach.end_ms - reach.start_ms <= WORD_REACH_MS && (skip.end_ms <= skip.start_ms || (quiet?.(skip.start_ms, skip.end_ms) ?? false));
+  const endLag = detected ? DETECTED_END_LAG_MS : 0;
+  const onsetLead = detected ? DETECTED_ONSET_LEAD_MS : 0;
+  const start = between.start_ms <= silence.start_ms || fromDetector({ start_ms: silence.start_ms, end_ms: between.start_ms }, { start_ms: silence.start_ms + endLag, end_ms: between.start_ms }) ? detectedStart : between.start_ms;
+  const end = between.end_ms >= silence.end_ms || fromDetector({ start_ms: between.end_ms, end_ms: silence.end_ms }, { start_ms: between.end_ms, end_ms: silence.end_ms - onsetLead }) ? detectedEnd : between.end_ms;
   return { start_ms: start, end_ms: end };
 }
 
