@@ -276,8 +276,9 @@ export const DETECTED_ONSET_LEAD_MS = 24;
  * word the recognizer timed into it reaches in over quiet frames only (Whisper starts a
  * word up to ~100 ms before its sound, measured on the journey test's talk), judged past the
  * detector's lag (lead) next to its edge, where the sound's last (first) faint frame lies
- * (bench/analysis-robustness: judged from the edge, one such frame made 8 pauses start at a
- * word timed 52–56 ms late and keep 42–63 ms too much); else up to the word. A word's quiet reach counts at most WORD_REACH_MS (heardWords trims a longer one).
+ * (bench/analysis-robustness: judged from the edge, such frames made 5 long pauses start at a
+ * word timed 52–56 ms late, keeping 43–63 ms too much, and 2 end at one timed 35 ms early);
+ * else up to the word. A word's quiet reach counts at most WORD_REACH_MS (heardWords trims a longer one).
  * A source's edge stays where it is.
  */
 function heardPause(silence: Span, between: Span, quiet: QuietTest | null, duration: number, detected: boolean): Span {
