@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startTestApp, json, failCloseOnContractViolations, type TestApp } from '../support/harness.ts';
 import { signUpAndLogin, type SignedIn } from '../support/users.ts';
@@ -14,8 +16,10 @@ import { renderInputSchema } from '../../crds/contract/programs/render.ts';
 import { Edit } from '../../api/src/edits/entities.ts';
 import { Export } from '../../api/src/exports/entities.ts';
 import { Job } from '../../api/src/jobs/entities.ts';
-import { MediaFile } from '../../api/src/media/entities.ts';
+import { MediaFile, MediaItem } from '../../api/src/media/entities.ts';
 import { Project } from '../../api/src/projects/entities.ts';
+
+const run = promisify(execFile);
 
 /** The talk's frame rate; a keyframe every FPS frames: one each second. */
 const FPS = 30;
@@ -113,6 +117,34 @@ describe('keyframe-aware cut edges in production: the artifact job lists a sourc
     const item = await user.client.get(`/api/v1/media/${itemId}`);
     expect(item.status).to.equal(200);
     expect(await item.text()).to.not.include('keyframe');
+  });
+
+  it('a media edit\'s produced file records its own keyframes too (the artifact program runs on it in the same job): those ffprobe reads from the stored object', async () => {
+    const path = join(dir, `edit-source-${randomUUID().slice(0, 8)}.mp4`);
+    await runFfmpeg([
+      '-f', 'lavfi', '-i', `testsrc2=size=320x180:rate=${FPS}:duration=6`, '-f', 'lavfi', '-i', 'sine=duration=6',
+      '-c:v', 'libx264', '-preset', 'veryfast', '-g', String(FPS), '-keyint_min', String(FPS), '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
+      '-c:a', 'aac', '-shortest', '-metadata', `comment=cutroom-test-${randomUUID()}`, path,
+    ]);
+    const source = await uploadMedia(user.client, path, { contentType: 'video/mp4' });
+    await fileWhen(app.services.orm, source.mediaFileId, (file) => file.status === 'UPLOADED', 90_000);
+    const response = await user.client.post(`/api/v1/media/${source.mediaItemId}/edit`, { extract_audio: false, save_mode: 'copy', fast_mode: true, start_ms: 1_000, end_ms: 5_000, cuts: [{ start_ms: 2_000, end_ms: 3_000 }] });
+    expect(response.status, await response.clone().text()).to.equal(202);
+    const itemId = (await json(response)).new_media_item_uuid as string;
+    const produced = await eventually(async () => {
+      const item = await app.services.orm.em.fork().findOneOrFail(MediaItem, itemId, { populate: ['file', 'file.keyframesMs'] });
+      if (item.file.status === 'FAILED') throw new Error(`the edit failed: ${item.file.error}`);
+      return item.file.status === 'UPLOADED' ? item.file : undefined;
+    }, 'the edit produced its file', 120_000);
+    const copy = join(dir, `produced-${itemId}.mp4`);
+    await writeFile(copy, Buffer.from(await (await fetch(await app.services.storage.presignGet(produced.storageKey, 600))).arrayBuffer()));
+    // ffprobe's packet flags, counted from the container's start; a key packet the stream copy's joins repeat is one keyframe
+    const start = Number((await run('ffprobe', ['-v', 'error', '-show_entries', 'format=start_time', '-of', 'csv=p=0', copy])).stdout.trim());
+    const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', copy]);
+    const keys = stdout.trim().split('\n').filter((line) => line.split(',')[1]?.startsWith('K'));
+    const keyframes = [...new Set(keys.map((line) => Math.round((Number(line.split(',')[0]) - start) * 1000)))].sort((a, b) => a - b);
+    expect(keyframes.length).to.be.above(2);
+    expect(produced.keyframesMs).to.deep.equal(keyframes);
   });
 
   it('a shortened pause holding a keyframe has its cut slid onto it: the render request\'s piece edge and the timeline\'s edit point agree, on the keyframe, the kept pause length unchanged; snap_cuts_to_keyframes false leaves them where the pause rule placed them', async () => {
