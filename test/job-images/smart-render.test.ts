@@ -10,7 +10,8 @@ import { createJobLog } from '../../job-images/lib/job-log.ts';
 import { probeSource, type MediaProbe } from '../../job-images/ffmpeg/src/media/probe.ts';
 import { planRender } from '../../job-images/ffmpeg/src/render/render-plan.ts';
 import { renderFiles } from '../../job-images/ffmpeg/src/render/render-export.ts';
-import { planSmartRender, smartPlanRefusal, type SourcePacket, type SourcePicture } from '../../job-images/ffmpeg/src/render/smart-plan.ts';
+import { planSmartRender, smartPlanRefusal, type SmartPlan, type SourcePacket, type SourcePicture } from '../../job-images/ffmpeg/src/render/smart-plan.ts';
+import { readSmartSource } from '../../job-images/ffmpeg/src/render/smart-source.ts';
 import { smartRender, smartRenderEligibility, SmartRenderNotWorthIt } from '../../job-images/ffmpeg/src/render/smart-render.ts';
 import { keptRangesRenderInput } from '../../hack/fixtures/render-input.ts';
 import { runJobProcess, startJobBucket, type JobBucket } from './job-process.ts';
@@ -57,15 +58,36 @@ const parts = (plan: ReturnType<typeof planSmartRender>) =>
   plan.parts.map((part) => ({ kind: part.kind, from: part.startPts / 512, to: part.endPts / 512 }));
 
 describe('smart render plan (the plan as data)', () => {
-  it('a kept range is a re-encoded head up to its first keyframe, whole GOPs copied, and a re-encoded tail from its last keyframe', () => {
+  it('a kept range is a re-encoded head up to its first keyframe, copied frames up to the last split of decode order in it, and the frames after that split re-encoded', () => {
+    // Decode order I0 P2 B1 P4 B3 …: every odd frame starts a split (frames before it decode without any after it).
+    const plan = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 700, sourceEndMs: 6333 }], rate30);
+    expect(parts(plan)).to.deep.equal([
+      { kind: 'encode', from: 21, to: 60 },
+      { kind: 'copy', from: 60, to: 189 },
+      { kind: 'encode', from: 189, to: 190 },
+    ]);
+    expect(plan.parts[0]?.leadInFrames).to.equal(21);
+    // The one re-encoded frame after the split decodes from its GOP's keyframe.
+    expect(plan.parts[2]).to.include({ keyframePts: frameTicks(180), leadInFrames: 9 });
+    expect(plan.frameCount).to.equal(169);
+  });
+
+  it('a kept range ending on a split of decode order is copied to its end: no re-encoded tail', () => {
     const plan = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 700, sourceEndMs: 6300 }], rate30);
     expect(parts(plan)).to.deep.equal([
       { kind: 'encode', from: 21, to: 60 },
-      { kind: 'copy', from: 60, to: 180 },
-      { kind: 'encode', from: 180, to: 189 },
+      { kind: 'copy', from: 60, to: 189 },
     ]);
-    expect(plan.parts[0]?.leadInFrames).to.equal(21);
-    expect(plan.frameCount).to.equal(168);
+    expect(plan.encodedFrames).to.equal(39);
+  });
+
+  it('a copy never ends where a frame before the split decodes after a frame shown later (inside a B-frame pair)', () => {
+    // End 188: frame 187 decodes after 188 (… P188 B187 …), so the copy ends at 187 and frame 187 is re-encoded.
+    const plan = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 700, sourceEndMs: 6267 }], rate30);
+    expect(parts(plan).slice(1)).to.deep.equal([
+      { kind: 'copy', from: 60, to: 187 },
+      { kind: 'encode', from: 187, to: 188 },
+    ]);
   });
 
   it("a range keeps the frames between the frame edges nearest its ends, as the full render does (the contract's one rule)", () => {
@@ -76,7 +98,7 @@ describe('smart render plan (the plan as data)', () => {
     expect(later.segments).to.deep.equal([{ startPts: frameTicks(30), endPts: frameTicks(32), frames: 2 }]);
   });
 
-  it('a range holding no whole GOP is re-encoded as one part', () => {
+  it('a range holding no keyframe to copy from is re-encoded as one part', () => {
     const plan = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 2100, sourceEndMs: 3900 }], rate30);
     expect(parts(plan)).to.deep.equal([{ kind: 'encode', from: 63, to: 117 }]);
   });
@@ -95,7 +117,7 @@ describe('smart render plan (the plan as data)', () => {
     expect(parts(plan)).to.deep.equal([{ kind: 'copy', from: 0, to: 180 }]);
   });
 
-  it('an open-GOP keyframe (a leading picture decodes after it) is never a copy boundary', () => {
+  it('an open-GOP keyframe (a leading picture decodes after it) never starts a copy', () => {
     const plan = planSmartRender(picture({ frames: 300, gop: 60, openGopAt: [120] }), [{ sourceStartMs: 1000, sourceEndMs: 10_000 }], rate30);
     expect(parts(plan)).to.deep.equal([
       { kind: 'encode', from: 30, to: 60 },
@@ -106,8 +128,9 @@ describe('smart render plan (the plan as data)', () => {
   });
 
   it('will not pay: re-encoding the partial GOPs would be over half the work', () => {
-    const plan = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 1000, sourceEndMs: 4500 }], rate30);
-    expect(smartPlanRefusal(plan)).to.match(/re-encoding the partial GOPs would be 51% of a full render's work/);
+    // Frames 30–104: 30 re-encoded and 30 decoded to reach them, against 75 kept.
+    const plan = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 1000, sourceEndMs: 3500 }], rate30);
+    expect(smartPlanRefusal(plan)).to.match(/re-encoding the partial GOPs would be 52% of a full render's work/);
     const pays = planSmartRender(picture({ frames: 300, gop: 60 }), [{ sourceStartMs: 700, sourceEndMs: 6300 }], rate30);
     expect(smartPlanRefusal(pays)).to.equal(null);
   });
@@ -155,6 +178,24 @@ function cutOnlyInput(ranges: readonly [number, number][], overrides: Partial<Re
   );
 }
 
+/** The plan the smart render makes of `input` on `source`, read as the render reads it. */
+async function sourcePlan(source: string, probe: MediaProbe, input: RenderInput): Promise<SmartPlan> {
+  const read = await readSmartSource(tools, source, probe, AbortSignal.timeout(10_000));
+  if (!read) throw new Error('the source has no timestamps to plan by');
+  return planSmartRender(read.picture, input.segments, { num: FPS, den: 1 });
+}
+
+/** Output frame indexes of the plan's copied parts. */
+function copiedOutputFrames(plan: SmartPlan): number[] {
+  const frames: number[] = [];
+  let at = 0;
+  for (const part of plan.parts) {
+    if (part.kind === 'copy') frames.push(...Array.from({ length: part.frames }, (_, index) => at + index));
+    at += part.frames;
+  }
+  return frames;
+}
+
 async function ffprobeJson(args: string[]): Promise<Record<string, unknown>> {
   const { stdout } = await run('ffprobe', ['-v', 'error', '-print_format', 'json', ...args], { maxBuffer: 64 << 20 });
   return JSON.parse(stdout) as Record<string, unknown>;
@@ -182,6 +223,7 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
   let probe: MediaProbe;
   let output: string;
   let result: { frameCount: number; durationMs: number };
+  let plan: SmartPlan;
   // Frames 21–188 and 201–299: a re-encoded head, copied GOPs and a re-encoded tail each side of a join.
   const ranges: [number, number][] = [[700, 6300], [6700, 10_000]];
   const keptSourceFrames = [...Array.from({ length: 168 }, (_, index) => 21 + index), ...Array.from({ length: 99 }, (_, index) => 201 + index)];
@@ -192,6 +234,7 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
     dir = await mkdtemp(join(tmpdir(), 'cutroom-smart-render-'));
     source = await makeFlashBeepSource(dir);
     probe = await probeSource(tools, source, 'footage', AbortSignal.timeout(10_000));
+    plan = await sourcePlan(source, probe, input);
     output = join(dir, 'smart.mp4');
     result = await smartRender({
       input,
@@ -230,8 +273,11 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
     expect(psnr).to.have.length(keptSourceFrames.length);
     // A neighbouring frame of testsrc2 scores under 30 dB; a re-encoded seam frame over 40.
     expect(Math.min(...psnr)).to.be.greaterThan(40);
-    const copied = [...psnr.slice(39, 159), ...psnr.slice(207, 267)];
-    expect(copied.every((value) => value === Infinity)).to.equal(true);
+    // The copied frames, whole GOPs and the first range's last GOP up to its last split of decode order (past its keyframe at 180).
+    const copied = copiedOutputFrames(plan);
+    expect(plan.parts.find((part) => part.kind === 'copy' && part.segment === 0)?.endPts).to.be.above(180 * 512);
+    expect(copied.length).to.be.above(180);
+    expect(copied.every((frame) => psnr[frame] === Infinity)).to.equal(true);
     // The first frames of both segments (re-encoded) are the source frames at their starts.
     expect(psnr[0]).to.be.greaterThan(40);
     expect(psnr[168]).to.be.greaterThan(40);
@@ -272,7 +318,8 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
 
   it('will not pay: ranges whose partial GOPs are most of the work are refused with SmartRenderNotWorthIt and nothing is written', async () => {
     const error = await smartRender({
-      input: cutOnlyInput([[1000, 4500]]),
+      // Frames 30–74: 30 re-encoded and 30 decoded to reach them, 15 copied.
+      input: cutOnlyInput([[1000, 2500]]),
       sourcePaths: new Map([['footage', source]]),
       probes: probes(),
       outputPath: join(dir, 'not-worth-it.mp4'),
@@ -374,7 +421,7 @@ describe('smart render on a 1280x720 H.264 source with B-frames and 2 s GOPs (re
       const rendered = await renderProgram([[2100, 3900]]);
       expect(rendered.path).to.equal('full');
       expect(rendered.frame_count).to.equal(54);
-      expect(rendered.fallback_reason).to.equal('no whole GOP lies inside a kept range, so nothing could be copied');
+      expect(rendered.fallback_reason).to.equal('no kept range holds a keyframe to copy from, so nothing could be copied');
     });
   });
 });
@@ -384,9 +431,12 @@ describe('smart render of many seams: one encoder run for up to 8 of them (real 
   let dir: string;
   let output: string;
   let workDir: string;
+  let plan: SmartPlan;
   // 30 s with a keyframe every second; ten kept ranges, each a re-encoded head, one copied
-  // GOP and a re-encoded tail: 20 seams, so three encoder runs (8, 8 and 4). The second range's
-  // head and the third's tail are one frame each (frames 29 and 60).
+  // GOP and the next GOP's frames up to the last split of decode order, and a re-encoded tail
+  // after that split unless the range ends on one: 19 seams here (the third range ends on the
+  // split after its keyframe, frame 240), so three encoder runs (8, 8 and 3). The second
+  // range's head is one frame (frame 29).
   const ranges: [number, number][] = Array.from({ length: 10 }, (_, index) => [index * 3000 + (index === 1 ? 967 : 700), index * 3000 + (index === 2 ? 2034 : 2100)]);
   const keptSourceFrames = ranges.flatMap(([from, to]) => {
     const first = Math.round((from / 1000) * FPS);
@@ -399,6 +449,7 @@ describe('smart render of many seams: one encoder run for up to 8 of them (real 
     dir = await mkdtemp(join(tmpdir(), 'cutroom-smart-seams-'));
     source = await makeFlashBeepSource(dir, { seconds: 30, gopFrames: FPS });
     const probe = await probeSource(tools, source, 'footage', AbortSignal.timeout(10_000));
+    plan = await sourcePlan(source, probe, input);
     output = join(dir, 'smart.mp4');
     workDir = join(dir, 'work');
     await smartRender({ input, sourcePaths: new Map([['footage', source]]), probes: new Map([['footage', probe]]), outputPath: output, workDir, signal: AbortSignal.timeout(150_000), onProgress: () => {}, log: silentLog });
@@ -407,9 +458,10 @@ describe('smart render of many seams: one encoder run for up to 8 of them (real 
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('the 20 seams come from three encoder runs, 8 files, 8 and 4, one a part', async () => {
+  it("the plan's 19 seams come from three encoder runs, 8 files, 8 and 3, one a part", async () => {
+    expect(plan.parts.filter((part) => part.kind === 'encode')).to.have.length(19);
     const files = await readdir(workDir);
-    expect([0, 1, 2, 3].map((run) => files.filter((file) => file.startsWith(`smart-seams-${run}-`)).length)).to.deep.equal([8, 8, 4, 0]);
+    expect([0, 1, 2, 3].map((run) => files.filter((file) => file.startsWith(`smart-seams-${run}-`)).length)).to.deep.equal([8, 8, 3, 0]);
   });
 
   it('every output frame is the source frame it stands for (one-frame seams included), copied GOPs bit-exact, none repeated or lost', async () => {

@@ -114,8 +114,9 @@ export function seamsEncodeArgs(options: {
 }
 
 /**
- * Copies whole GOPs, many runs in one ffmpeg: each from a clean keyframe, exactly its
- * frames' packets, parameter sets written in-band, to a file of its own.
+ * Copies runs of GOPs, many in one ffmpeg: each from a clean keyframe, exactly its
+ * frames' packets in decode order (the last GOP's up to a split of decode order),
+ * parameter sets written in-band, to a file of its own.
  */
 export function gopCopiesArgs(source: string, picture: SourcePicture, copies: readonly { part: SmartPart; output: string }[], videoStreamIndex: number): string[] {
   const inputs = copies.flatMap(({ part }) => ['-ss', seekSeconds(picture, part.keyframePts), '-i', source]);

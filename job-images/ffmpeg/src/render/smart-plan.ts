@@ -1,5 +1,5 @@
-// The smart render's plan, as data: which frames of each kept segment are copied as
-// whole GOPs and which are re-encoded, worked out from the source's packets alone.
+// The smart render's plan, as data: which frames of each kept segment are copied from
+// the source's packets and which are re-encoded, worked out from the source's packets alone.
 import type { Rational } from '../media/probe.ts';
 import { frameOfMs } from './frame-grid.ts';
 
@@ -110,21 +110,32 @@ function framesInDisplayOrder(picture: SourcePicture): Frame[] {
 }
 
 /**
- * Keyframes a copy may start or end at: every packet before it in decode order shows
- * before it, and none after it does (a closed GOP; open-GOP leading pictures would need
- * the previous GOP).
+ * Where a copy may start and where it may end, from the timestamps alone. A copy reads
+ * the packets from one place in decode order to another, so it holds exactly the frames
+ * of a stretch of display time when every packet before each of its two places shows
+ * before every packet from there on. Such a split is at the earliest display time from
+ * there on. A copy starts only at a split whose packet is a keyframe shown first (a
+ * closed GOP: an open GOP's leading pictures would need the previous GOP), and it may end
+ * at any split: with B-frames one falls after each reference frame and the B-frames shown
+ * before it, so the frames before the split decode without any packet after it, and only
+ * the few after it are re-encoded.
  */
-function cleanKeyframes(picture: SourcePicture): Set<number> {
+function copyBoundaries(picture: SourcePicture): { starts: Set<number>; ends: Set<number> } {
   const { packets } = picture;
   const suffixMin: number[] = new Array<number>(packets.length + 1).fill(Number.POSITIVE_INFINITY);
   for (let index = packets.length - 1; index >= 0; index -= 1) suffixMin[index] = Math.min(packets[index]?.pts ?? Infinity, suffixMin[index + 1] ?? Infinity);
-  const clean = new Set<number>();
+  const starts = new Set<number>();
+  const ends = new Set<number>();
   let prefixMax = Number.NEGATIVE_INFINITY;
   packets.forEach((packet, index) => {
-    if (packet.keyframe && prefixMax < packet.pts && suffixMin[index] === packet.pts) clean.add(packet.pts);
+    const split = suffixMin[index] ?? Infinity;
+    if (prefixMax < split) {
+      ends.add(split);
+      if (packet.keyframe && split === packet.pts) starts.add(split);
+    }
     prefixMax = Math.max(prefixMax, packet.pts);
   });
-  return clean;
+  return { starts, ends };
 }
 
 /** How far from its place on the grid a frame may start: the full render's half-frame trim bounds still pick the same frame. */
@@ -146,16 +157,18 @@ function measureReorderDelay(picture: SourcePicture, frames: readonly Frame[]): 
 
 /**
  * Splits each kept range into a re-encoded head (up to the first clean keyframe in it),
- * copied whole GOPs, and a re-encoded tail (from the last clean keyframe in it); a range
- * holding no whole GOP is re-encoded as one part. Frame i is kept when its time on the
- * frame-rate grid, t = i / rate, satisfies start ≤ t < end: the full render's rule, so
- * both paths keep the same frames (a source off that grid is refused, see onFrameGrid).
+ * copied frames from there to the last split of decode order in it (whole GOPs, then the
+ * last GOP's frames up to that split), and a re-encoded tail of the few frames after the
+ * split; a range holding no clean keyframe is re-encoded as one part. Frame i is kept when
+ * its time on the frame-rate grid, t = i / rate, satisfies start ≤ t < end: the full
+ * render's rule, so both paths keep the same frames (a source off that grid is refused,
+ * see onFrameGrid).
  */
 export function planSmartRender(picture: SourcePicture, ranges: readonly KeptRange[], frameRate: Rational): SmartPlan {
   const frames = framesInDisplayOrder(picture);
   // A segment's ends snap to the grid as in the full render, so both keep the same frames.
   const kept = ranges.map((range) => frames.slice(frameOfMs(range.sourceStartMs, frameRate), frameOfMs(range.sourceEndMs, frameRate)));
-  const clean = cleanKeyframes(picture);
+  const boundaries = copyBoundaries(picture);
   const lastFrame = frames.at(-1);
   const streamEnd = lastFrame ? lastFrame.endPts : 0;
   const keyframes = frames.filter((frame) => picture.packets[frame.decodeIndex]?.keyframe).map((frame) => frame.pts);
@@ -182,16 +195,17 @@ export function planSmartRender(picture: SourcePicture, ranges: readonly KeptRan
     const end = stretch.endPts;
     segments.push(stretch);
 
-    // The end of the stream counts as a clean keyframe: a range running to it copies its last GOP.
-    const cuttable = [...clean].filter((pts) => pts >= start && pts <= end);
-    if (end === streamEnd) cuttable.push(streamEnd);
-    const copyFrom = Math.min(...cuttable);
-    const copyTo = Math.max(...cuttable);
+    // The end of the stream is a split too: a range running to it copies its last GOP whole.
+    const copyStarts = [...boundaries.starts].filter((pts) => pts >= start && pts < end);
+    const copyEnds = [...boundaries.ends].filter((pts) => pts > start && pts <= end);
+    if (end === streamEnd) copyEnds.push(streamEnd);
+    const copyFrom = Math.min(...copyStarts);
+    const copyTo = Math.max(...copyEnds);
     const encode = (from: number, to: number): void => {
       const keyframe = decodeStart(from);
       parts.push({ kind: 'encode', segment, startPts: from, endPts: to, frames: framesBetween(from, to), keyframePts: keyframe, leadInFrames: framesBetween(keyframe, from) });
     };
-    if (cuttable.length === 0 || copyFrom >= copyTo) {
+    if (copyStarts.length === 0 || copyFrom >= copyTo) {
       encode(start, end);
       continue;
     }
@@ -219,7 +233,7 @@ export function smartPlanRefusal(plan: SmartPlan): string | null {
   if (plan.frameCount === 0) return 'the kept ranges hold no frame of the source';
   if (!plan.onFrameGrid) return 'the source has a variable frame rate (its frames are not evenly spaced), which only the full render makes constant';
   if (plan.reorderDelay > MAX_REORDER_DELAY) return `the source reorders ${plan.reorderDelay} frames (B-frames), deeper than a re-encoded seam can match (${MAX_REORDER_DELAY})`;
-  if (plan.copiedFrames === 0) return 'no whole GOP lies inside a kept range, so nothing could be copied';
+  if (plan.copiedFrames === 0) return 'no kept range holds a keyframe to copy from, so nothing could be copied';
   const work = plan.encodedFrames + LEAD_IN_COST * plan.leadInFrames;
   const share = work / plan.frameCount;
   if (share > MAX_ENCODED_SHARE) {

@@ -1,6 +1,7 @@
-// Smart render: a cut-only export copies the source's whole GOPs between cuts and
-// re-encodes only the partial GOPs at the edges of each kept range, matched to the
-// source; the audio is rendered apart, sample-exact, and muxed with the picture.
+// Smart render: a cut-only export copies the source's packets between cuts and
+// re-encodes only the frames at the edges of each kept range that no copy can hold,
+// matched to the source; the audio is rendered apart, sample-exact, and muxed with the
+// picture.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -208,6 +209,7 @@ export async function smartRender(args: SmartRenderArgs): Promise<{ frameCount: 
     frames: plan.frameCount,
     copiedFrames: plan.copiedFrames,
     encodedFrames: plan.encodedFrames,
+    leadInFrames: plan.leadInFrames,
     parts: plan.parts.length,
     seconds: elapsed(),
   });
