@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { constants, createReadStream, mkdtempSync, openSync, rmSync } from 'node:fs';
+import fs, { constants, createReadStream, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -43,6 +44,71 @@ describe('the log when its output stalls', () => {
       });
       reader.destroy();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the log in batches', () => {
+  /** A pipe the test reads itself, and the descriptor the destination writes to. */
+  function pipe(): { fd: number; read(): string; close(): void } {
+    const dir = mkdtempSync(join(tmpdir(), 'cutroom-log-'));
+    const fifo = join(dir, 'log');
+    execFileSync('mkfifo', [fifo]);
+    const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const buffer = Buffer.alloc(1 << 20);
+    return {
+      fd,
+      read: () => {
+        try {
+          return buffer.toString('utf8', 0, readSync(reader, buffer));
+        } catch {
+          return ''; // EAGAIN: nothing written yet
+        }
+      },
+      close: () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+
+  it('lines logged one per turn of the event loop (one per request) go out a batch per write, not a write each', async () => {
+    const output = pipe();
+    const destination = asyncLog(output.fd);
+    await new Promise((resolve) => destination.once('ready', resolve));
+    const logger = pino({ base: null }, destination);
+    const write = fs.write;
+    let writes = 0;
+    fs.write = ((...args: Parameters<typeof fs.write>) => {
+      if (args[0] === output.fd) writes += 1;
+      return (write as (...all: unknown[]) => void)(...args);
+    }) as typeof fs.write;
+    try {
+      // 60 lines of ~120 bytes, one every 2 ms: each write would have ended before the next line
+      for (let index = 0; index < 60; index++) {
+        logger.info({ index }, 'GET /api/v1/projects/ 200');
+        await sleep(2);
+      }
+      await sleep(300);
+      expect(output.read().trim().split('\n')).to.have.length(60);
+      // 7 KB: one batch of 4 KB, the rest by the flush every 100 ms; a write per line would be 60
+      expect(writes).to.be.at.least(1).and.at.most(6);
+    } finally {
+      fs.write = write;
+      destination.end();
+      output.close();
+    }
+  });
+
+  it('a line alone is written within the flush period, not held until a batch fills', async () => {
+    const output = pipe();
+    const destination = asyncLog(output.fd);
+    await new Promise((resolve) => destination.once('ready', resolve));
+    try {
+      pino({ base: null }, destination).info('one line');
+      await sleep(500);
+      expect(output.read()).to.contain('"msg":"one line"');
+    } finally {
+      destination.end();
+      output.close();
     }
   });
 });
