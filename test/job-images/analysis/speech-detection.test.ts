@@ -231,6 +231,35 @@ describe('speech is found relative to each recording (speech.ts)', () => {
     expect(stretchedCut, 'the words stretched over a pause keep it uncut no longer').to.be.greaterThan(TALKS * 3);
   });
 
+  it('a word\'s final "s" with a low thump after it (pocketsphinx\'s "go forward ten meters"), parted from the word by a dip to the floor, is speech, not a breath; a breath alone still is one', () => {
+    // [from ms, to ms, broadband dBFS, its level above 1 kHz relative to it, dB], over a −45 dBFS floor with little above 1 kHz
+    const stretches: [number, number, number, number][] = [
+      [500, 1200, -12, -20], // the word's voiced body
+      [1380, 1580, -30, -1], // its final "s", hissing in most of the region's frames
+      [1580, 1700, -28, -35], // a low thump, where the region is loudest
+      [3000, 3500, -12, -20], // the next word
+    ];
+    const envelopeOf = (parts: readonly [number, number, number, number][]): EnergyEnvelope => {
+      const frames = 400;
+      const rms = new Float32Array(frames).fill(dbToRms(-45));
+      const high = new Float32Array(frames).fill(dbToRms(-58));
+      for (const [from, to, level, hiss] of parts) {
+        for (let frame = from / FRAME_MS; frame < to / FRAME_MS; frame += 1) {
+          rms[frame] = dbToRms(level);
+          high[frame] = dbToRms(level + hiss);
+        }
+      }
+      return { frame_ms: FRAME_MS, rms, high_rms: high };
+    };
+    const detection = detectSpeech(envelopeOf(stretches), 4_000);
+    expect(detection.breaths).to.deep.equal([]);
+    expect(detection.speech.some((region) => region.start_ms <= 1_380 && region.end_ms >= 1_700)).to.equal(true);
+    // the same place holding a breath's hiss alone, loudest where it hisses: a breath
+    const breath = detectSpeech(envelopeOf([stretches[0]!, [1_500, 1_850, -32, -2], stretches[3]!]), 4_000);
+    expect(breath.breaths).to.have.length(1);
+    expect(breath.speech.some((region) => region.start_ms < 1_850 && region.end_ms > 1_500)).to.equal(false);
+  });
+
   it('speech that cannot be told from its noise is reported weak, with why; a clear recording is not', () => {
     const talk = talks[0]!;
     expect(detectSpeech(render(talk, -3, null), talk.duration_ms).weak).to.equal(null);

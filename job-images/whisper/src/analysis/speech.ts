@@ -238,13 +238,22 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
   return { speech, breaths, floor_db: floor, speech_db: speechDb, margin_db: margin, on_db: on, off_db: off, weak };
 }
 
-/** Whether frames [from, to) sound like a breath's hiss (BREATH_HISS_DB): always, where the envelope has no level above 1 kHz to tell by. */
+/**
+ * Whether frames [from, to) sound like a breath's hiss (BREATH_HISS_DB), judged on the loudest
+ * quarter of them: a word's final "s" with the low thump of a plosive or a knock after it hisses
+ * in most frames but not where it is loudest. Always, where the envelope has no level above
+ * 1 kHz to tell by.
+ */
 function hisses(envelope: EnergyEnvelope, from: number, to: number): boolean {
   const high = envelope.high_rms;
   if (!high) return true;
-  const shares: number[] = [];
-  for (let frame = from; frame < to; frame += 1) shares.push(toDbfs((high[frame] ?? 0) + 1e-12) - toDbfs((envelope.rms[frame] ?? 0) + 1e-12));
-  shares.sort((a, b) => a - b);
+  const frames: { level: number; share: number }[] = [];
+  for (let frame = from; frame < to; frame += 1) {
+    const level = toDbfs((envelope.rms[frame] ?? 0) + 1e-12);
+    frames.push({ level, share: toDbfs((high[frame] ?? 0) + 1e-12) - level });
+  }
+  const loudest = frames.sort((a, b) => b.level - a.level).slice(0, Math.max(1, Math.ceil(frames.length / 4)));
+  const shares = loudest.map((frame) => frame.share).sort((a, b) => a - b);
   return shares.length > 0 && shares[Math.floor(shares.length / 2)]! >= BREATH_HISS_DB;
 }
 
