@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import fs, { constants, createReadStream, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import fs, { closeSync, constants, createReadStream, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,7 +66,10 @@ describe('the log in batches', () => {
           return ''; // EAGAIN: nothing written yet
         }
       },
-      close: () => rmSync(dir, { recursive: true, force: true }),
+      close: () => {
+        closeSync(reader);
+        rmSync(dir, { recursive: true, force: true });
+      },
     };
   }
 

@@ -1,5 +1,5 @@
-// The smart render's plan, as data: which frames of each kept segment are copied from
-// the source's packets and which are re-encoded, worked out from the source's packets alone.
+// The smart render's plan, as data: which frames of each kept segment are copied and
+// which are re-encoded, worked out from the source's packets alone.
 import type { Rational } from '../media/probe.ts';
 import { frameOfMs } from './frame-grid.ts';
 
