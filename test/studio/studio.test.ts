@@ -255,7 +255,8 @@ describe('the studio: a creator signs up, uploads, analyzes, reviews, and export
     const uuid = (await row.getAttribute('id'))!.replace('suggestion-', '');
     await page.keyboard.press('r');
     await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid)!.active).to.equal(false));
-    expect(await row.getAttribute('data-active')).to.equal('false');
+    // the row shows what the api answered once its answer has reached the page (the api commits before it answers)
+    await settled(async () => expect(await row.getAttribute('data-active')).to.equal('false'));
     await page.keyboard.press('a');
     await settled(async () => expect((await editsNow()).find((edit: ApiEdit) => edit.uuid === uuid)!.active).to.equal(true));
     // Space plays, and pauses
