@@ -260,6 +260,66 @@ describe('speech is found relative to each recording (speech.ts)', () => {
     expect(breath.speech.some((region) => region.start_ms < 1_850 && region.end_ms > 1_500)).to.equal(false);
   });
 
+  it('"go forward ten meters" over pink noise at −38 dBFS: the word\'s quiet continuation after a dip, and its final "s" 230 ms after it (a stop\'s closure between), both under the level that starts speech, belong to the word; a click 250 ms after a word and a breath 500 ms after one do not', () => {
+    // [from ms, to ms, broadband dBFS, its level above 1 kHz relative to it, dB] over a −39 dBFS floor (−45.5 above 1 kHz, pink)
+    const envelopeOf = (parts: readonly [number, number, number, number][]): EnergyEnvelope => {
+      const frames = 400;
+      const rms = new Float32Array(frames).fill(dbToRms(-39));
+      const high = new Float32Array(frames).fill(dbToRms(-45.5));
+      for (const [from, to, level, hiss] of parts) {
+        for (let frame = from / FRAME_MS; frame < to / FRAME_MS; frame += 1) {
+          rms[frame] = dbToRms(level);
+          high[frame] = dbToRms(level + hiss);
+        }
+      }
+      return { frame_ms: FRAME_MS, rms, high_rms: high };
+    };
+    const word: [number, number, number, number] = [500, 1_100, -14, -15];
+    const next: [number, number, number, number] = [3_200, 3_800, -14, -15];
+    const meters = detectSpeech(
+      envelopeOf([
+        word,
+        [1_130, 1_260, -30, -12], // the word goes on under the onset level, after a 30 ms dip to the floor
+        [1_490, 1_610, -30, 1], // its final "s", 230 ms on
+        [1_640, 1_680, -24, -40], // a low thump
+        next,
+      ]),
+      4_000,
+    );
+    expect(meters.on_db).to.be.greaterThan(-30);
+    // the pause after the word begins after the thump
+    expect(silencesBetween(meters.speech, 4_000, MIN_SILENCE_MS).map((silence) => silence.start_ms)).to.deep.equal([0, 1_690]);
+    expect(meters.breaths).to.deep.equal([]);
+    const click = detectSpeech(envelopeOf([word, [1_350, 1_370, -12, 0], next]), 4_000);
+    expect(click.speech[0]!.end_ms).to.be.below(1_350);
+    const breath = detectSpeech(envelopeOf([word, [1_600, 1_950, -34, 1], next]), 4_000);
+    expect(breath.speech[0]!.end_ms).to.be.below(1_600);
+    expect(breath.breaths).to.have.length(1);
+  });
+
+  it('under 60 Hz mains hum at −35 dBFS: a word whose broadband level stays under the level that starts speech, clear above 1 kHz where the hum has nothing, is speech', () => {
+    const frames = 400;
+    const rms = new Float32Array(frames).fill(dbToRms(-35));
+    const high = new Float32Array(frames).fill(dbToRms(-100));
+    // [from ms, to ms, broadband dBFS, above 1 kHz dBFS]: two words at the talk's level, and "ten meters" between them
+    for (const [from, to, level, hiss] of [
+      [500, 1_100, -11, -29],
+      [1_600, 2_100, -26, -40],
+      [3_000, 3_600, -11, -29],
+    ] as const) {
+      for (let frame = from / FRAME_MS; frame < to / FRAME_MS; frame += 1) {
+        rms[frame] = dbToRms(level);
+        high[frame] = dbToRms(hiss);
+      }
+    }
+    const detection = detectSpeech({ frame_ms: FRAME_MS, rms, high_rms: high }, 4_000);
+    expect(detection.on_db).to.be.greaterThan(-26);
+    expect(detection.speech.some((region) => region.start_ms <= 1_600 && region.end_ms >= 2_100)).to.equal(true);
+    // the same word without its level above 1 kHz stays under the onset: nothing else made it speech
+    high.fill(dbToRms(-100), 160, 210);
+    expect(detectSpeech({ frame_ms: FRAME_MS, rms, high_rms: high }, 4_000).speech.some((region) => region.start_ms < 2_100 && region.end_ms > 1_600)).to.equal(false);
+  });
+
   it('speech that cannot be told from its noise is reported weak, with why; a clear recording is not', () => {
     const talk = talks[0]!;
     expect(detectSpeech(render(talk, -3, null), talk.duration_ms).weak).to.equal(null);

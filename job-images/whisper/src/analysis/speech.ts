@@ -17,9 +17,12 @@ import type { Span } from './spans.ts';
  *   ways while it stays at or above `off_db` (just over the floor): a word's acoustic
  *   onset and its tail down to the local floor belong to it;
  * - a seed with fewer than MIN_SPEECH_FRAMES frames at `on_db` (a click) is not speech;
- * - a word's end is found in the band where it stands out of the floor: a region also
- *   extends while its level above HIGH_BAND_HZ stays over that band's own `off` (a final
- *   "s" under mains hum, which has nothing up there, issue 38);
+ * - a word is found in the band where it stands out of the floor: a region also starts
+ *   where the level above 1 kHz reaches that band's own `on`, and extends while it stays
+ *   over that band's `off` (a final "s", or a quiet word, under mains hum, which has nothing
+ *   up there, issue 38);
+ * - a word's last sound parted from it by a dip joins it (joinTrailingSounds: a wavering
+ *   tail, a final "s" after a stop's closure);
  * - a region whose own level lies OWN_LEVEL_BELOW_SPEECH_DB under the recording's is judged
  *   by its own: a quiet sentence between loud ones keeps its tail down to its own `off`;
  * - a quiet sentence is found at its neighbourhood's level (NEIGHBOURHOOD_MS), not only at
@@ -86,6 +89,20 @@ const BREATH_UNDER_SPEECH_DB = 15;
  * robustness corpus's renderings): a quiet sentence's syllables are no breath, however quiet.
  */
 const BREATH_HISS_DB = -7;
+/**
+ * A word's last sound parted from it by a dip (joinTrailingSounds): TRAIL_RUN_FRAMES long at
+ * least (a final fricative lasts 80–150 ms, a click one or two frames), starting within
+ * TRAIL_DIP_MS of the word (its level wavering) or, standing clear of the floor, within
+ * TRAIL_GAP_MS (a stop's closure, 50–230 ms in the corpus's recordings), all of it within
+ * TRAIL_MAX_MS of where the word's region ended. Measured on bench/analysis-robustness (issue 38):
+ * any run over `off` let a babble's wavering at `off` join words after a gap, and shortened its
+ * pauses, as did a clear level of `off` + 3 dB; `off` + 6 (ON_OVER_OFF_DB) and + 8 dB both left
+ * the babble's pauses as they were and kept every final "s".
+ */
+const TRAIL_RUN_FRAMES = 6;
+const TRAIL_DIP_MS = 50;
+const TRAIL_GAP_MS = 250;
+const TRAIL_MAX_MS = 600;
 /** Under this margin (speech level over floor) the evidence is weak. */
 export const WEAK_MARGIN_DB = 15;
 /** A floor above this (dBFS RMS) is no quiet room. */
@@ -204,18 +221,25 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
   };
   const regions: (Span & { breath: boolean })[] = [];
   let frame = 0;
+  // a word heard only above 1 kHz (its level there under a low floor such as mains hum) starts speech too
+  const highOn = high ? Math.max(high.off + ON_OVER_OFF_DB, high.speech - ON_BELOW_SPEECH_DB) : Infinity;
+  const highRaw = (frame: number): number => {
+    const value = highRms?.[frame];
+    return value !== undefined && Number.isFinite(value) ? Math.max(SILENT_DB, toDbfs(value)) : SILENT_DB;
+  };
   while (frame < levels.length) {
-    if (levels[frame]! < onAt(frame)) {
+    const seedOn = onAt(frame);
+    const broadSeed = levels[frame]! >= seedOn;
+    if (!broadSeed && (high === null || high.levels[frame]! < highOn)) {
       frame += 1;
       continue;
     }
-    const seedOn = onAt(frame);
-    let [start, end] = extend(frame, frame, Math.min(off, levels[frame]!), high?.off ?? Infinity);
+    let [start, end] = extend(frame, frame, broadSeed ? Math.min(off, levels[frame]!) : off, high?.off ?? Infinity);
     let seeds = 0;
     let near = 0;
     for (let at = start; at < end; at += 1) {
       const raw = rawLevel(envelope, at);
-      if (raw >= seedOn && at >= frame) seeds += 1;
+      if ((raw >= seedOn || highRaw(at) >= highOn) && at >= frame) seeds += 1;
       if (raw >= speechDb - BREATH_UNDER_SPEECH_DB) near += 1;
     }
     if (seeds >= MIN_SPEECH_FRAMES) {
@@ -233,9 +257,63 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
     }
     frame = Math.max(end, frame + 1);
   }
-  const speech = regions.filter((region) => !region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
-  const breaths = regions.filter((region) => region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+  const joined = joinTrailingSounds(
+    regions,
+    (frame) => audibleRaw(envelope, frame, off, high?.off ?? Infinity),
+    (frame) => audibleRaw(envelope, frame, off + ON_OVER_OFF_DB, (high?.off ?? Infinity) + ON_OVER_OFF_DB),
+    frameMs,
+    durationMs,
+  );
+  const speech = joined.filter((region) => !region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+  const breaths = joined.filter((region) => region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
   return { speech, breaths, floor_db: floor, speech_db: speechDb, margin_db: margin, on_db: on, off_db: off, weak };
+}
+
+/** Whether a frame's own level (not smoothed: a click stays one or two frames) stands over `broadOff`, or its level above 1 kHz over `highOff`. */
+function audibleRaw(envelope: EnergyEnvelope, frame: number, broadOff: number, highOff: number): boolean {
+  if (rawLevel(envelope, frame) >= broadOff) return true;
+  const high = envelope.high_rms?.[frame];
+  return high !== undefined && Number.isFinite(high) && toDbfs(high) >= highOff;
+}
+
+/**
+ * A word's last sounds, parted from it by a dip under `off` (a voiced tail that wavers, a
+ * stop's closure before a final "s"), join it: after each speech region, a run of at least
+ * TRAIL_RUN_FRAMES frames over `off` (`audible`) belongs to it when it starts within
+ * TRAIL_DIP_MS of the region's end, or within TRAIL_GAP_MS and reaches ON_OVER_OFF_DB over
+ * `off` somewhere (`clear`: a sound of its own, not the floor wavering at `off`, as a babble
+ * does); and so on from there, up to TRAIL_MAX_MS past where the region ended, never into the
+ * next speech region. A hiss so near a word is its "s", not a breath: a breath that starts
+ * within reach is taken into the word. A click (one or two frames) joins nothing, and a breath
+ * taken in a pause, before the next word, lies further from the word before it. Returns the
+ * regions left.
+ */
+function joinTrailingSounds(regions: readonly (Span & { breath: boolean })[], audible: (frame: number) => boolean, clear: (frame: number) => boolean, frameMs: number, durationMs: number): (Span & { breath: boolean })[] {
+  const frames = Math.ceil(durationMs / frameMs);
+  // where the next speech region after each one starts (breaths between them do not bound a word's reach)
+  const nextSpeech = new Array<number>(regions.length);
+  for (let index = regions.length - 1, at = durationMs; index >= 0; index -= 1) {
+    nextSpeech[index] = at;
+    if (!regions[index]!.breath) at = regions[index]!.start_ms;
+  }
+  const joined: (Span & { breath: boolean })[] = [];
+  for (const [index, region] of regions.entries()) {
+    const last = joined.at(-1);
+    if (last && !last.breath && region.start_ms < last.end_ms) continue;
+    joined.push(region);
+    if (region.breath) continue;
+    const limit = Math.min(frames, Math.floor(nextSpeech[index]! / frameMs), Math.ceil((region.end_ms + TRAIL_MAX_MS) / frameMs));
+    let end = Math.ceil(region.end_ms / frameMs);
+    for (let frame = end; frame < limit && frame <= end + TRAIL_GAP_MS / frameMs; frame += 1) {
+      let run = frame;
+      let peak = false;
+      for (; run < limit && audible(run); run += 1) peak ||= clear(run);
+      if (run - frame >= TRAIL_RUN_FRAMES && (peak || (frame - end) * frameMs <= TRAIL_DIP_MS)) end = run;
+      frame = run;
+    }
+    region.end_ms = Math.max(region.end_ms, Math.min(durationMs, end * frameMs));
+  }
+  return joined;
 }
 
 /**
