@@ -3,7 +3,7 @@ import { allisonPrompt, SAMPLE_RATE, type Clip } from '../../../hack/fixtures/re
 import { CepstraBuilder, SoundComparer, type Cepstra } from '../../../job-images/whisper/src/analysis/cepstra.ts';
 import { EnergyEnvelopeBuilder, type EnergyEnvelope } from '../../../job-images/whisper/src/analysis/energy.ts';
 import { findFalseStartCuts, findFalseTakes, falseStartThreshold, soundBars, soundsAlike } from '../../../job-images/whisper/src/analysis/false-starts.ts';
-import type { Span } from '../../../job-images/whisper/src/analysis/spans.ts';
+import type { Cut, Span } from '../../../job-images/whisper/src/analysis/spans.ts';
 import { planStretch } from '../../../job-images/whisper/src/analysis/stretch.ts';
 import type { SpokenWord } from '../../../job-images/whisper/src/analysis/words.ts';
 import { SeededRandom } from '../../../hack/fixtures/seeded-random.ts';
@@ -179,6 +179,34 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
       expect(cut!.end_ms, `run on ${runOn} ms`).to.be.within(take.end_ms, restartMs);
     }
     expect(cuts(heardWith(20), []), 'no break without the pause').to.deep.equal([]);
+  });
+
+  it('a restarted opening the recognizer wrote once (Whisper: "The conference" 1.9 s long over "The conference | The conference will begin"), its second word stretched from the take over the pause into the restart: the take is dropped by its sound, from where it begins to where the restart does, the stretched word counted whole', () => {
+    const { leaderA, leaderB, password } = prompts;
+    const cutsOf = (restart: Float32Array, silencesToo = true): Cut[] => {
+      const { comparer, take, restartMs } = takeThenRestart(opening(leaderA, 0.5), restart);
+      const end = restartMs + ms(restart.length);
+      // "the" over the take's first 200 ms, "conference" from there through the pause to 1.1 s into the restart, the rest after
+      const words = [
+        ...spread(['the'], { start_ms: take.start_ms, end_ms: take.start_ms + 200 }),
+        ...spread(['conference'], { start_ms: take.start_ms + 200, end_ms: restartMs + 1_100 }),
+        ...spread(['will', 'begin', 'when', 'the', 'leader', 'arrives'], { start_ms: restartMs + 1_100, end_ms: end }),
+      ];
+      const silences = silencesToo ? [{ start_ms: take.end_ms, end_ms: restartMs }] : [];
+      return findFalseStartCuts(words, 50, { duration_ms: end + 500, envelope: null }, new Set(), { comparer, silences });
+    };
+    const { take, restartMs } = takeThenRestart(opening(leaderA, 0.5), leaderB.samples);
+    const [cut, ...more] = cutsOf(leaderB.samples);
+    expect(more).to.deep.equal([]);
+    expect(cut).to.deep.include({ rule: 'sounds-alike', words: { from: 0, to: 2 } });
+    expect(cut!.start_ms).to.be.at.most(take.start_ms);
+    expect(cut!.end_ms).to.be.within(take.end_ms, restartMs);
+    // its words say nothing against it: it is no doubt, and its reason says what was heard
+    expect(cut!.doubt).to.equal(undefined);
+    expect(cut!.reason).to.equal('False start, restarted: "the conference", said again after the pause, the recognizer writing it once (it sounds like the restart)');
+    // a sentence of its own after the pause, heard the same way, is no restart; nor is the take without the pause
+    expect(cutsOf(password.samples)).to.deep.equal([]);
+    expect(cutsOf(leaderB.samples, false)).to.deep.equal([]);
   });
 
   it('a word the recognizer ran through the pause before a take: the take starts after the pause, and the cut starts where the detector heard the speech before it stop', () => {

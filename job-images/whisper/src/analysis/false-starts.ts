@@ -1,6 +1,6 @@
 import { wordCut, type CutRoom, type WordPauses } from './boundaries.ts';
 import type { SoundComparer } from './cepstra.ts';
-import { endsSentence, heardSpan, isPhraseStart, marksClause, pauseBefore, takeSound } from './false-start-candidates.ts';
+import { endsSentence, heardSpan, isPhraseStart, marksClause, pauseBefore, SYLLABLE_MS, takeSound } from './false-start-candidates.ts';
 import { FALSE_START_RULES, MIN_TAKE_WORDS, UNSAID_WORDS, type Candidate, type FalseStartRule } from './false-start-rules.ts';
 import { barsAt, MAX_SOUND_TAKE_MS, MIN_HEARD_TAKE_MS, MIN_SOUND_TAKE_MS, soundsAlike, type TakeSounds } from './false-start-sound.ts';
 import { COMPARE_WORDS, letterDistance, phraseResemblance, SAME_WORD_DISTANCE, wordsSaidAgain, wordsSaidOtherwise, type SaidAgain } from './false-start-words.ts';
@@ -158,7 +158,7 @@ export interface FalseTake extends WordRun {
  * The dropped takes at a resemblance threshold: maximal runs of words that some
  * matched take covers. The last take of a phrase is never in a run.
  */
-export function findFalseTakes(words: readonly SpokenWord[], threshold: number, noise: ReadonlySet<number> = new Set(), sounds?: TakeSounds): FalseTake[] {
+export function findFalseTakes(words: readonly SpokenWord[], threshold: number, noise: ReadonlySet<number> = new Set(), sounds?: TakeSounds, continued: ReadonlySet<number> = new Set()): FalseTake[] {
   // Positions of the words that count: a hesitation is no word of a phrase, nor a word heard in the room's noise alone.
   const content = words.flatMap((word, index) => (HESITATIONS.includes(word.match) || noise.has(index) ? [] : [index]));
   const matchAt = (position: number, count: number): string[] => content.slice(position, position + count).map((index) => words[index]!.match);
@@ -199,7 +199,8 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
       const candidate = candidateOf({ words, content, from, restart, restarts, threshold, afterBreak, firstAlike, matchAt, distance, sounds, takePause, pausedBefore });
       const rule = FALSE_START_RULES.find((each) => each.holds(candidate));
       if (!rule) continue;
-      const otherwise = saidOtherwise(words, content, from, restart, distance);
+      // a restart read after a stretched word's pause (splitStretched) was written once, in the take: its words say nothing against it
+      const otherwise = continued.has(content[restart]!) ? undefined : saidOtherwise(words, content, from, restart, distance);
       for (let index = content[from]!; index < content[restart]!; index += 1) droppedBy[index] ??= rule.name;
       if (otherwise) doubts[content[from]!] ??= otherwise;
       restarts.add(restart);
@@ -346,15 +347,50 @@ function saidOtherwise(words: readonly SpokenWord[], content: readonly number[],
 }
 
 /**
+ * The words as the false-start finder reads them where the recognizer wrote a restarted opening
+ * once and stretched a word of it over the pause between the take and the restart (Whisper:
+ * "To decrease your sp- | To decrease your speaking volume" heard as "To decrease your speaking
+ * volume", "speaking" 1.7 s long and holding the pause; "Please enter the | Please enter the
+ * channel number" heard with "channel" begun where the take broke off). A word longer than
+ * STRETCHED_WORD_MS that holds a detected pause, SYLLABLE_MS of itself after it, is read as
+ * its parts between such pauses; a part before a pause shorter than SYLLABLE_MS is no part.
+ * A take may then end at the pause and a restart begin after it: the restart, written once in
+ * the take, says nothing by its words (`continued`: no doubt is drawn from them), and only the
+ * sound can make the take a false start. `original` gives each word read the index of the
+ * recognizer's.
+ */
+function splitStretched(words: readonly SpokenWord[], silences: readonly Span[]): { words: readonly SpokenWord[]; original: readonly number[]; continued: ReadonlySet<number> } {
+  const read: SpokenWord[] = [];
+  const original: number[] = [];
+  const continued = new Set<number>();
+  for (const [index, word] of words.entries()) {
+    const held = word.end_ms - word.start_ms > STRETCHED_WORD_MS ? silences.filter((silence) => silence.start_ms >= word.start_ms && word.end_ms - silence.end_ms >= SYLLABLE_MS) : [];
+    let start = word.start_ms;
+    for (const silence of held) {
+      if (silence.start_ms - start >= SYLLABLE_MS) {
+        read.push({ ...word, start_ms: start, end_ms: silence.start_ms, punctuated: false, ends_sentence: false });
+        original.push(index);
+      }
+      start = silence.end_ms;
+      continued.add(read.length);
+    }
+    read.push(start === word.start_ms ? word : { ...word, start_ms: start });
+    original.push(index);
+  }
+  return { words: continued.size ? read : words, original, continued };
+}
+
+/**
  * False-start cuts: one per dropped run, over its words whole (wordCutSpan: from the
  * lead-in of the false take to the lead-in of the restart, never into a kept word, nor
  * across the pauses the detector heard around the take); none shorter than MIN_CUT_MS.
  * The reason quotes the take and the restart, and names the rule that found it (`rule` on
- * the cut). With the recording's sound (`heard`), each says where the take and its restart
- * were heard.
+ * the cut). With the recording's sound (`heard`), the words are read as splitStretched reads
+ * them (the cut's `words` are still the recognizer's: a word read as two counts whole), and
+ * each cut says where the take and its restart were heard.
  */
 export function findFalseStartCuts(
-  words: readonly SpokenWord[],
+  recognized: readonly SpokenWord[],
   sensitivity: number,
   room: CutRoom,
   noise: ReadonlySet<number> = new Set(),
@@ -363,15 +399,27 @@ export function findFalseStartCuts(
   const threshold = falseStartThreshold(sensitivity);
   const bars = soundBars(sensitivity);
   if (threshold === null || bars === null) return [];
-  return findFalseTakes(words, threshold, noise, heard && { ...heard, bars }).flatMap((take) => {
-    const cut = wordCut('false_start', 'False start, restarted', words, take, room, take.pauses);
+  // with the sound to tell by, a word stretched over the pause between a take and its restart is read as two
+  const { words: read, original, continued } = heard ? splitStretched(recognized, heard.silences) : { words: recognized, original: recognized.map((_, index) => index), continued: new Set<number>() };
+  const noiseRead = new Set(original.flatMap((index, position) => (noise.has(index) ? [position] : [])));
+  return findFalseTakes(read, threshold, noiseRead, heard && { ...heard, bars }, continued).flatMap((take) => {
+    const cut = wordCut('false_start', 'False start, restarted', read, take, room, take.pauses);
     if (!cut) return [];
-    const restartWords = words.slice(take.to, take.to + take.to - take.from + UNSAID_WORDS).map((word) => word.text);
+    // a restart read after a stretched word's pause says the take again in sound only: the recognizer wrote it once, in the take
+    const restartWords = read.slice(take.to, take.to + take.to - take.from + UNSAID_WORDS).map((word) => word.text);
+    const again = continued.has(take.to) ? 'after the pause, the recognizer writing it once' : `as ${quoteWords(restartWords)}`;
     const rule = FALSE_START_RULES.find((each) => each.name === take.rule)!;
-    const named: Cut = { ...cut, reason: `${cut.reason}, said again as ${quoteWords(restartWords)} (${rule.says})`, rule: take.rule, ...(take.doubt ? { doubt: take.doubt } : {}) };
-    if (!heard || take.to >= words.length) return named;
+    // the recognizer's words the cut removes (a stretched word read as two counts whole)
+    const named: Cut = {
+      ...cut,
+      reason: `${cut.reason}, said again ${again} (${rule.says})`,
+      words: { from: original[take.from]!, to: original[take.to - 1]! + 1 },
+      rule: take.rule,
+      ...(take.doubt ? { doubt: take.doubt } : {}),
+    };
+    if (!heard || take.to >= read.length) return named;
     // the take as the finder compared it: its sound where the detector heard it, against the restart from where it heard that begin
-    const span = heardSpan(heard.silences, { start_ms: words[take.from]!.start_ms, end_ms: words[take.to - 1]!.end_ms }, take.pauses.before);
-    return { ...named, heard: { take: span, restart_ms: take.pauses.after?.end_ms ?? words[take.to]!.start_ms } };
+    const span = heardSpan(heard.silences, { start_ms: read[take.from]!.start_ms, end_ms: read[take.to - 1]!.end_ms }, take.pauses.before);
+    return { ...named, heard: { take: span, restart_ms: take.pauses.after?.end_ms ?? read[take.to]!.start_ms } };
   });
 }
