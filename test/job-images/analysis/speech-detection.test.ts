@@ -121,6 +121,23 @@ function overlapMs(a: Span, b: Span): number {
 
 const TALKS = 60;
 
+/** A stretch of sound: [from ms, to ms, broadband dBFS, its level above 1 kHz relative to it, dB]. */
+type Stretch = [number, number, number, number];
+
+/** A 4 s envelope of `parts` over a steady floor of `floorDb` dBFS, `highFloorDb` above 1 kHz. */
+function stretchesOver(floorDb: number, highFloorDb: number, parts: readonly Stretch[]): EnergyEnvelope {
+  const frames = 400;
+  const rms = new Float32Array(frames).fill(dbToRms(floorDb));
+  const high = new Float32Array(frames).fill(dbToRms(highFloorDb));
+  for (const [from, to, level, hiss] of parts) {
+    for (let frame = from / FRAME_MS; frame < to / FRAME_MS; frame += 1) {
+      rms[frame] = dbToRms(level);
+      high[frame] = dbToRms(level + hiss);
+    }
+  }
+  return { frame_ms: FRAME_MS, rms, high_rms: high };
+}
+
 describe('speech is found relative to each recording (speech.ts)', () => {
   const talks = Array.from({ length: TALKS }, (_, seed) => generateTalk(new SeededRandom(1000 + seed)));
 
@@ -233,24 +250,13 @@ describe('speech is found relative to each recording (speech.ts)', () => {
 
   it('a word\'s final "s" with a low thump after it (pocketsphinx\'s "go forward ten meters"), parted from the word by a dip to the floor, is speech, not a breath; a breath alone still is one', () => {
     // [from ms, to ms, broadband dBFS, its level above 1 kHz relative to it, dB], over a −45 dBFS floor with little above 1 kHz
-    const stretches: [number, number, number, number][] = [
+    const stretches: Stretch[] = [
       [500, 1200, -12, -20], // the word's voiced body
       [1380, 1580, -30, -1], // its final "s", hissing in most of the region's frames
       [1580, 1700, -28, -35], // a low thump, where the region is loudest
       [3000, 3500, -12, -20], // the next word
     ];
-    const envelopeOf = (parts: readonly [number, number, number, number][]): EnergyEnvelope => {
-      const frames = 400;
-      const rms = new Float32Array(frames).fill(dbToRms(-45));
-      const high = new Float32Array(frames).fill(dbToRms(-58));
-      for (const [from, to, level, hiss] of parts) {
-        for (let frame = from / FRAME_MS; frame < to / FRAME_MS; frame += 1) {
-          rms[frame] = dbToRms(level);
-          high[frame] = dbToRms(level + hiss);
-        }
-      }
-      return { frame_ms: FRAME_MS, rms, high_rms: high };
-    };
+    const envelopeOf = (parts: readonly Stretch[]): EnergyEnvelope => stretchesOver(-45, -58, parts);
     const detection = detectSpeech(envelopeOf(stretches), 4_000);
     expect(detection.breaths).to.deep.equal([]);
     expect(detection.speech.some((region) => region.start_ms <= 1_380 && region.end_ms >= 1_700)).to.equal(true);
@@ -261,21 +267,10 @@ describe('speech is found relative to each recording (speech.ts)', () => {
   });
 
   it('"go forward ten meters" over pink noise at −38 dBFS: the word\'s quiet continuation after a dip, and its final "s" 230 ms after it (a stop\'s closure between), both under the level that starts speech, belong to the word; a click 250 ms after a word and a breath 500 ms after one do not', () => {
-    // [from ms, to ms, broadband dBFS, its level above 1 kHz relative to it, dB] over a −39 dBFS floor (−45.5 above 1 kHz, pink)
-    const envelopeOf = (parts: readonly [number, number, number, number][]): EnergyEnvelope => {
-      const frames = 400;
-      const rms = new Float32Array(frames).fill(dbToRms(-39));
-      const high = new Float32Array(frames).fill(dbToRms(-45.5));
-      for (const [from, to, level, hiss] of parts) {
-        for (let frame = from / FRAME_MS; frame < to / FRAME_MS; frame += 1) {
-          rms[frame] = dbToRms(level);
-          high[frame] = dbToRms(level + hiss);
-        }
-      }
-      return { frame_ms: FRAME_MS, rms, high_rms: high };
-    };
-    const word: [number, number, number, number] = [500, 1_100, -14, -15];
-    const next: [number, number, number, number] = [3_200, 3_800, -14, -15];
+    // over a −39 dBFS floor (−45.5 above 1 kHz, pink)
+    const envelopeOf = (parts: readonly Stretch[]): EnergyEnvelope => stretchesOver(-39, -45.5, parts);
+    const word: Stretch = [500, 1_100, -14, -15];
+    const next: Stretch = [3_200, 3_800, -14, -15];
     const meters = detectSpeech(
       envelopeOf([
         word,
@@ -298,26 +293,18 @@ describe('speech is found relative to each recording (speech.ts)', () => {
   });
 
   it('under 60 Hz mains hum at −35 dBFS: a word whose broadband level stays under the level that starts speech, clear above 1 kHz where the hum has nothing, is speech', () => {
-    const frames = 400;
-    const rms = new Float32Array(frames).fill(dbToRms(-35));
-    const high = new Float32Array(frames).fill(dbToRms(-100));
-    // [from ms, to ms, broadband dBFS, above 1 kHz dBFS]: two words at the talk's level, and "ten meters" between them
-    for (const [from, to, level, hiss] of [
-      [500, 1_100, -11, -29],
-      [1_600, 2_100, -26, -40],
-      [3_000, 3_600, -11, -29],
-    ] as const) {
-      for (let frame = from / FRAME_MS; frame < to / FRAME_MS; frame += 1) {
-        rms[frame] = dbToRms(level);
-        high[frame] = dbToRms(hiss);
-      }
-    }
-    const detection = detectSpeech({ frame_ms: FRAME_MS, rms, high_rms: high }, 4_000);
+    // two words at the talk's level, and "ten meters" between them (−40 dBFS above 1 kHz), over the hum (nothing of it up there)
+    const envelope = stretchesOver(-35, -100, [
+      [500, 1_100, -11, -18],
+      [1_600, 2_100, -26, -14],
+      [3_000, 3_600, -11, -18],
+    ]);
+    const detection = detectSpeech(envelope, 4_000);
     expect(detection.on_db).to.be.greaterThan(-26);
     expect(detection.speech.some((region) => region.start_ms <= 1_600 && region.end_ms >= 2_100)).to.equal(true);
     // the same word without its level above 1 kHz stays under the onset: nothing else made it speech
-    high.fill(dbToRms(-100), 160, 210);
-    expect(detectSpeech({ frame_ms: FRAME_MS, rms, high_rms: high }, 4_000).speech.some((region) => region.start_ms < 2_100 && region.end_ms > 1_600)).to.equal(false);
+    envelope.high_rms!.fill(dbToRms(-100), 160, 210);
+    expect(detectSpeech(envelope, 4_000).speech.some((region) => region.start_ms < 2_100 && region.end_ms > 1_600)).to.equal(false);
   });
 
   it('speech that cannot be told from its noise is reported weak, with why; a clear recording is not', () => {
