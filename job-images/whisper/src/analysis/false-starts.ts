@@ -405,8 +405,8 @@ export function findFalseStartCuts(
   return findFalseTakes(read, threshold, noiseRead, heard && { ...heard, bars }, continued).flatMap((take) => {
     const cut = wordCut('false_start', 'False start, restarted', read, take, room, take.pauses);
     if (!cut) return [];
-    // a restart read after a stretched word's pause says the take again in sound only: the recognizer wrote it once, in the take
     const restartWords = read.slice(take.to, take.to + take.to - take.from + UNSAID_WORDS).map((word) => word.text);
+    // a restart read after a stretched word's pause says the take again in sound only: the recognizer wrote it once, in the take
     const again = continued.has(take.to) ? 'after the pause, the recognizer writing it once' : `as ${quoteWords(restartWords)}`;
     const rule = FALSE_START_RULES.find((each) => each.name === take.rule)!;
     // the recognizer's words the cut removes (a stretched word read as two counts whole)

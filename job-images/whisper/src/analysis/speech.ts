@@ -156,6 +156,12 @@ function rawLevel(envelope: EnergyEnvelope, frame: number): number {
   return Number.isFinite(value) ? Math.max(SILENT_DB, toDbfs(value)) : SILENT_DB;
 }
 
+/** A frame's own level above 1 kHz, dBFS (SILENT_DB where the envelope has none). */
+function rawHighLevel(envelope: EnergyEnvelope, frame: number): number {
+  const value = envelope.high_rms?.[frame] ?? 0;
+  return Number.isFinite(value) ? Math.max(SILENT_DB, toDbfs(value)) : SILENT_DB;
+}
+
 /** One band's smoothed levels and the levels found in them: its floor (as used), its speech level and `off`. */
 interface BandLevels {
   levels: Float64Array;
@@ -223,10 +229,6 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
   let frame = 0;
   // a word heard only above 1 kHz (its level there under a low floor such as mains hum) starts speech too
   const highOn = high ? Math.max(high.off + ON_OVER_OFF_DB, high.speech - ON_BELOW_SPEECH_DB) : Infinity;
-  const highRaw = (frame: number): number => {
-    const value = highRms?.[frame];
-    return value !== undefined && Number.isFinite(value) ? Math.max(SILENT_DB, toDbfs(value)) : SILENT_DB;
-  };
   while (frame < levels.length) {
     const seedOn = onAt(frame);
     const broadSeed = levels[frame]! >= seedOn;
@@ -239,7 +241,7 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
     let near = 0;
     for (let at = start; at < end; at += 1) {
       const raw = rawLevel(envelope, at);
-      if ((raw >= seedOn || highRaw(at) >= highOn) && at >= frame) seeds += 1;
+      if ((raw >= seedOn || rawHighLevel(envelope, at) >= highOn) && at >= frame) seeds += 1;
       if (raw >= speechDb - BREATH_UNDER_SPEECH_DB) near += 1;
     }
     if (seeds >= MIN_SPEECH_FRAMES) {
@@ -271,9 +273,7 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
 
 /** Whether a frame's own level (not smoothed: a click stays one or two frames) stands over `broadOff`, or its level above 1 kHz over `highOff`. */
 function audibleRaw(envelope: EnergyEnvelope, frame: number, broadOff: number, highOff: number): boolean {
-  if (rawLevel(envelope, frame) >= broadOff) return true;
-  const high = envelope.high_rms?.[frame];
-  return high !== undefined && Number.isFinite(high) && toDbfs(high) >= highOff;
+  return rawLevel(envelope, frame) >= broadOff || rawHighLevel(envelope, frame) >= highOff;
 }
 
 /**
