@@ -56,6 +56,24 @@ describe('cuts a creator can trust unreviewed (issue 38)', function () {
     for (const cut of plan.edits.filter((edit) => edit.active)) expect(audibleMsIn(cut, heard), JSON.stringify(cut)).to.be.at.most(20);
   });
 
+  it('sentences 36–39 dB under their loud neighbours over pink noise at −60 dBFS, the recognizer hearing none of their words: no cut removes what stands over the room (a voice too faint for any level, told by its sound)', async () => {
+    const talk = await promptTalk(['conf-waitforleader', 'conf-onlyone', 'conf-now-recording', 'conf-placeintoconf', 'privacy-unident', 'vm-tmpexists'], {
+      pauseMs: 1800,
+      peaksDb: [-3, -39, -3, -42],
+      floor: { kind: 'pink', rmsDb: -60 },
+    });
+    const words = promptWords(talk).filter((_, index) => index % 2 === 0);
+    const { plan } = planStretch(0, talk.durationMs, envelopeOfSamples(talk.samples), words, SETTINGS);
+    const speech = frameLevels(talk.speech);
+    const room = frameLevels(talk.floor!);
+    // a faint sentence's frames at or over the room's level: a listener hears them
+    const faint = talk.prompts.filter((_, index) => index % 2 === 1);
+    const heard = (frame: number): boolean => faint.some((prompt) => prompt.start_ms <= frame * 10 && frame * 10 < prompt.end_ms) && speech[frame]! >= room[frame]!;
+    expect(faint.every((prompt) => audibleMsIn(prompt, heard) >= 1000), 'each faint sentence is heard for a second or more').to.equal(true);
+    expect(active(plan.edits, 'silence').length, 'the pauses are cut').to.be.at.least(talk.pauses.length);
+    for (const cut of plan.edits.filter((edit) => edit.active)) expect(audibleMsIn(cut, heard), JSON.stringify(cut)).to.be.at.most(20);
+  });
+
   it('the final sibilant of "greetings", "numbers" and "calls" under 60 Hz mains hum at −35 dBFS: no cut takes what stands out above 1 kHz', async () => {
     const talk = await promptTalk(['vm-tmpexists', 'confbridge-pin-bad', 'privacy-unident', 'vm-tmpexists'], { pauseMs: 1500, floor: { kind: 'hum60', rmsDb: -35 } });
     const { plan } = planStretch(0, talk.durationMs, envelopeOfSamples(talk.samples), promptWords(talk, 0, -150), SETTINGS);

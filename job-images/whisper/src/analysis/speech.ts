@@ -26,7 +26,8 @@ import type { Span } from './spans.ts';
  * - a region whose own level lies OWN_LEVEL_BELOW_SPEECH_DB under the recording's is judged
  *   by its own: a quiet sentence between loud ones keeps its tail down to its own `off`;
  * - a quiet sentence is found at its neighbourhood's level (NEIGHBOURHOOD_MS), not only at
- *   the recording's;
+ *   the recording's, and one too faint for any level by sounding unlike the room's noise
+ *   (faintVoice);
  * - a short region that never comes near the speech level and hisses (a breath, a mouth
  *   click) is no speech but a breath: a pause holds it unless the recognizer heard a word in it.
  *
@@ -71,6 +72,29 @@ const OWN_LEVEL_BELOW_SPEECH_DB = 20;
 const NEIGHBOURHOOD_MS = 500;
 const NEIGHBOURHOOD_CREST_DB = 5;
 const NEIGHBOURHOOD_OVER_FLOOR_DB = 10;
+/**
+ * A voice too faint for the levels (faintVoice): a quiet sentence among loud ones whose body lies
+ * 0–14 dB over the room is told from the room by what it sounds like. The room's noise is the
+ * frames within NOISE_PROFILE_DB of the floor; a frame's distance from it is the RMS over the
+ * cepstral coefficients of how many of the noise's own spreads (at least NOISE_MIN_SPREAD) it
+ * lies from the noise's mean, capped at FAINT_CAP (a click's one or two frames weigh little).
+ * Measured on bench/analysis-robustness's renderings (5 talks a condition, frames 600 ms or more
+ * from any speech): the mean over ±FAINT_REACH_MS of noise alone reaches at most 1.07 in pink,
+ * brown, room, AAC, reverberation and the telephone band, 1.19 in babble, 0.55 under hum; a
+ * LibriVox sentence said 27 dB down over pink at −60 dBFS stays at 1.15–1.74, and over 1.3
+ * (FAINT_DISTANCE) in all but 0.5 s of its 6.3 s. Only where the neighbourhood's loudest frame
+ * stands FAINT_OVER_FLOOR_DB over the floor (noise alone in 1 s neighbourhoods: 7.6–8.0 dB in
+ * pink and babble, 11–14 in the room and brown, where the distance tells) and is quiet for the
+ * recording (OWN_LEVEL_BELOW_SPEECH_DB).
+ */
+const NOISE_PROFILE_DB = 3;
+const NOISE_MIN_SPREAD = 0.1;
+const FAINT_CAP = 3;
+const FAINT_REACH_MS = 250;
+const FAINT_DISTANCE = 1.3;
+const FAINT_OVER_FLOOR_DB = 9;
+/** A faint voice's run, trimmed to its frames over `floor + OFF_OVER_FLOOR_DB`, is this long at least. */
+const FAINT_MIN_MS = 100;
 /** A quiet region's tail under its `off` still over the floor + QUIET_TAIL_OVER_FLOOR_DB belongs to it, for up to QUIET_TAIL_FRAMES frames. */
 const QUIET_TAIL_FRAMES = 10;
 const QUIET_TAIL_OVER_FLOOR_DB = 3;
@@ -259,8 +283,10 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
     }
     frame = Math.max(end, frame + 1);
   }
+  // a voice too faint for any level joins what the levels found (it never hisses, so it is no breath)
+  const faint = faintVoice(envelope, broad, nearby).map(([start, end]) => ({ start_ms: start * frameMs, end_ms: Math.min(durationMs, end * frameMs), breath: false }));
   const joined = joinTrailingSounds(
-    regions,
+    mergeRegions(regions, faint),
     (frame) => audibleRaw(envelope, frame, off, high?.off ?? Infinity),
     (frame) => audibleRaw(envelope, frame, off + ON_OVER_OFF_DB, (high?.off ?? Infinity) + ON_OVER_OFF_DB),
     frameMs,
@@ -333,6 +359,79 @@ function hisses(envelope: EnergyEnvelope, from: number, to: number): boolean {
   const loudest = frames.sort((a, b) => b.level - a.level).slice(0, Math.max(1, Math.ceil(frames.length / 4)));
   const shares = loudest.map((frame) => frame.share).sort((a, b) => a - b);
   return shares.length > 0 && shares[Math.floor(shares.length / 2)]! >= BREATH_HISS_DB;
+}
+
+/** Regions and more regions as one ordered list: those that run into each other are one, and no breath. */
+function mergeRegions(regions: readonly (Span & { breath: boolean })[], more: readonly (Span & { breath: boolean })[]): (Span & { breath: boolean })[] {
+  const merged: (Span & { breath: boolean })[] = [];
+  for (const region of [...regions, ...more].sort((a, b) => a.start_ms - b.start_ms)) {
+    const last = merged.at(-1);
+    if (last && region.start_ms <= last.end_ms) [last.end_ms, last.breath] = [Math.max(last.end_ms, region.end_ms), false];
+    else merged.push({ ...region });
+  }
+  return merged;
+}
+
+/**
+ * Frames [from, to) of a voice too faint for the levels alone: where the neighbourhood is quiet for
+ * the recording yet stands FAINT_OVER_FLOOR_DB over the floor, and the frames within FAINT_REACH_MS
+ * sound unlike the room's noise (their cepstra's mean distance from the noise's, per coefficient in
+ * units of the noise's own spread, each frame's capped at FAINT_CAP, reaches FAINT_DISTANCE). The
+ * noise is the frames at the floor (within NOISE_PROFILE_DB of it). Each run is trimmed to its first
+ * and last frame over `floor + OFF_OVER_FLOOR_DB`. None without cepstra, or where the floor lies
+ * DEEPEST_FLOOR_DB under speech (digital silence: the levels tell).
+ */
+function faintVoice(envelope: EnergyEnvelope, band: BandLevels, nearby: Float64Array): [number, number][] {
+  const cepstra = envelope.cepstra;
+  if (!cepstra || cepstra.values.length === 0 || band.floor < band.floorUsed) return [];
+  const { dims, values } = cepstra;
+  const { levels, floorUsed } = band;
+  const frames = Math.min(levels.length, Math.floor(values.length / dims));
+  const mean = new Float64Array(dims);
+  const square = new Float64Array(dims);
+  let count = 0;
+  for (let frame = 0; frame < frames; frame += 1) {
+    if (levels[frame]! > floorUsed + NOISE_PROFILE_DB) continue;
+    count += 1;
+    for (let dim = 0; dim < dims; dim += 1) {
+      const value = values[frame * dims + dim]!;
+      mean[dim]! += value;
+      square[dim]! += value * value;
+    }
+  }
+  if (count === 0) return [];
+  const spread = new Float64Array(dims);
+  for (let dim = 0; dim < dims; dim += 1) {
+    mean[dim]! /= count;
+    spread[dim] = Math.max(NOISE_MIN_SPREAD, Math.sqrt(Math.max(0, square[dim]! / count - mean[dim]! ** 2)));
+  }
+  // running sums of each frame's capped distance, for the mean over ±reach frames
+  const sums = new Float64Array(frames + 1);
+  for (let frame = 0; frame < frames; frame += 1) {
+    let sum = 0;
+    for (let dim = 0; dim < dims; dim += 1) sum += ((values[frame * dims + dim]! - mean[dim]!) / spread[dim]!) ** 2;
+    sums[frame + 1] = sums[frame]! + Math.min(FAINT_CAP, Math.sqrt(sum / dims));
+  }
+  const reach = Math.round(FAINT_REACH_MS / envelope.frame_ms);
+  const faint = (frame: number): boolean => {
+    const local = nearby[frame]! - NEIGHBOURHOOD_CREST_DB;
+    if (local >= band.speech - OWN_LEVEL_BELOW_SPEECH_DB || nearby[frame]! < floorUsed + FAINT_OVER_FLOOR_DB) return false;
+    const [from, to] = [Math.max(0, frame - reach), Math.min(frames, frame + reach + 1)];
+    return (sums[to]! - sums[from]!) / (to - from) >= FAINT_DISTANCE;
+  };
+  const runs: [number, number][] = [];
+  for (let frame = 0; frame < frames; frame += 1) {
+    if (!faint(frame)) continue;
+    let end = frame;
+    while (end < frames && faint(end)) end += 1;
+    let [first, last] = [frame, end];
+    while (first < last && levels[first]! < floorUsed + OFF_OVER_FLOOR_DB) first += 1;
+    while (last > first && levels[last - 1]! < floorUsed + OFF_OVER_FLOOR_DB) last -= 1;
+    // a faint voice is voiced where it is loudest; a breath, or a click and a breath, hisses there
+    if ((last - first) * envelope.frame_ms >= FAINT_MIN_MS && !hisses(envelope, first, last)) runs.push([first, last]);
+    frame = end;
+  }
+  return runs;
 }
 
 /** For each frame, the greatest of `values` within `reach` frames either way (a monotonic queue: linear time). */
