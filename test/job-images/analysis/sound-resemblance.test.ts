@@ -235,6 +235,25 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     expect(runOn!.end_ms).to.be.within(take.end_ms, restart.start_ms);
   });
 
+  it('a take whose first word the recognizer timed from 120 ms into the pause before it, the sentence before it ended 200 ms before its sound: the cut starts where the detector heard that sound stop, not inside it', () => {
+    const { leaderA, leaderB, password } = prompts;
+    const { spans, comparer } = sentenceTakeRestart(password.samples, opening(leaderA, 0.5), leaderB.samples);
+    const [before, gap, take, between, restart] = spans;
+    // Whisper's words of level-swing talk 9: "conference." ending 200 ms before its final "s" does, "The" begun 120 ms into
+    // the pause, "conference" stretched from the take over the pause into the restart
+    const words = [
+      ...spread(['please', 'enter', 'your', 'password'], { start_ms: before.start_ms, end_ms: before.end_ms - 200 }),
+      ...spread(['the'], { start_ms: gap.start_ms + 120, end_ms: take.start_ms + 70 }),
+      ...spread(['conference'], { start_ms: take.start_ms + 70, end_ms: restart.start_ms + 1_100 }),
+      ...spread(['will', 'begin', 'when', 'the', 'leader', 'arrives'], { start_ms: restart.start_ms + 1_100, end_ms: restart.end_ms }),
+    ];
+    const [cut, ...more] = findFalseStartCuts(words, 50, { duration_ms: restart.end_ms + 500, envelope: null }, new Set(), { comparer, silences: [gap, between] });
+    expect(more).to.deep.equal([]);
+    expect(cut).to.deep.include({ words: { from: 4, to: 6 } });
+    expect(cut!.start_ms, JSON.stringify({ cut, gap })).to.be.within(gap.start_ms, take.start_ms);
+    expect(cut!.end_ms).to.be.within(take.end_ms, restart.start_ms);
+  });
+
   it('a take whose first word the recognizer stretched back over the pause before it: that pause is its break, and its sound is compared where the detector heard it', () => {
     const { leaderA, leaderB, password } = prompts;
     const { spans, comparer } = sentenceTakeRestart(password.samples, opening(leaderA, 0.5), leaderB.samples);

@@ -50,6 +50,18 @@ export function heardSpan(silences: readonly Span[], span: Span, before?: Span):
   return { start_ms: start, end_ms: end };
 }
 
+/**
+ * The detected pause a run's first word (`index`) was timed to begin in, where that pause begins
+ * after the word before it ended: the recognizer timed the word early, and the word before's sound
+ * runs on to where the pause begins (a cut removing the run starts there, not at the word's time).
+ */
+export function pauseBegunIn(silences: readonly Span[], words: readonly SpokenWord[], index: number): Span | undefined {
+  const word = words[index]!;
+  const holding = silenceBefore(silences, word.start_ms);
+  if (!holding || holding.end_ms <= word.start_ms) return undefined;
+  return index === 0 || words[index - 1]!.end_ms <= holding.start_ms ? holding : undefined;
+}
+
 /** A first word heard starting up to this long after a pause's end began at it (a recognizer's late start; takeSound). */
 const LATE_WORD_MS = 300;
 

@@ -1,6 +1,6 @@
 import { wordCut, type CutRoom, type WordPauses } from './boundaries.ts';
 import type { SoundComparer } from './cepstra.ts';
-import { endsSentence, heardSpan, isPhraseStart, marksClause, pauseBefore, SYLLABLE_MS, takeSound } from './false-start-candidates.ts';
+import { endsSentence, heardSpan, isPhraseStart, marksClause, pauseBefore, pauseBegunIn, SYLLABLE_MS, takeSound } from './false-start-candidates.ts';
 import { FALSE_START_RULES, MIN_TAKE_WORDS, UNSAID_WORDS, type Candidate, type FalseStartRule } from './false-start-rules.ts';
 import { barsAt, MAX_SOUND_TAKE_MS, MIN_HEARD_TAKE_MS, MIN_SOUND_TAKE_MS, soundsAlike, type TakeSounds } from './false-start-sound.ts';
 import { COMPARE_WORDS, letterDistance, phraseResemblance, SAME_WORD_DISTANCE, wordsSaidAgain, wordsSaidOtherwise, type SaidAgain } from './false-start-words.ts';
@@ -217,7 +217,10 @@ export function findFalseTakes(words: readonly SpokenWord[], threshold: number, 
     const doubt = doubts[index];
     if (doubt) runs.at(-1)!.doubt ??= doubt;
   }
-  return runs.map((run) => ({ ...run, pauses: { before: sounds ? (stretchedOver(words, run, sounds.silences) ?? pausesBefore[run.from]) : pausesBefore[run.from], after: pausesBefore[run.to] } }));
+  return runs.map((run) => ({
+    ...run,
+    pauses: { before: sounds ? (stretchedOver(words, run, sounds.silences) ?? pausesBefore[run.from] ?? pauseBegunIn(sounds.silences, words, run.from)) : pausesBefore[run.from], after: pausesBefore[run.to] },
+  }));
 }
 
 /** A word heard longer than this was stretched by the recognizer over what lies around it (the longest words take about a second). */
