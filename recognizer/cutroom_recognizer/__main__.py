@@ -71,6 +71,16 @@ WHISPER_LANGUAGES = frozenset(_LANGUAGE_CODES)
 #: (docs/decisions.md, issue 38, "Determinism").
 SAMPLING_SEED = 38
 
+#: A quiet sentence among loud ones (a voice turned away from the microphone, a second speaker
+#: across the room): Whisper decodes each window against its loudest sound and writes nothing
+#: for speech 30–40 dB under it, though the voice-activity detector hears that speech and Whisper
+#: transcribes it alone. So a stretch the detector hears whose peak lies QUIET_STRETCH_DB or more
+#: under the loudest stretch's is raised to that peak, by at most QUIET_STRETCH_MAX_GAIN_DB. The
+#: samples do not move, so every time stays; stretches within QUIET_STRETCH_DB of the loudest are
+#: left as they are (docs/decisions.md, "A voice too faint for any level").
+QUIET_STRETCH_DB = 20.0
+QUIET_STRETCH_MAX_GAIN_DB = 30.0
+
 #: A segment the model thinks is likely not speech and that it decoded with little confidence.
 NO_SPEECH_DROP = 0.5
 LOW_LOGPROB_DROP = -0.8
@@ -136,6 +146,23 @@ class Decoder:
         self.model.model = self._watch
 
 
+def quiet_stretches_raised(samples: np.ndarray, vad_parameters: dict[str, Any]) -> np.ndarray:
+    """The samples with each heard stretch QUIET_STRETCH_DB under the loudest raised to its peak (QUIET_STRETCH_DB)."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    stretches = [(chunk["start"], chunk["end"]) for chunk in get_speech_timestamps(samples, VadOptions(**vad_parameters)) if chunk["end"] > chunk["start"]]
+    peaks = [float(np.max(np.abs(samples[start:end]))) for start, end in stretches]
+    loudest = max(peaks, default=0.0)
+    raised = samples
+    for (start, end), peak in zip(stretches, peaks):
+        if peak <= 0 or peak > loudest * 10 ** (-QUIET_STRETCH_DB / 20):
+            continue
+        if raised is samples:
+            raised = samples.copy()
+        raised[start:end] *= min(loudest / peak, 10 ** (QUIET_STRETCH_MAX_GAIN_DB / 20))
+    return raised
+
+
 def transcribe(decoder: Decoder, weights: Weights, request: dict[str, Any]) -> dict[str, Any]:
     languages = weights.languages
     language = request.get("language") or None
@@ -147,6 +174,8 @@ def transcribe(decoder: Decoder, weights: Weights, request: dict[str, Any]) -> d
     if languages is not None and len(languages) == 1:
         language = language or next(iter(languages))
     prompt = request.get("prompt") or None
+    if guarded:
+        samples = quiet_stretches_raised(samples, decoder.options["vad_parameters"])
     segments, info = decoder.model.transcribe(samples, language=language, initial_prompt=prompt, **decoder.options)
     kept = []
     for segment in segments:
