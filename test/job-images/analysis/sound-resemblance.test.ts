@@ -235,6 +235,31 @@ describe('false starts matched by their sound (cepstra.ts, false-starts.ts)', fu
     expect(runOn!.end_ms).to.be.within(take.end_ms, restart.start_ms);
   });
 
+  it('a take and its restart 280 ms apart (under the 300 ms that makes a silence), the recognizer writing the opening once and running its last word over the gap: the detector hears the gap, and the take is dropped by its sound', () => {
+    const { leaderA, leaderB, password } = prompts;
+    const planOf = (restart: Float32Array): { cuts: Span[]; take: Span; restartMs: number } => {
+      const { samples, spans } = overHiss([pause(0.5), opening(leaderA, 0.5), pause(0.28), restart, pause(0.5)]);
+      const [, take, , heardRestart] = spans as [Span, Span, Span, Span];
+      // "the" over the take's first 200 ms, "conference" from there over the gap to 1.1 s into the restart, the rest after
+      const words = [
+        ...spread(['the'], { start_ms: take.start_ms, end_ms: take.start_ms + 200 }),
+        ...spread(['conference'], { start_ms: take.start_ms + 200, end_ms: heardRestart.start_ms + 1_100 }),
+        ...spread(['will', 'begin', 'when', 'the', 'leader', 'arrives'], { start_ms: heardRestart.start_ms + 1_100, end_ms: heardRestart.end_ms }),
+      ];
+      const durationMs = Math.round((samples.length / SAMPLE_RATE) * 1000);
+      const { plan } = planStretch(0, durationMs, envelopeOf(samples), words, { pacing_level: 50, false_start_sensitivity: 50 });
+      const cuts = plan.edits.filter((edit) => edit.type === 'false_start' && edit.active).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+      return { cuts, take, restartMs: heardRestart.start_ms };
+    };
+    const { cuts: [cut, ...more], take, restartMs } = planOf(leaderB.samples);
+    expect(more).to.deep.equal([]);
+    expect(cut, 'the take is cut').to.not.equal(undefined);
+    expect(cut!.start_ms).to.be.at.most(take.start_ms);
+    expect(cut!.end_ms).to.be.within(take.end_ms - 50, restartMs);
+    // a sentence of its own after the gap, heard the same way, is no restart
+    expect(planOf(password.samples).cuts).to.deep.equal([]);
+  });
+
   it('a take whose first word the recognizer timed from 120 ms into the pause before it, the sentence before it ended 200 ms before its sound: the cut starts where the detector heard that sound stop, not inside it', () => {
     const { leaderA, leaderB, password } = prompts;
     const { spans, comparer } = sentenceTakeRestart(password.samples, opening(leaderA, 0.5), leaderB.samples);

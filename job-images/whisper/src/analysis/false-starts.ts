@@ -397,13 +397,13 @@ export function findFalseStartCuts(
   sensitivity: number,
   room: CutRoom,
   noise: ReadonlySet<number> = new Set(),
-  heard?: { comparer: SoundComparer; silences: readonly Span[] },
+  heard?: { comparer: SoundComparer; silences: readonly Span[]; shortPauses?: readonly Span[] },
 ): Cut[] {
   const threshold = falseStartThreshold(sensitivity);
   const bars = soundBars(sensitivity);
   if (threshold === null || bars === null) return [];
   // with the sound to tell by, a word stretched over the pause between a take and its restart is read as two
-  const { words: read, original, continued } = heard ? splitStretched(recognized, heard.silences) : { words: recognized, original: recognized.map((_, index) => index), continued: new Set<number>() };
+  const { words: read, original, continued } = heard ? splitStretched(recognized, heard.shortPauses ?? heard.silences) : { words: recognized, original: recognized.map((_, index) => index), continued: new Set<number>() };
   const noiseRead = new Set(original.flatMap((index, position) => (noise.has(index) ? [position] : [])));
   return findFalseTakes(read, threshold, noiseRead, heard && { ...heard, bars }, continued).flatMap((take) => {
     const cut = wordCut('false_start', 'False start, restarted', read, take, room, take.pauses);

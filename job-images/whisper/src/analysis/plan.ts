@@ -20,6 +20,8 @@ export interface SourceSignals {
   silences: readonly Span[];
   /** Breaths and clicks the silences hold (pausesHeard): a pause cut over one says so. */
   breaths?: readonly Span[];
+  /** The pauses the detector heard down to SHORT_PAUSE_MS (pausesHeard): a word the recognizer ran over one may be a take and its restart; absent: the silences. */
+  short_pauses?: readonly Span[];
   /** For snapping cut boundaries; null keeps them where the guard bands put them. */
   envelope: EnergyEnvelope | null;
   /** What the speech detector could tell (detectSpeech); absent: nothing known of the acoustics. */
@@ -94,9 +96,11 @@ function comparerOf(envelope: EnergyEnvelope | null): SoundComparer | undefined 
 }
 
 /** What the false-start finder hears of a source besides its words: its sound and its pauses (none without cepstra). */
-function soundsOf(signals: SourceSignals): { comparer: SoundComparer; silences: Span[] } | undefined {
+function soundsOf(signals: SourceSignals): { comparer: SoundComparer; silences: Span[]; shortPauses: Span[] } | undefined {
   const comparer = comparerOf(signals.envelope);
-  return comparer && { comparer, silences: tidySilences(signals.silences, signals.duration_ms) };
+  if (!comparer) return undefined;
+  const silences = tidySilences(signals.silences, signals.duration_ms);
+  return { comparer, silences, shortPauses: signals.short_pauses ? tidySilences(signals.short_pauses, signals.duration_ms) : silences };
 }
 
 /** Whether a kind of cut is applied unless a person turns it off (the transcript's fillers are only offered; one heard by its sound, see sourcePlanOf). */

@@ -7,6 +7,12 @@ import { WORD_LEAD_IN_MS, WORD_TAIL_MS, type SpokenWord } from './words.ts';
 
 /** Quiet shorter than this is a stop consonant or a breath between words, not a pause. */
 export const MIN_SILENCE_MS = 300;
+/**
+ * … yet one this long parts a take from its restart where the recognizer ran a word over it
+ * (false-starts.ts splitStretched: "Please enter the | Please enter the channel …" with 280 ms
+ * between, Whisper's "channel" held 1.2 s over it); a stop's closure lasts 50–230 ms.
+ */
+export const SHORT_PAUSE_MS = 200;
 
 /**
  * The silences of a source: the stretches between the speech regions that detectSpeech
@@ -23,11 +29,11 @@ export function silencesFromEnvelope(envelope: EnergyEnvelope, durationMs = enve
  * pause, it never splits one nor keeps it uncut (issue 38). With them, the breaths taken as
  * pauses.
  */
-export function pausesHeard(detection: Pick<SpeechDetection, 'speech' | 'breaths'>, words: readonly SpokenWord[], durationMs: number): { silences: Span[]; breaths: Span[] } {
+export function pausesHeard(detection: Pick<SpeechDetection, 'speech' | 'breaths'>, words: readonly SpokenWord[], durationMs: number): { silences: Span[]; breaths: Span[]; short_pauses: Span[] } {
   const spoken = (breath: Span): boolean => words.some((word) => breath.start_ms <= (word.start_ms + word.end_ms) / 2 && (word.start_ms + word.end_ms) / 2 < breath.end_ms);
   const voiced = detection.breaths.filter(spoken);
   const speech = voiced.length ? [...detection.speech, ...voiced].sort((a, b) => a.start_ms - b.start_ms) : detection.speech;
-  return { silences: silencesBetween(speech, durationMs, MIN_SILENCE_MS), breaths: detection.breaths.filter((breath) => !spoken(breath)) };
+  return { silences: silencesBetween(speech, durationMs, MIN_SILENCE_MS), breaths: detection.breaths.filter((breath) => !spoken(breath)), short_pauses: silencesBetween(speech, durationMs, SHORT_PAUSE_MS) };
 }
 
 export interface SilenceCutInput {

@@ -24,8 +24,8 @@ export function planHeardStretch(sourceIndex: number, durationMs: number, heard:
   const { detection, envelope } = heard;
   const evidence = { margin_db: detection.margin_db, weak: detection.weak };
   // a breath the recognizer heard no word in is part of its pause
-  const { silences, breaths } = pausesHeard(detection, words, durationMs);
-  return planSourceEdits({ source_index: sourceIndex, duration_ms: durationMs, words, silences, breaths, envelope, evidence, detected_silences: true }, settings);
+  const { silences, breaths, short_pauses } = pausesHeard(detection, words, durationMs);
+  return planSourceEdits({ source_index: sourceIndex, duration_ms: durationMs, words, silences, breaths, short_pauses, envelope, evidence, detected_silences: true }, settings);
 }
 
 /** A stretch heard and planned in one step (the benches plan as the program does). */
