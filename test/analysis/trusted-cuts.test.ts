@@ -74,6 +74,20 @@ describe('cuts a creator can trust unreviewed (issue 38)', function () {
     for (const cut of plan.edits.filter((edit) => edit.active)) expect(audibleMsIn(cut, heard), JSON.stringify(cut)).to.be.at.most(20);
   });
 
+  it('a room alone is no voice: in 2.5 s pauses of pink, brown and room noise at −45 and −38 dBFS between loud prompts, no speech is found (a brown floor\'s swell sounds like the floor; a faint voice does not)', async () => {
+    for (const kind of ['pink', 'brown', 'room'] as const) {
+      for (const rmsDb of [-45, -38]) {
+        const talk = await promptTalk(['conf-waitforleader', 'conf-onlyone', 'conf-now-recording', 'privacy-unident'], { pauseMs: 2500, floor: { kind, rmsDb } });
+        const { detection } = planStretch(0, talk.durationMs, envelopeOfSamples(talk.samples), promptWords(talk), SETTINGS);
+        for (const pause of talk.pauses) {
+          // the pause less 400 ms at each end, where a prompt's faint tail or onset may still sound
+          const inner = { start_ms: pause.start_ms + 400, end_ms: pause.end_ms - 400 };
+          expect(detection.speech.filter((region) => overlapMs(region, inner) > 0), `${kind} at ${rmsDb} dBFS, pause ${JSON.stringify(pause)}`).to.deep.equal([]);
+        }
+      }
+    }
+  });
+
   it('the final sibilant of "greetings", "numbers" and "calls" under 60 Hz mains hum at −35 dBFS: no cut takes what stands out above 1 kHz', async () => {
     const talk = await promptTalk(['vm-tmpexists', 'confbridge-pin-bad', 'privacy-unident', 'vm-tmpexists'], { pauseMs: 1500, floor: { kind: 'hum60', rmsDb: -35 } });
     const { plan } = planStretch(0, talk.durationMs, envelopeOfSamples(talk.samples), promptWords(talk, 0, -150), SETTINGS);

@@ -29,7 +29,8 @@ import type { Span } from './spans.ts';
  *   the recording's, and one too faint for any level by sounding unlike the room's noise
  *   (faintVoice);
  * - a short region that never comes near the speech level and hisses (a breath, a mouth
- *   click) is no speech but a breath: a pause holds it unless the recognizer heard a word in it.
+ *   click) is no speech but a breath: a pause holds it unless the recognizer heard a word in it;
+ * - a short region that sounds like the room's noise is a swell of the floor, no speech.
  *
  * Every level is relative to the recording's own floor and speech level, so gain alone
  * does not change what is speech. Where the speech level stands less than
@@ -93,6 +94,18 @@ const FAINT_CAP = 3;
 const FAINT_REACH_MS = 250;
 const FAINT_DISTANCE = 1.3;
 const FAINT_OVER_FLOOR_DB = 9;
+/**
+ * A swell of the floor (a brown floor's slow swings reach 11–14 dB over it in 1 s neighbourhoods)
+ * can reach `on` for a moment: a region of at most NOISE_SWELL_MAX_MS whose frames sound like the
+ * noise (unlikeNoise under NOISE_SWELL_DISTANCE: two brown swells at −38 dBFS measured 0.97 and 1.00,
+ * the short regions of the prompts around them 1.9 and more) is none of speech. Only where the recording's speech
+ * sounds far from its noise (the median distance of its frames at `on`, NOISE_SWELL_CONTRAST or
+ * more: 2.7–3.0 in brown, pink, the room and the other paths; 1.3–1.4 in babble, whose noise is
+ * voices, and where a clip's last word measured under 1.2).
+ */
+const NOISE_SWELL_MAX_MS = 600;
+const NOISE_SWELL_DISTANCE = 1.2;
+const NOISE_SWELL_CONTRAST = 2.5;
 /** A faint voice's run, trimmed to its frames over `floor + OFF_OVER_FLOOR_DB`, is this long at least. */
 const FAINT_MIN_MS = 100;
 /** A quiet region's tail under its `off` still over the floor + QUIET_TAIL_OVER_FLOOR_DB belongs to it, for up to QUIET_TAIL_FRAMES frames. */
@@ -284,7 +297,8 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
     frame = Math.max(end, frame + 1);
   }
   // a voice too faint for any level joins what the levels found (it never hisses, so it is no breath)
-  const faint = faintVoice(envelope, broad, nearby).map(([start, end]) => ({ start_ms: start * frameMs, end_ms: Math.min(durationMs, end * frameMs), breath: false }));
+  const distance = unlikeNoise(envelope, broad);
+  const faint = faintVoice(envelope, broad, nearby, distance).map(([start, end]) => ({ start_ms: start * frameMs, end_ms: Math.min(durationMs, end * frameMs), breath: false }));
   const joined = joinTrailingSounds(
     mergeRegions(regions, faint),
     (frame) => audibleRaw(envelope, frame, off, high?.off ?? Infinity),
@@ -292,7 +306,12 @@ export function detectSpeech(envelope: EnergyEnvelope, durationMs = envelope.rms
     frameMs,
     durationMs,
   );
-  const speech = joined.filter((region) => !region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
+  // a short region that sounds like the room's noise is a swell of it (a brown floor's), not speech; only where the
+  // recording's speech sounds far from its noise (a babble's noise is voices: a word sounds like it)
+  const voiceContrast = distance === null ? 0 : medianDistanceAt(levels, on, distance);
+  const noiseSwell = (region: Span): boolean =>
+    distance !== null && voiceContrast >= NOISE_SWELL_CONTRAST && region.end_ms - region.start_ms <= NOISE_SWELL_MAX_MS && distance(region.start_ms / frameMs, region.end_ms / frameMs) < NOISE_SWELL_DISTANCE;
+  const speech = joined.filter((region) => !region.breath && !noiseSwell(region)).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
   const breaths = joined.filter((region) => region.breath).map(({ start_ms, end_ms }) => ({ start_ms, end_ms }));
   return { speech, breaths, floor_db: floor, speech_db: speechDb, margin_db: margin, on_db: on, off_db: off, weak };
 }
@@ -373,17 +392,15 @@ function mergeRegions(regions: readonly (Span & { breath: boolean })[], more: re
 }
 
 /**
- * Frames [from, to) of a voice too faint for the levels alone: where the neighbourhood is quiet for
- * the recording yet stands FAINT_OVER_FLOOR_DB over the floor, and the frames within FAINT_REACH_MS
- * sound unlike the room's noise (their cepstra's mean distance from the noise's, per coefficient in
- * units of the noise's own spread, each frame's capped at FAINT_CAP, reaches FAINT_DISTANCE). The
- * noise is the frames at the floor (within NOISE_PROFILE_DB of it). Each run is trimmed to its first
- * and last frame over `floor + OFF_OVER_FLOOR_DB`. None without cepstra, or where the floor lies
- * DEEPEST_FLOOR_DB under speech (digital silence: the levels tell).
+ * How unlike the room's noise frames [from, to) sound: the mean, over them, of each frame's
+ * distance from the noise (the frames within NOISE_PROFILE_DB of the floor): the RMS over the
+ * cepstral coefficients of how many of the noise's own spreads (at least NOISE_MIN_SPREAD) the
+ * frame lies from the noise's mean, capped at FAINT_CAP. null without cepstra, or where the
+ * floor lies DEEPEST_FLOOR_DB under speech (digital silence has no spectrum to compare with).
  */
-function faintVoice(envelope: EnergyEnvelope, band: BandLevels, nearby: Float64Array): [number, number][] {
+function unlikeNoise(envelope: EnergyEnvelope, band: BandLevels): ((from: number, to: number) => number) | null {
   const cepstra = envelope.cepstra;
-  if (!cepstra || cepstra.values.length === 0 || band.floor < band.floorUsed) return [];
+  if (!cepstra || cepstra.values.length === 0 || band.floor < band.floorUsed) return null;
   const { dims, values } = cepstra;
   const { levels, floorUsed } = band;
   const frames = Math.min(levels.length, Math.floor(values.length / dims));
@@ -399,25 +416,47 @@ function faintVoice(envelope: EnergyEnvelope, band: BandLevels, nearby: Float64A
       square[dim]! += value * value;
     }
   }
-  if (count === 0) return [];
+  if (count === 0) return null;
   const spread = new Float64Array(dims);
   for (let dim = 0; dim < dims; dim += 1) {
     mean[dim]! /= count;
     spread[dim] = Math.max(NOISE_MIN_SPREAD, Math.sqrt(Math.max(0, square[dim]! / count - mean[dim]! ** 2)));
   }
-  // running sums of each frame's capped distance, for the mean over ±reach frames
+  // running sums of each frame's capped distance
   const sums = new Float64Array(frames + 1);
   for (let frame = 0; frame < frames; frame += 1) {
     let sum = 0;
     for (let dim = 0; dim < dims; dim += 1) sum += ((values[frame * dims + dim]! - mean[dim]!) / spread[dim]!) ** 2;
     sums[frame + 1] = sums[frame]! + Math.min(FAINT_CAP, Math.sqrt(sum / dims));
   }
+  return (from, to) => {
+    const [first, last] = [Math.max(0, Math.min(frames, from)), Math.max(0, Math.min(frames, to))];
+    return last > first ? (sums[last]! - sums[first]!) / (last - first) : 0;
+  };
+}
+
+/** The median of the frames' distance from the noise (unlikeNoise), over the frames at or over `on`. */
+function medianDistanceAt(levels: Float64Array, on: number, distance: (from: number, to: number) => number): number {
+  const loud: number[] = [];
+  for (let frame = 0; frame < levels.length; frame += 1) if (levels[frame]! >= on) loud.push(distance(frame, frame + 1));
+  return loud.length ? loud.sort((a, b) => a - b)[Math.floor(loud.length / 2)]! : 0;
+}
+
+/**
+ * Frames [from, to) of a voice too faint for the levels alone: where the neighbourhood is quiet for
+ * the recording yet stands FAINT_OVER_FLOOR_DB over the floor, and the frames within FAINT_REACH_MS
+ * sound unlike the room's noise (unlikeNoise reaches FAINT_DISTANCE). Each run is trimmed to its
+ * first and last frame over `floor + OFF_OVER_FLOOR_DB`.
+ */
+function faintVoice(envelope: EnergyEnvelope, band: BandLevels, nearby: Float64Array, distance: ((from: number, to: number) => number) | null): [number, number][] {
+  if (!distance) return [];
+  const { levels, floorUsed } = band;
+  const frames = levels.length;
   const reach = Math.round(FAINT_REACH_MS / envelope.frame_ms);
   const faint = (frame: number): boolean => {
     const local = nearby[frame]! - NEIGHBOURHOOD_CREST_DB;
     if (local >= band.speech - OWN_LEVEL_BELOW_SPEECH_DB || nearby[frame]! < floorUsed + FAINT_OVER_FLOOR_DB) return false;
-    const [from, to] = [Math.max(0, frame - reach), Math.min(frames, frame + reach + 1)];
-    return (sums[to]! - sums[from]!) / (to - from) >= FAINT_DISTANCE;
+    return distance(frame - reach, frame + reach + 1) >= FAINT_DISTANCE;
   };
   const runs: [number, number][] = [];
   for (let frame = 0; frame < frames; frame += 1) {
