@@ -147,7 +147,7 @@ class Decoder:
 
 
 def quiet_stretches_raised(samples: np.ndarray, vad_parameters: dict[str, Any]) -> np.ndarray:
-    """The samples with each heard stretch QUIET_STRETCH_DB under the loudest raised to its peak (QUIET_STRETCH_DB)."""
+    """The samples with each stretch Silero hears QUIET_STRETCH_DB or more under the loudest raised to the loudest's peak."""
     from faster_whisper.vad import VadOptions, get_speech_timestamps
 
     stretches = [(chunk["start"], chunk["end"]) for chunk in get_speech_timestamps(samples, VadOptions(**vad_parameters)) if chunk["end"] > chunk["start"]]

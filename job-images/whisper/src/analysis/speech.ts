@@ -97,11 +97,11 @@ const FAINT_OVER_FLOOR_DB = 9;
 /**
  * A swell of the floor (a brown floor's slow swings reach 11–14 dB over it in 1 s neighbourhoods)
  * can reach `on` for a moment: a region of at most NOISE_SWELL_MAX_MS whose frames sound like the
- * noise (unlikeNoise under NOISE_SWELL_DISTANCE: two brown swells at −38 dBFS measured 0.97 and 1.00,
- * the short regions of the prompts around them 1.9 and more) is none of speech. Only where the recording's speech
- * sounds far from its noise (the median distance of its frames at `on`, NOISE_SWELL_CONTRAST or
- * more: 2.7–3.0 in brown, pink, the room and the other paths; 1.3–1.4 in babble, whose noise is
- * voices, and where a clip's last word measured under 1.2).
+ * noise (unlikeNoise under NOISE_SWELL_DISTANCE: two brown swells at −38 dBFS measured 0.97 and
+ * 1.00, the short regions of the prompts around them 1.9 and more) is no speech. Only where the
+ * recording's speech sounds far from its noise (the median distance of its frames at `on`,
+ * NOISE_SWELL_CONTRAST or more: 2.7–3.0 in brown, pink, the room and the other paths; 1.3–1.4 in
+ * babble, whose noise is voices, and where a clip's last word measured under 1.2).
  */
 const NOISE_SWELL_MAX_MS = 600;
 const NOISE_SWELL_DISTANCE = 1.2;
